@@ -1,0 +1,52 @@
+"""Typed errors of the engine: every refusal carries a machine-readable reason."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Reason(StrEnum):
+    """Why an action was refused. The value is stable and safe to show or translate."""
+
+    GAME_OVER = "game_over"
+    WRONG_PHASE = "wrong_phase"
+    NOT_A_PLAYER = "not_a_player"
+    NOT_THE_LEADER = "not_the_leader"
+    WRONG_TEAM_SIZE = "wrong_team_size"
+    DUPLICATE_TEAM_MEMBER = "duplicate_team_member"
+    UNKNOWN_TEAM_MEMBER = "unknown_team_member"
+    MISSION_REQUIRED = "mission_required"
+    MISSION_NOT_ALLOWED = "mission_not_allowed"
+    MISSION_ALREADY_ATTEMPTED = "mission_already_attempted"
+    MISSION_5_LOCKED = "mission_5_locked"
+    UNKNOWN_MISSION = "unknown_mission"
+    ALREADY_VOTED = "already_voted"
+    NOT_ON_TEAM = "not_on_team"
+    ALREADY_PLAYED = "already_played"
+    RESISTANCE_CANNOT_FAIL = "resistance_cannot_fail"
+    UNKNOWN_ACTION = "unknown_action"
+
+
+class IllegalAction(Exception):
+    """An action the rules do not allow now. The game state is unchanged."""
+
+    def __init__(self, reason: Reason, detail: str = "") -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason.value}: {detail}" if detail else reason.value)
+
+
+class StateFormatError(ValueError):
+    """Serialized game state that this version of the engine does not understand."""
+
+
+class RecordError(ValueError):
+    """A game record that breaks the resistance-record/1 format.
+
+    `field` names the first offending field as a path, e.g. ``missions[1].proposals[0].votes``.
+    """
+
+    def __init__(self, field: str, problem: str) -> None:
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{field}: {problem}")

@@ -1,0 +1,215 @@
+"""The rules as one pure function: `apply(state, action) -> (new_state, events)`.
+
+An illegal action raises `IllegalAction` before anything is built, so the caller's
+state is never touched. Every accepted action stamps `version + 1`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from engine import rules
+from engine.actions import Action, CastVote, PlayCard, ProposeTeam
+from engine.errors import IllegalAction, Reason
+from engine.events import (
+    CardPlayed,
+    Event,
+    GameOver,
+    LeaderChanged,
+    MissionCompleted,
+    TeamProposed,
+    VoteCast,
+    VotesRevealed,
+)
+from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Role, Side, Variants
+
+
+def new_game(
+    players: int,
+    rng: random.Random | None = None,
+    variants: Variants | None = None,
+    *,
+    spies: tuple[int, ...] | None = None,
+    first_leader: int | None = None,
+) -> GameState:
+    """Deal roles and pick the first leader at random (from `rng`), unless they are given."""
+    rng = rng if rng is not None else random.Random()
+    variants = variants if variants is not None else Variants()
+    count = rules.spy_count(players)
+    if spies is None:
+        spies = tuple(rng.sample(range(players), count))
+    if len(set(spies)) != count or not all(0 <= s < players for s in spies):
+        raise ValueError(f"{players} players need {count} distinct spy seats, got {spies}")
+    if first_leader is None:
+        first_leader = rng.randrange(players)
+    if not 0 <= first_leader < players:
+        raise ValueError(f"no seat {first_leader} at a table of {players}")
+    return GameState(
+        players=players,
+        spies=tuple(sorted(spies)),
+        variants=variants,
+        leader=first_leader,
+        phase=Phase.PROPOSING,
+    )
+
+
+def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...]]:
+    if state.is_over:
+        raise IllegalAction(Reason.GAME_OVER)
+    if not 0 <= action.seat < state.players:
+        raise IllegalAction(Reason.NOT_A_PLAYER, f"no seat {action.seat}")
+    if isinstance(action, ProposeTeam):
+        new_state, events = _propose(state, action)
+    elif isinstance(action, CastVote):
+        new_state, events = _vote(state, action)
+    elif isinstance(action, PlayCard):
+        new_state, events = _play_card(state, action)
+    else:
+        raise IllegalAction(Reason.UNKNOWN_ACTION, type(action).__name__)
+    return replace(new_state, version=state.version + 1), events
+
+
+def _require_phase(state: GameState, phase: Phase) -> None:
+    if state.phase is not phase:
+        raise IllegalAction(Reason.WRONG_PHASE, f"the game is in the {state.phase.value} phase")
+
+
+def _choose_mission(state: GameState, requested: int | None) -> int:
+    current = state.current_round
+    if current is not None:
+        # Later proposals of a round attempt the mission its first proposal chose.
+        if requested is not None and requested != current.mission:
+            raise IllegalAction(Reason.MISSION_NOT_ALLOWED, f"this round attempts mission {current.mission}")
+        return current.mission
+    if not state.variants.targeting:
+        if requested is not None and requested != state.open_missions()[0]:
+            raise IllegalAction(Reason.MISSION_NOT_ALLOWED, "missions are played in order without Targeting")
+        return state.open_missions()[0]
+    if requested is None:
+        raise IllegalAction(Reason.MISSION_REQUIRED, "under Targeting the leader chooses the mission")
+    if not 1 <= requested <= rules.MISSION_COUNT:
+        raise IllegalAction(Reason.UNKNOWN_MISSION, f"no mission {requested}")
+    if requested in state.attempted_missions:
+        raise IllegalAction(Reason.MISSION_ALREADY_ATTEMPTED, f"mission {requested} was attempted already")
+    if requested not in state.open_missions():
+        raise IllegalAction(Reason.MISSION_5_LOCKED, "mission 5 opens after two successful missions")
+    return requested
+
+
+def _propose(state: GameState, action: ProposeTeam) -> tuple[GameState, tuple[Event, ...]]:
+    _require_phase(state, Phase.PROPOSING)
+    if action.seat != state.leader:
+        raise IllegalAction(Reason.NOT_THE_LEADER, f"seat {state.leader} is the leader")
+    mission = _choose_mission(state, action.mission)
+    size = rules.team_size(state.players, mission)
+    team = tuple(action.team)
+    if any(not isinstance(s, int) or not 0 <= s < state.players for s in team):
+        raise IllegalAction(Reason.UNKNOWN_TEAM_MEMBER, "every team member must be a seated player")
+    if len(set(team)) != len(team):
+        raise IllegalAction(Reason.DUPLICATE_TEAM_MEMBER, "a player holds at most one team card")
+    if len(team) != size:
+        raise IllegalAction(Reason.WRONG_TEAM_SIZE, f"mission {mission} needs a team of {size}")
+    team = tuple(sorted(team))
+
+    current = state.current_round
+    if current is None:
+        current = MissionRound(
+            mission=mission,
+            team_size=size,
+            fails_required=rules.fails_required(state.players, mission),
+        )
+        rounds = state.rounds + (current,)
+    else:
+        rounds = state.rounds
+    proposal = Proposal(leader=state.leader, team=team)
+    rounds = rounds[:-1] + (replace(rounds[-1], proposals=rounds[-1].proposals + (proposal,)),)
+    new_state = replace(
+        state,
+        rounds=rounds,
+        phase=Phase.VOTING,
+        pending_votes=(None,) * state.players,
+    )
+    event = TeamProposed(
+        mission=mission,
+        proposal_number=len(rounds[-1].proposals),
+        leader=state.leader,
+        team=team,
+    )
+    return new_state, (event,)
+
+
+def _vote(state: GameState, action: CastVote) -> tuple[GameState, tuple[Event, ...]]:
+    _require_phase(state, Phase.VOTING)
+    if state.pending_votes[action.seat] is not None:
+        raise IllegalAction(Reason.ALREADY_VOTED)
+    votes = list(state.pending_votes)
+    votes[action.seat] = bool(action.approve)
+    events: list[Event] = [VoteCast(seat=action.seat)]
+    if any(v is None for v in votes):
+        return replace(state, pending_votes=tuple(votes)), tuple(events)
+
+    revealed = tuple(bool(v) for v in votes)
+    current = state.current_round
+    assert current is not None
+    proposal = replace(current.proposals[-1], votes=revealed)
+    current = replace(current, proposals=current.proposals[:-1] + (proposal,))
+    state = replace(state, rounds=state.rounds[:-1] + (current,), pending_votes=())
+    events.append(
+        VotesRevealed(
+            mission=current.mission,
+            proposal_number=len(current.proposals),
+            votes=revealed,
+            approved=proposal.approved,
+            rejections=current.rejections,
+        )
+    )
+    if proposal.approved:
+        return replace(state, phase=Phase.MISSION, pending_cards=()), tuple(events)
+
+    if current.rejections >= rules.MAX_PROPOSALS_PER_MISSION:
+        return _end(state, Side.SPIES, EndReason.FIVE_REJECTIONS, events)
+    leader = state.next_seat(state.leader)
+    events.append(LeaderChanged(leader=leader))
+    return replace(state, phase=Phase.PROPOSING, leader=leader), tuple(events)
+
+
+def _play_card(state: GameState, action: PlayCard) -> tuple[GameState, tuple[Event, ...]]:
+    _require_phase(state, Phase.MISSION)
+    current = state.current_round
+    assert current is not None and current.team is not None
+    if action.seat not in current.team:
+        raise IllegalAction(Reason.NOT_ON_TEAM)
+    if action.seat in state.played_seats:
+        raise IllegalAction(Reason.ALREADY_PLAYED)
+    if action.fail and state.role_of(action.seat) is not Role.SPY:
+        raise IllegalAction(Reason.RESISTANCE_CANNOT_FAIL, "Resistance members must play Success")
+    cards = state.pending_cards + ((action.seat, bool(action.fail)),)
+    events: list[Event] = [CardPlayed(seat=action.seat)]
+    if len(cards) < len(current.team):
+        return replace(state, pending_cards=cards), tuple(events)
+
+    fails = sum(1 for _, is_fail in cards if is_fail)
+    current = replace(current, fails=fails)
+    state = replace(state, rounds=state.rounds[:-1] + (current,), pending_cards=())
+    events.append(
+        MissionCompleted(
+            mission=current.mission,
+            team=current.team,
+            fails=fails,
+            fails_required=current.fails_required,
+            succeeded=bool(current.succeeded),
+        )
+    )
+    if state.successes >= rules.MISSIONS_TO_WIN:
+        return _end(state, Side.RESISTANCE, EndReason.THREE_SUCCESSFUL_MISSIONS, events)
+    if state.failures >= rules.MISSIONS_TO_WIN:
+        return _end(state, Side.SPIES, EndReason.THREE_FAILED_MISSIONS, events)
+    leader = state.next_seat(state.leader)
+    events.append(LeaderChanged(leader=leader))
+    return replace(state, phase=Phase.PROPOSING, leader=leader), tuple(events)
+
+
+def _end(state: GameState, winner: Side, reason: EndReason, events: list[Event]) -> tuple[GameState, tuple[Event, ...]]:
+    events.append(GameOver(winner=winner, reason=reason, spies=state.spies))
+    return replace(state, phase=Phase.OVER, winner=winner, end_reason=reason), tuple(events)

@@ -1,0 +1,46 @@
+"""Random legal play, for demos and tests. Pure: the random source is passed in."""
+
+from __future__ import annotations
+
+import random
+
+from engine import rules
+from engine.actions import Action, CastVote, PlayCard, ProposeTeam
+from engine.events import Event
+from engine.game import apply
+from engine.state import GameState, Phase
+
+
+def random_action(
+    state: GameState,
+    rng: random.Random,
+    approve_rate: float = 0.6,
+    spy_fail_rate: float = 0.5,
+) -> Action:
+    """One legal action for whoever must act next, chosen at random."""
+    if state.phase is Phase.PROPOSING:
+        mission = rng.choice(state.open_missions())
+        team = tuple(sorted(rng.sample(range(state.players), rules.team_size(state.players, mission))))
+        return ProposeTeam(state.leader, team, mission if state.variants.targeting else None)
+    if state.phase is Phase.VOTING:
+        waiting = [seat for seat, vote in enumerate(state.pending_votes) if vote is None]
+        return CastVote(rng.choice(waiting), rng.random() < approve_rate)
+    if state.phase is Phase.MISSION:
+        current = state.current_round
+        assert current is not None and current.team is not None
+        waiting = [seat for seat in current.team if seat not in state.played_seats]
+        seat = rng.choice(waiting)
+        return PlayCard(seat, seat in state.spies and rng.random() < spy_fail_rate)
+    raise ValueError("the game is over")
+
+
+def play_to_end(
+    state: GameState, rng: random.Random, **rates: float
+) -> list[tuple[Action, GameState, tuple[Event, ...]]]:
+    """Play random legal actions until the game ends; return every step."""
+    steps = []
+    while not state.is_over:
+        action = random_action(state, rng, **rates)
+        state, events = apply(state, action)
+        steps.append((action, state, events))
+    return steps

@@ -1,0 +1,174 @@
+"""The immutable game state. Nothing here changes a state; `engine.game.apply` makes new ones."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from engine import rules
+
+
+class Phase(StrEnum):
+    PROPOSING = "proposing"  # the leader chooses a team
+    VOTING = "voting"  # every player votes on the proposed team
+    MISSION = "mission"  # the team plays its mission cards
+    OVER = "over"
+
+
+class Role(StrEnum):
+    RESISTANCE = "resistance"
+    SPY = "spy"
+
+
+class Side(StrEnum):
+    RESISTANCE = "resistance"
+    SPIES = "spies"
+
+
+class EndReason(StrEnum):
+    THREE_SUCCESSFUL_MISSIONS = "three_successful_missions"
+    THREE_FAILED_MISSIONS = "three_failed_missions"
+    FIVE_REJECTIONS = "five_rejections"
+
+
+@dataclass(frozen=True)
+class Variants:
+    """Optional rules chosen when the game is set up."""
+
+    targeting: bool = False  # the leader also chooses which open mission the team attempts
+    blind_spies: bool = False  # spies are not told who the other spies are
+
+
+@dataclass(frozen=True)
+class Proposal:
+    leader: int
+    team: tuple[int, ...]
+    votes: tuple[bool, ...] | None = None  # None until every vote is in and revealed
+
+    @property
+    def approved(self) -> bool:
+        return self.votes is not None and rules.is_approved(self.votes)
+
+
+@dataclass(frozen=True)
+class MissionRound:
+    """One attempt at a mission: its proposals and, once played, its Fail cards."""
+
+    mission: int
+    team_size: int
+    fails_required: int
+    proposals: tuple[Proposal, ...] = ()
+    fails: int | None = None  # None until the mission has been played
+
+    @property
+    def played(self) -> bool:
+        return self.fails is not None
+
+    @property
+    def succeeded(self) -> bool | None:
+        return None if self.fails is None else self.fails < self.fails_required
+
+    @property
+    def rejections(self) -> int:
+        return sum(1 for p in self.proposals if p.votes is not None and not p.approved)
+
+    @property
+    def team(self) -> tuple[int, ...] | None:
+        """The team of the latest proposal, if any."""
+        return self.proposals[-1].team if self.proposals else None
+
+
+@dataclass(frozen=True)
+class GameState:
+    players: int
+    spies: tuple[int, ...]  # sorted seat numbers; secret
+    variants: Variants
+    leader: int  # the seat holding the leader card now
+    phase: Phase
+    rounds: tuple[MissionRound, ...] = ()  # every mission attempted or being attempted, in order
+    pending_votes: tuple[bool | None, ...] = ()  # during voting: one entry per seat; secret
+    pending_cards: tuple[tuple[int, bool], ...] = ()  # during a mission: (seat, is_fail); secret
+    winner: Side | None = None
+    end_reason: EndReason | None = None
+    version: int = 0
+
+    # --- derived facts, all public unless named otherwise ---
+
+    @property
+    def spy_count(self) -> int:
+        return len(self.spies)
+
+    def role_of(self, seat: int) -> Role:
+        return Role.SPY if seat in self.spies else Role.RESISTANCE
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def played_rounds(self) -> tuple[MissionRound, ...]:
+        return tuple(r for r in self.rounds if r.played)
+
+    @property
+    def successes(self) -> int:
+        return sum(1 for r in self.played_rounds if r.succeeded)
+
+    @property
+    def failures(self) -> int:
+        return sum(1 for r in self.played_rounds if not r.succeeded)
+
+    @property
+    def current_round(self) -> MissionRound | None:
+        """The round being worked on: proposed for, voted on or played; None between rounds."""
+        if self.rounds and not self.rounds[-1].played and not self.is_over:
+            return self.rounds[-1]
+        return None
+
+    @property
+    def attempted_missions(self) -> frozenset[int]:
+        return frozenset(r.mission for r in self.rounds if r.played)
+
+    def mission_track(self) -> tuple[bool | None, ...]:
+        """Result of missions 1..5 on the board: True success, False failure, None not played."""
+        results: list[bool | None] = [None] * rules.MISSION_COUNT
+        for r in self.played_rounds:
+            results[r.mission - 1] = r.succeeded
+        return tuple(results)
+
+    def open_missions(self) -> tuple[int, ...]:
+        """Missions the next round may attempt (under Targeting the leader picks one of them)."""
+        if self.is_over:
+            return ()
+        current = self.current_round
+        if current is not None:
+            return (current.mission,)
+        if not self.variants.targeting:
+            return (len(self.played_rounds) + 1,)
+        attempted = self.attempted_missions
+        return tuple(
+            m
+            for m in range(1, rules.MISSION_COUNT + 1)
+            if m not in attempted
+            and (m != rules.MISSION_COUNT or self.successes >= rules.TARGETING_MISSION_5_SUCCESSES)
+        )
+
+    @property
+    def proposal_number(self) -> int:
+        """1-based number of the proposal being made or voted on in the current round."""
+        current = self.current_round
+        if current is None:
+            return 1
+        if self.phase is Phase.PROPOSING:
+            return len(current.proposals) + 1
+        return len(current.proposals)
+
+    @property
+    def voted_seats(self) -> tuple[int, ...]:
+        return tuple(seat for seat, vote in enumerate(self.pending_votes) if vote is not None)
+
+    @property
+    def played_seats(self) -> tuple[int, ...]:
+        return tuple(sorted(seat for seat, _ in self.pending_cards))
+
+    def next_seat(self, seat: int) -> int:
+        return (seat + 1) % self.players
