@@ -55,19 +55,23 @@ def new_game(
 
 
 def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...]]:
+    if not isinstance(action, ProposeTeam | CastVote | PlayCard):
+        raise IllegalAction(Reason.UNKNOWN_ACTION, type(action).__name__)
     if state.is_over:
         raise IllegalAction(Reason.GAME_OVER)
-    if not 0 <= action.seat < state.players:
-        raise IllegalAction(Reason.NOT_A_PLAYER, f"no seat {action.seat}")
+    if not _is_seat(action.seat, state.players):
+        raise IllegalAction(Reason.NOT_A_PLAYER, f"no seat {action.seat!r}")
     if isinstance(action, ProposeTeam):
         new_state, events = _propose(state, action)
     elif isinstance(action, CastVote):
         new_state, events = _vote(state, action)
-    elif isinstance(action, PlayCard):
-        new_state, events = _play_card(state, action)
     else:
-        raise IllegalAction(Reason.UNKNOWN_ACTION, type(action).__name__)
+        new_state, events = _play_card(state, action)
     return replace(new_state, version=state.version + 1), events
+
+
+def _is_seat(value: object, players: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < players
 
 
 def _require_phase(state: GameState, phase: Phase) -> None:
@@ -88,7 +92,7 @@ def _choose_mission(state: GameState, requested: int | None) -> int:
         return state.open_missions()[0]
     if requested is None:
         raise IllegalAction(Reason.MISSION_REQUIRED, "under Targeting the leader chooses the mission")
-    if not 1 <= requested <= rules.MISSION_COUNT:
+    if not isinstance(requested, int) or isinstance(requested, bool) or not 1 <= requested <= rules.MISSION_COUNT:
         raise IllegalAction(Reason.UNKNOWN_MISSION, f"no mission {requested}")
     if requested in state.attempted_missions:
         raise IllegalAction(Reason.MISSION_ALREADY_ATTEMPTED, f"mission {requested} was attempted already")
@@ -103,8 +107,8 @@ def _propose(state: GameState, action: ProposeTeam) -> tuple[GameState, tuple[Ev
         raise IllegalAction(Reason.NOT_THE_LEADER, f"seat {state.leader} is the leader")
     mission = _choose_mission(state, action.mission)
     size = rules.team_size(state.players, mission)
-    team = tuple(action.team)
-    if any(not isinstance(s, int) or not 0 <= s < state.players for s in team):
+    team = tuple(action.team) if isinstance(action.team, tuple | list) else ()
+    if any(not _is_seat(s, state.players) for s in team):
         raise IllegalAction(Reason.UNKNOWN_TEAM_MEMBER, "every team member must be a seated player")
     if len(set(team)) != len(team):
         raise IllegalAction(Reason.DUPLICATE_TEAM_MEMBER, "a player holds at most one team card")

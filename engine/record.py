@@ -18,10 +18,11 @@ from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Si
 
 RECORD_FORMAT = "resistance-record/1"
 
-_RECORD_KEYS = {"format", "id", "players", "spies", "missions", "outcome", "source"}
-_MISSION_KEYS = {"mission", "team_size", "fails_required", "proposals", "fails"}
-_PROPOSAL_KEYS = {"leader", "team", "votes"}
-_OUTCOME_KEYS = {"winner", "reason", "spies"}
+# Field names in document order: a missing field is reported in this order.
+_RECORD_KEYS = ("format", "id", "players", "spies", "missions", "outcome", "source")
+_MISSION_KEYS = ("mission", "team_size", "fails_required", "proposals", "fails")
+_PROPOSAL_KEYS = ("leader", "team", "votes")
+_OUTCOME_KEYS = ("winner", "reason", "spies")
 
 
 @dataclass(frozen=True)
@@ -73,12 +74,12 @@ def _require(condition: bool, field: str, problem: str) -> None:
         raise RecordError(field, problem)
 
 
-def _check_keys(obj: Any, allowed: set[str], required: set[str], field: str) -> None:
+def _check_keys(obj: Any, allowed: tuple[str, ...], optional: tuple[str, ...], field: str) -> None:
     _require(isinstance(obj, dict), field, "must be an object")
     for key in obj:
-        _require(key in allowed, f"{field}.{key}" if field else key, "unknown field")
-    for key in sorted(required, key=lambda k: list(allowed).index(k) if k in allowed else 0):
-        _require(key in obj, f"{field}.{key}" if field else key, "missing")
+        _require(key in allowed, f"{field}.{key}", "unknown field")
+    for key in allowed:
+        _require(key in obj or key in optional, f"{field}.{key}", "missing")
 
 
 def parse_record(data: Any) -> GameRecord:
@@ -117,8 +118,10 @@ def parse_record(data: Any) -> GameRecord:
             failures += not mission.succeeded
             ended = successes >= rules.MISSIONS_TO_WIN or failures >= rules.MISSIONS_TO_WIN
         else:
-            _require(i == len(data["missions"]) - 1, f"{field}.fails", "missing on a mission that is not the last")
             ended = mission.rejections >= rules.MAX_PROPOSALS_PER_MISSION
+            _require(
+                ended or i == len(data["missions"]) - 1, f"{field}.fails", "missing on a mission that is not the last"
+            )
 
     outcome = None
     if "outcome" in data:
@@ -143,7 +146,7 @@ def _parse_mission(
     successes: int,
     earlier: list[MissionRound],
 ) -> tuple[MissionRound, int | None]:
-    _check_keys(raw, _MISSION_KEYS, _MISSION_KEYS - {"fails"}, field)
+    _check_keys(raw, _MISSION_KEYS, ("fails",), field)
     number = raw["mission"]
     _require(_is_int(number) and 1 <= number <= rules.MISSION_COUNT, f"{field}.mission", "must be 1 to 5")
     _require(all(m.mission != number for m in earlier), f"{field}.mission", f"mission {number} was attempted already")
@@ -188,7 +191,7 @@ def _parse_mission(
 
 
 def _parse_proposal(raw: Any, field: str, players: int, size: int, expected_leader: int | None) -> Proposal:
-    _check_keys(raw, _PROPOSAL_KEYS, _PROPOSAL_KEYS, field)
+    _check_keys(raw, _PROPOSAL_KEYS, (), field)
     leader = raw["leader"]
     _require(_is_int(leader) and 0 <= leader < players, f"{field}.leader", f"must be a seat from 0 to {players - 1}")
     _require(
@@ -215,7 +218,7 @@ def _parse_proposal(raw: Any, field: str, players: int, size: int, expected_lead
 def _parse_outcome(
     raw: Any, players: int, spy_count: int, missions: list[MissionRound], successes: int, failures: int
 ) -> Outcome:
-    _check_keys(raw, _OUTCOME_KEYS, _OUTCOME_KEYS, "outcome")
+    _check_keys(raw, _OUTCOME_KEYS, (), "outcome")
     try:
         reason = EndReason(raw["reason"])
     except ValueError:

@@ -1,0 +1,593 @@
+"""The `resistance-record/1` format (shared/spec/game-record.md): validator, round trip and export."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine import (
+    CastVote,
+    GameState,
+    Phase,
+    PlayCard,
+    ProposeTeam,
+    RecordError,
+    Variants,
+    apply,
+    export_record,
+    new_game,
+    parse_record,
+    record_to_dict,
+    rules,
+)
+
+TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "human-games" / "train.jsonl"
+
+T, F = True, False
+
+
+def spec_example() -> dict:
+    """The spec's example record, completed so that its outcome follows from its missions.
+
+    Seven players, spies in seats 1, 4 and 6. Mission 1 is the spec's own (after one rejected team),
+    missions 2 and 3 fail too, so the spies win with three failed missions.
+    """
+    return {
+        "format": "resistance-record/1",
+        "id": "3bda0ae2065e",
+        "players": 7,
+        "spies": 3,
+        "missions": [
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [
+                    {"leader": 1, "team": [1, 3], "votes": [F, T, F, T, F, F, F]},
+                    {"leader": 2, "team": [2, 4], "votes": [T, T, T, F, T, T, T]},
+                ],
+                "fails": 1,
+            },
+            {
+                "mission": 2,
+                "team_size": 3,
+                "fails_required": 1,
+                "proposals": [
+                    {"leader": 3, "team": [0, 3, 5], "votes": [T, F, F, T, F, T, F]},
+                    {"leader": 4, "team": [1, 4, 5], "votes": [F, T, F, F, T, T, T]},
+                ],
+                "fails": 2,
+            },
+            {
+                "mission": 3,
+                "team_size": 3,
+                "fails_required": 1,
+                "proposals": [
+                    {"leader": 5, "team": [0, 5, 6], "votes": [T, T, F, F, T, T, T]},
+                ],
+                "fails": 1,
+            },
+        ],
+        "outcome": {"winner": "spies", "reason": "three_failed_missions", "spies": [1, 4, 6]},
+        "source": {"site": "avalon", "roles": "resistance"},
+    }
+
+
+def five_rejections() -> dict:
+    """Five players; the table rejects five teams for mission 1 and the spies win."""
+    no = [F, F, F, F, F]
+    return {
+        "format": "resistance-record/1",
+        "id": "five-noes",
+        "players": 5,
+        "spies": 2,
+        "missions": [
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [{"leader": seat, "team": [seat, (seat + 1) % 5], "votes": no} for seat in range(5)],
+            }
+        ],
+        "outcome": {"winner": "spies", "reason": "five_rejections", "spies": [0, 3]},
+    }
+
+
+def without(data: dict, *keys: str) -> dict:
+    data = copy.deepcopy(data)
+    for key in keys:
+        del data[key]
+    return data
+
+
+# ----------------------------------------------------------------------------- valid records
+
+
+def test_spec_example_completed_parses_and_round_trips():
+    data = spec_example()
+    record = parse_record(data)
+    assert record.players == 7
+    assert record.spies == 3
+    assert [m.mission for m in record.missions] == [1, 2, 3]
+    assert [m.fails for m in record.missions] == [1, 2, 1]
+    assert [m.succeeded for m in record.missions] == [False, False, False]
+    assert record.outcome.spies == (1, 4, 6)
+    assert record.outcome.winner.value == "spies"
+    assert record_to_dict(record) == data
+    assert data == spec_example()  # parsing does not touch its input
+
+
+def test_record_without_outcome_or_source_parses():
+    data = without(spec_example(), "outcome", "source")
+    record = parse_record(data)
+    assert record.outcome is None
+    assert record.source is None
+    assert record_to_dict(record) == data
+
+
+def test_five_rejections_record_parses_and_round_trips():
+    data = five_rejections()
+    assert record_to_dict(parse_record(data)) == data
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        "no missions yet",
+        "a rejected team, the next one not yet voted",
+        "an approved team on its mission",
+    ],
+)
+def test_unfinished_record_parses(cut):
+    data = without(spec_example(), "outcome")
+    if cut == "no missions yet":
+        data["missions"] = []
+    elif cut == "a rejected team, the next one not yet voted":
+        data["missions"] = data["missions"][:1]
+        data["missions"][0]["proposals"] = data["missions"][0]["proposals"][:1]
+        del data["missions"][0]["fails"]
+    else:
+        del data["missions"][2]["fails"]
+    assert record_to_dict(parse_record(data)) == data
+
+
+def test_resistance_win_with_targeting_order_parses():
+    yes = [T] * 5
+    data = {
+        "format": "resistance-record/1",
+        "id": "targeted",
+        "players": 5,
+        "spies": 2,
+        "missions": [
+            {
+                "mission": 3,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [{"leader": 0, "team": [0, 1], "votes": yes}],
+                "fails": 0,
+            },
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [{"leader": 1, "team": [1, 3], "votes": yes}],
+                "fails": 1,
+            },
+            {
+                "mission": 2,
+                "team_size": 3,
+                "fails_required": 1,
+                "proposals": [{"leader": 2, "team": [0, 1, 2], "votes": yes}],
+                "fails": 0,
+            },
+            {
+                "mission": 5,
+                "team_size": 3,
+                "fails_required": 1,
+                "proposals": [{"leader": 3, "team": [0, 1, 2], "votes": yes}],
+                "fails": 0,
+            },
+        ],
+        "outcome": {"winner": "resistance", "reason": "three_successful_missions", "spies": [3, 4]},
+    }
+    assert record_to_dict(parse_record(data)) == data
+
+
+# ----------------------------------------------------------------------------- broken records
+
+
+def broken(change: Callable[[dict], None], base: Callable[[], dict] = spec_example) -> Callable[[], dict]:
+    def build() -> dict:
+        data = base()
+        change(data)
+        return data
+
+    return build
+
+
+def set_in(path: list, value) -> Callable[[dict], None]:
+    """Set data[path[0]][path[1]]... = value."""
+
+    def change(data: dict) -> None:
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return change
+
+
+def delete(path: list) -> Callable[[dict], None]:
+    def change(data: dict) -> None:
+        target = data
+        for key in path[:-1]:
+            target = target[key]
+        del target[path[-1]]
+
+    return change
+
+
+def _append_mission_after_the_end(data: dict) -> None:
+    data["missions"].append(
+        {
+            "mission": 4,
+            "team_size": 4,
+            "fails_required": 2,
+            "proposals": [{"leader": 6, "team": [0, 1, 2, 3], "votes": [T] * 7}],
+            "fails": 0,
+        }
+    )
+
+
+def _six_proposals(data: dict) -> None:
+    data["missions"][0]["proposals"].append({"leader": 0, "team": [0, 1], "votes": [T] * 5})
+
+
+def _fails_beyond_the_spies(data: dict) -> None:
+    # Five players have two spies; mission 2 takes three players, so three fails fit the team, not the spies.
+    data["players"], data["spies"] = 5, 2
+    data["missions"] = [
+        {
+            "mission": 1,
+            "team_size": 2,
+            "fails_required": 1,
+            "proposals": [{"leader": 0, "team": [0, 1], "votes": [T] * 5}],
+            "fails": 0,
+        },
+        {
+            "mission": 2,
+            "team_size": 3,
+            "fails_required": 1,
+            "proposals": [{"leader": 1, "team": [0, 1, 2], "votes": [T] * 5}],
+            "fails": 3,
+        },
+    ]
+    del data["outcome"]
+
+
+FIRST_PROPOSAL = ["missions", 0, "proposals", 0]
+
+BROKEN_RECORDS: dict[str, tuple[Callable[[], dict], str]] = {
+    # the record itself
+    "not an object": (lambda: ["resistance-record/1"], "record"),
+    "unknown field": (broken(set_in(["winner"], "spies")), "winner"),
+    "missing id": (broken(delete(["id"])), "id"),
+    "missing missions": (broken(delete(["missions"])), "missions"),
+    "missing format": (broken(delete(["format"])), "format"),
+    "wrong format string": (broken(set_in(["format"], "resistance-record/2")), "format"),
+    "empty id": (broken(set_in(["id"], "")), "id"),
+    "too few players": (broken(set_in(["players"], 4)), "players"),
+    "players as text": (broken(set_in(["players"], "7")), "players"),
+    "players as bool": (broken(set_in(["players"], True)), "players"),
+    "wrong spies count": (broken(set_in(["spies"], 2)), "spies"),
+    "spies as bool": (broken(set_in(["spies"], True)), "spies"),
+    "missions not a list": (broken(set_in(["missions"], {"1": {}})), "missions"),
+    "source not an object": (broken(set_in(["source"], "avalon")), "source"),
+    # a mission
+    "mission not an object": (broken(set_in(["missions", 0], [1, 2])), "missions[0]"),
+    "unknown mission field": (broken(set_in(["missions", 0, "leader"], 2)), "missions[0].leader"),
+    "missing fails_required": (broken(delete(["missions", 1, "fails_required"])), "missions[1].fails_required"),
+    "missing proposals": (broken(delete(["missions", 0, "proposals"])), "missions[0].proposals"),
+    "mission 0": (broken(set_in(["missions", 0, "mission"], 0)), "missions[0].mission"),
+    "mission as bool": (broken(set_in(["missions", 0, "mission"], True)), "missions[0].mission"),
+    "mission attempted twice": (broken(set_in(["missions", 1, "mission"], 1)), "missions[1].mission"),
+    "mission 5 before two successes": (broken(set_in(["missions", 1, "mission"], 5)), "missions[1].mission"),
+    "wrong team size": (broken(set_in(["missions", 0, "team_size"], 3)), "missions[0].team_size"),
+    "team size as text": (broken(set_in(["missions", 0, "team_size"], "2")), "missions[0].team_size"),
+    "fails_required 3": (broken(set_in(["missions", 0, "fails_required"], 3)), "missions[0].fails_required"),
+    "fails_required as bool": (
+        broken(set_in(["missions", 0, "fails_required"], True)),
+        "missions[0].fails_required",
+    ),
+    "no proposals": (broken(set_in(["missions", 0, "proposals"], [])), "missions[0].proposals"),
+    "six proposals": (broken(_six_proposals, five_rejections), "missions[0].proposals"),
+    "more fails than team members": (broken(set_in(["missions", 0, "fails"], 3)), "missions[0].fails"),
+    "more fails than spies": (broken(_fails_beyond_the_spies), "missions[1].fails"),
+    "negative fails": (broken(set_in(["missions", 0, "fails"], -1)), "missions[0].fails"),
+    "fails as bool": (broken(set_in(["missions", 0, "fails"], True)), "missions[0].fails"),
+    "fails without an approved team": (
+        broken(set_in(["missions", 0, "proposals", 1, "votes"], [F] * 7)),
+        "missions[0].fails",
+    ),
+    "non-last mission without fails": (broken(delete(["missions", 0, "fails"])), "missions[0].fails"),
+    "mission after three failures": (broken(_append_mission_after_the_end), "missions[3]"),
+    # a proposal
+    "unknown proposal field": (
+        broken(set_in(["missions", 0, "proposals", 1, "approved"], True)),
+        "missions[0].proposals[1].approved",
+    ),
+    "missing team": (broken(delete([*FIRST_PROPOSAL, "team"])), "missions[0].proposals[0].team"),
+    "missing votes": (broken(delete(["missions", 2, "proposals", 0, "votes"])), "missions[2].proposals[0].votes"),
+    "leader out of turn": (
+        broken(set_in(["missions", 0, "proposals", 1, "leader"], 3)),
+        "missions[0].proposals[1].leader",
+    ),
+    "leader out of turn after a mission": (
+        broken(set_in(["missions", 1, "proposals", 0, "leader"], 2)),
+        "missions[1].proposals[0].leader",
+    ),
+    "leader not seated": (broken(set_in([*FIRST_PROPOSAL, "leader"], 7)), "missions[0].proposals[0].leader"),
+    "leader as bool": (broken(set_in([*FIRST_PROPOSAL, "leader"], True)), "missions[0].proposals[0].leader"),
+    "team too big": (broken(set_in([*FIRST_PROPOSAL, "team"], [1, 3, 5])), "missions[0].proposals[0].team"),
+    "team member twice": (broken(set_in([*FIRST_PROPOSAL, "team"], [1, 1])), "missions[0].proposals[0].team"),
+    "team member not seated": (
+        broken(set_in([*FIRST_PROPOSAL, "team"], [1, 7])),
+        "missions[0].proposals[0].team",
+    ),
+    "team member as bool": (
+        broken(set_in([*FIRST_PROPOSAL, "team"], [True, 3])),
+        "missions[0].proposals[0].team",
+    ),
+    "votes wrong length": (
+        broken(set_in([*FIRST_PROPOSAL, "votes"], [F, T, F, T, F, F])),
+        "missions[0].proposals[0].votes",
+    ),
+    "votes as numbers": (
+        broken(set_in([*FIRST_PROPOSAL, "votes"], [0, 1, 0, 1, 0, 0, 0])),
+        "missions[0].proposals[0].votes",
+    ),
+    "approved team that is not the last": (
+        broken(set_in([*FIRST_PROPOSAL, "votes"], [T] * 7)),
+        "missions[0].proposals[0].votes",
+    ),
+    # the outcome
+    "unknown outcome field": (broken(set_in(["outcome", "merlin"], 0)), "outcome.merlin"),
+    "outcome missing spies": (broken(delete(["outcome", "spies"])), "outcome.spies"),
+    "unknown reason": (broken(set_in(["outcome", "reason"], "assassination")), "outcome.reason"),
+    "reason contradicts the missions": (
+        broken(lambda d: d["outcome"].update(winner="resistance", reason="three_successful_missions")),
+        "outcome.reason",
+    ),
+    "five rejections that did not happen": (broken(set_in(["outcome", "reason"], "five_rejections")), "outcome.reason"),
+    "outcome of an unfinished game": (broken(lambda d: d["missions"].pop()), "outcome.reason"),
+    "winner contradicts the reason": (broken(set_in(["outcome", "winner"], "resistance")), "outcome.winner"),
+    "unknown winner": (broken(set_in(["outcome", "winner"], "merlin")), "outcome.winner"),
+    "too few spies revealed": (broken(set_in(["outcome", "spies"], [1, 4])), "outcome.spies"),
+    "spy revealed twice": (broken(set_in(["outcome", "spies"], [1, 4, 4])), "outcome.spies"),
+    "spies cannot explain a Fail card": (broken(set_in(["outcome", "spies"], [0, 1, 6])), "outcome.spies"),
+    "spies cannot explain two Fail cards": (broken(set_in(["outcome", "spies"], [1, 2, 6])), "outcome.spies"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_RECORDS))
+def test_broken_record_names_the_first_offending_field(case):
+    build, field = BROKEN_RECORDS[case]
+    with pytest.raises(RecordError) as error:
+        parse_record(build())
+    assert error.value.field == field
+    assert str(error.value).startswith(f"{field}: ")
+
+
+def test_broken_record_cases_start_from_a_valid_record():
+    parse_record(spec_example())
+    parse_record(five_rejections())
+
+
+def test_first_fault_in_document_order_is_named():
+    data = spec_example()
+    data["missions"][2]["proposals"][0]["votes"] = [T]  # later fault
+    data["missions"][1]["team_size"] = 9  # earlier fault
+    data["outcome"]["winner"] = "resistance"  # later still
+    with pytest.raises(RecordError) as error:
+        parse_record(data)
+    assert error.value.field == "missions[1].team_size"
+
+
+# ----------------------------------------------------------------------------- the human games data set
+
+
+def test_every_human_game_parses_and_round_trips():
+    if not TRAIN.exists():
+        pytest.skip(f"human games data set not found at {TRAIN}")
+    count = 0
+    problems = []
+    with TRAIN.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            count += 1
+            data = json.loads(line)
+            try:
+                if record_to_dict(parse_record(data)) != data:
+                    problems.append(f"line {number}: does not round-trip")
+            except RecordError as error:
+                problems.append(f"line {number}: {error}")
+    assert count > 0
+    assert problems == []
+
+
+# ----------------------------------------------------------------------------- export from the engine
+
+
+def start(players: int = 7, leader: int = 2, targeting: bool = False) -> GameState:
+    count = rules.spy_count(players)
+    spies = tuple(range(players - count, players))
+    return new_game(players, random.Random(0), Variants(targeting=targeting), spies=spies, first_leader=leader)
+
+
+def propose(state: GameState, team, mission: int | None = None) -> GameState:
+    return apply(state, ProposeTeam(seat=state.leader, team=tuple(team), mission=mission))[0]
+
+
+def vote(state: GameState, approve: bool) -> GameState:
+    for seat in range(state.players):
+        state = apply(state, CastVote(seat=seat, approve=approve))[0]
+    return state
+
+
+def play(state: GameState, fails: int) -> GameState:
+    for seat in state.current_round.team:
+        fail = fails > 0 and seat in state.spies
+        fails -= fail
+        state = apply(state, PlayCard(seat=seat, fail=fail))[0]
+    return state
+
+
+def run_mission(state: GameState, fails: int) -> GameState:
+    """Team of the spies needed for `fails` plus loyal seats; everyone approves; the spies on it fail."""
+    size = rules.team_size(state.players, state.open_missions()[0])
+    loyal = [s for s in range(state.players) if s not in state.spies]
+    team = list(state.spies[:fails]) + loyal[: size - fails]
+    return play(vote(propose(state, team), True), fails)
+
+
+def exported(state: GameState, game_id: str = "engine-game") -> dict:
+    data = export_record(state, game_id)
+    record = parse_record(data)
+    assert record_to_dict(record) == data
+    return data
+
+
+def test_export_before_any_vote_has_no_missions():
+    data = exported(start())
+    assert data["missions"] == []
+    assert "outcome" not in data
+    assert data["players"] == 7 and data["spies"] == 3
+
+
+def test_export_during_a_vote_leaves_the_hidden_proposal_out():
+    state = propose(start(), (0, 1))
+    state = apply(state, CastVote(seat=0, approve=True))[0]
+    assert state.phase is Phase.VOTING
+    assert exported(state)["missions"] == []
+
+
+def test_export_during_a_later_vote_keeps_the_revealed_proposals_only():
+    state = vote(propose(start(), (0, 1)), False)
+    state = propose(state, (1, 2))
+    state = apply(state, CastVote(seat=4, approve=True))[0]
+    data = exported(state)
+    assert "outcome" not in data
+    assert data["missions"] == [
+        {
+            "mission": 1,
+            "team_size": 2,
+            "fails_required": 1,
+            "proposals": [{"leader": 2, "team": [0, 1], "votes": [F] * 7}],
+        }
+    ]
+
+
+def test_export_during_a_mission_has_the_approved_proposal_without_fails():
+    state = vote(propose(start(), (0, 4)), True)
+    state = apply(state, PlayCard(seat=4, fail=True))[0]
+    assert state.phase is Phase.MISSION
+    data = exported(state)
+    assert "outcome" not in data
+    assert data["missions"] == [
+        {
+            "mission": 1,
+            "team_size": 2,
+            "fails_required": 1,
+            "proposals": [{"leader": 2, "team": [0, 4], "votes": [T] * 7}],
+        }
+    ]
+
+
+def test_export_between_missions():
+    state = run_mission(run_mission(start(), 0), 1)
+    data = exported(state)
+    assert "outcome" not in data
+    assert [m["fails"] for m in data["missions"]] == [0, 1]
+    assert [m["proposals"][0]["leader"] for m in data["missions"]] == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("results", "winner", "reason"),
+    [
+        ([0, 0, 0], "resistance", "three_successful_missions"),
+        ([1, 0, 1, 2], "spies", "three_failed_missions"),
+        ([0, 1, 0, 2, 0], "resistance", "three_successful_missions"),
+    ],
+)
+def test_export_of_a_finished_game_has_the_outcome(results, winner, reason):
+    state = start()
+    for fails in results:
+        state = run_mission(state, fails)
+    assert state.is_over
+    data = exported(state, "finished")
+    assert data["id"] == "finished"
+    assert data["outcome"] == {"winner": winner, "reason": reason, "spies": [4, 5, 6]}
+    assert [m["fails"] for m in data["missions"]] == results
+    assert [m["fails_required"] for m in data["missions"]] == [1, 1, 1, 2, 1][: len(results)]
+
+
+def test_export_after_five_rejections_has_the_outcome():
+    state = start(5, leader=3)
+    for _ in range(5):
+        state = vote(propose(state, (0, 1)), False)
+    data = exported(state)
+    assert data["outcome"] == {"winner": "spies", "reason": "five_rejections", "spies": [3, 4]}
+    assert [p["leader"] for p in data["missions"][0]["proposals"]] == [3, 4, 0, 1, 2]
+
+
+def test_export_carries_the_source():
+    data = export_record(start(), "with-source", {"site": "telegram"})
+    assert parse_record(data).source == {"site": "telegram"}
+
+
+def test_mission_after_five_rejections_is_blamed_on_that_mission():
+    data = five_rejections()
+    del data["outcome"]
+    data["missions"].append(
+        {
+            "mission": 2,
+            "team_size": 3,
+            "fails_required": 1,
+            "proposals": [{"leader": 0, "team": [0, 1, 2], "votes": [True] * 5}],
+            "fails": 0,
+        }
+    )
+    with pytest.raises(RecordError) as refusal:
+        parse_record(data)
+    assert refusal.value.field == "missions[1]"
+
+
+@pytest.mark.parametrize("hash_seed", ["0", "1", "2", "3", "4", "5"])
+def test_missing_fields_are_named_in_document_order_whatever_the_hash_seed(hash_seed):
+    import subprocess
+    import sys
+
+    program = (
+        "import json, sys; from engine import parse_record, RecordError\n"
+        "d = json.loads(sys.argv[1])\n"
+        "try: parse_record(d)\n"
+        "except RecordError as e: print(e.field)"
+    )
+    data = spec_example()
+    del data["missions"][0]["team_size"], data["missions"][0]["fails_required"]
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", program, json.dumps(data)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=root,
+        env={"PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(root)},
+    )
+    assert out.stdout.strip() == "missions[0].team_size"
