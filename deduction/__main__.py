@@ -1,0 +1,211 @@
+"""Command line for the deduction engine.
+
+python -m deduction batch [--model NAME]                 JSON Lines requests on stdin, answers on stdout
+python -m deduction explain RECORD.json --viewer SEAT    a readable table of probabilities and reasons
+python -m deduction evaluate GAMES.jsonl [--model M] [--folds K]
+python -m deduction fit GAMES.jsonl [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from deduction import batch
+from deduction.analysis import deduce
+from deduction.behaviour import BehaviourParams
+from deduction.evaluate import predictions, report
+from deduction.exact import ImpossibleRecord
+from deduction.fit import FitSettings, Observations, fit, is_plain
+from deduction.knowledge import Viewer
+from deduction.models import DEFAULT_MODEL, MODELS
+from deduction.reasons import Reason, explain
+from engine import GameRecord, RecordError, parse_record
+
+PACKAGE_PARAMS = Path(__file__).parent / "params" / "behaviour.json"
+
+
+def read_games(path: str) -> list[GameRecord]:
+    games = []
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if line.strip():
+                try:
+                    games.append(parse_record(json.loads(line)))
+                except (json.JSONDecodeError, RecordError) as exc:
+                    raise SystemExit(f"{path}:{number}: {exc}") from None
+    return games
+
+
+def _batch(args: argparse.Namespace) -> int:
+    for out in batch.run(sys.stdin, args.model):
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def english(reason: Reason) -> str:
+    a = reason.args
+
+    def seats(values: list[int]) -> str:
+        return ", ".join(f"seat {s}" for s in values)
+
+    texts = {
+        "certain_spy": lambda: f"Seat {a.get('seat')} is certainly a spy.",
+        "certain_resistance": lambda: f"Seat {a.get('seat')} is certainly in the Resistance.",
+        "assignments_remaining": lambda: f"Only {a.get('count')} ways to seat the spies remain.",
+        "mission_fails": lambda: (
+            f"Mission {a.get('mission')} ({seats(a.get('seats', []))}) had "
+            f"{a.get('at_least')} Fail card(s): at least {a.get('at_least')} of them "
+            f"{'is a spy' if a.get('at_least') == 1 else 'are spies'}."
+        ),
+        "approved_failed_teams": lambda: (
+            f"Seat {a.get('seat')} approved {a.get('count')} of the "
+            f"{a.get('of')} teams that failed, without being on them."
+        ),
+        "led_failed_team": lambda: (
+            f"Seat {a.get('seat')} led the team of failed mission(s) {', '.join(map(str, a.get('missions', [])))}."
+        ),
+        "rejected_successful_teams": lambda: f"Seat {a.get('seat')} rejected {a.get('count')} team(s) that succeeded.",
+        "behaviour_suspicious": lambda: f"Seat {a.get('seat')}'s votes and proposals look more like a spy's.",
+        "behaviour_trusted": lambda: f"Seat {a.get('seat')}'s votes and proposals look more like the Resistance's.",
+    }
+    return texts[reason.code]()
+
+
+def _explain(args: argparse.Namespace) -> int:
+    try:
+        record = parse_record(json.loads(Path(args.record).read_text(encoding="utf-8")))
+        if args.viewer is None:
+            viewer = Viewer.outsider()
+        elif args.known_spies:
+            viewer = Viewer.spy(args.viewer, tuple(int(s) for s in args.known_spies.split(",")))
+        else:
+            viewer = Viewer.resistance(args.viewer)
+        result = deduce(record, viewer, args.model)
+    except (OSError, json.JSONDecodeError, RecordError, ImpossibleRecord, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    who = "an outsider" if viewer.seat is None else f"seat {viewer.seat}" + (" (a spy)" if viewer.is_spy else "")
+    print(f"{record.players} players, {record.spies} spies; seen by {who}; model: {args.model}")
+    print(f"{result.consistent} spy assignments fit the record; {result.possible} fit what this viewer knows.\n")
+    order = sorted(range(record.players), key=lambda s: -result.spy_probability[s])
+    for seat in order:
+        if seat == viewer.seat:
+            continue
+        p = result.spy_probability[seat]
+        bar = "▓" * round(p * 10) + "░" * (10 - round(p * 10))
+        print(f"  seat {seat:>2}  {bar} {p:6.1%}")
+    reasons = explain(record, result)
+    if reasons:
+        print("\nWhy:")
+        for reason in reasons:
+            print(f"  - {english(reason)}")
+    return 0
+
+
+def _fit_settings(args: argparse.Namespace) -> FitSettings:
+    return FitSettings(vote_exponent=args.vote_exponent, proposal_exponent=args.proposal_exponent)
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    games = read_games(args.games)
+    scored = [i for i, g in enumerate(games) if g.outcome is not None and (args.roles == "any" or is_plain(g))]
+    if not scored:
+        raise SystemExit("no finished games to score")
+    started = time.perf_counter()
+    if args.folds:
+        finished = [i for i, g in enumerate(games) if g.outcome is not None]
+        observations = Observations.from_games([games[i] for i in finished])
+        fold_of = {game: j % args.folds for j, game in enumerate(scored)}
+        fold_params = [
+            fit(
+                observations,
+                _fit_settings(args),
+                np.array([row for row, game in enumerate(finished) if fold_of.get(game) != k]),
+            )
+            for k in range(args.folds)
+        ]
+        params_by_game = [fold_params[fold_of[game]] for game in scored]
+    else:
+        shipped_or_given = BehaviourParams.load(Path(args.params)) if args.params else None
+        params_by_game = [shipped_or_given] * len(scored)
+    collected = predictions([games[i] for i in scored], args.model, params_by_game.__getitem__)
+    result = report(collected)
+    result["games"] = len(scored)
+    result["model"] = args.model
+    result["folds"] = args.folds
+    result["seconds"] = round(time.perf_counter() - started, 1)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"model {args.model}, {len(scored)} games, folds: {args.folds or 'none (fitted parameters as shipped)'}")
+    print(f"{'':>12} {'predictions':>11} {'Brier':>7} {'log loss':>8} {'ECE':>6}")
+    rows = [("all", result["all"]), ("end of game", result["end"])]
+    for players, both in result["by_players"].items():
+        rows += [(f"{players}p all", both["all"]), (f"{players}p end", both["end"])]
+    for name, s in rows:
+        print(f"{name:>12} {s['predictions']:>11} {s['brier']:>7.4f} {s['log_loss']:>8.4f} {s['ece']:>6.4f}")
+    print(f"({result['seconds']} s)")
+    return 0
+
+
+def _fit(args: argparse.Namespace) -> int:
+    games = [g for g in read_games(args.games) if g.outcome is not None]
+    params = fit(Observations.from_games(games), _fit_settings(args))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    params.save(out)
+    print(f"fitted on {len(games)} games ({sum(map(is_plain, games))} plain); wrote {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m deduction", description="Who could the spies be?")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    b = commands.add_parser("batch", help="answer JSON Lines requests from standard input")
+    b.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL)
+    b.set_defaults(run=_batch)
+
+    e = commands.add_parser("explain", help="a readable table of probabilities and reasons")
+    e.add_argument("record", help="a file holding one resistance-record/1 JSON object")
+    e.add_argument("--viewer", type=int, default=None, help="the asking seat (omit for an outsider)")
+    e.add_argument("--known-spies", default=None, help="for a spy viewer: every spy seat, comma-separated")
+    e.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL)
+    e.set_defaults(run=_explain)
+
+    defaults = FitSettings()
+    for name, help_text, run in (
+        ("evaluate", "score a model on finished games", _evaluate),
+        ("fit", "fit the behaviour model's parameters", _fit),
+    ):
+        c = commands.add_parser(name, help=help_text)
+        c.add_argument("games", help="resistance-record/1 JSON Lines with outcomes")
+        c.add_argument("--vote-exponent", type=float, default=defaults.vote_exponent)
+        c.add_argument("--proposal-exponent", type=float, default=defaults.proposal_exponent)
+        c.set_defaults(run=run)
+        if name == "evaluate":
+            c.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL)
+            c.add_argument("--folds", type=int, default=0, help="fit on all but each fold, score that fold")
+            c.add_argument(
+                "--roles",
+                choices=("resistance", "any"),
+                default="resistance",
+                help="score plain Resistance games only (default) or every game",
+            )
+            c.add_argument("--params", default=None, help="a parameter file (default: the one shipped)")
+            c.add_argument("--json", action="store_true", help="print the report as JSON")
+        else:
+            c.add_argument("--out", default=str(PACKAGE_PARAMS))
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The deduction API: one record and one asker in, spy probabilities and their reasons out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from deduction.behaviour import BehaviourParams
+from deduction.exact import ExactFacts, SpyGroup, exact_facts
+from deduction.knowledge import Viewer
+from deduction.models import DEFAULT_MODEL, assignment_log_weights
+from engine import GameRecord
+
+
+@dataclass(frozen=True)
+class Deduction:
+    viewer: Viewer
+    model: str
+    spy_probability: tuple[float, ...]  # one per seat; sums to the number of spies
+    consistent: int  # assignments the public record does not rule out
+    possible: int  # of those, the ones the viewer's own knowledge does not rule out either
+    certain_spies: tuple[int, ...]
+    certain_resistance: tuple[int, ...]
+    spy_groups: tuple[SpyGroup, ...]
+    facts: ExactFacts
+    log_weights: np.ndarray  # per possible assignment, under the model
+
+
+def deduce(
+    record: GameRecord,
+    viewer: Viewer | None = None,
+    model: str = DEFAULT_MODEL,
+    params: BehaviourParams | None = None,
+) -> Deduction:
+    """Spy probabilities for every seat as `viewer` can know them.
+
+    Only the public record (never its outcome) and the viewer's own knowledge are used.
+    Raises `ImpossibleRecord` when nothing fits, `ValueError` for an unknown model or viewer.
+    """
+    viewer = viewer if viewer is not None else Viewer.outsider()
+    record = record.without_outcome()
+    facts = exact_facts(record, viewer)
+    rows = facts.assignments[facts.possible]
+    log_w = assignment_log_weights(model, record, rows, params)
+    weights = np.exp(log_w - log_w.max()) if np.isfinite(log_w.max()) else np.ones(len(rows))
+    probability = (weights @ rows) / weights.sum()
+    return Deduction(
+        viewer=viewer,
+        model=model,
+        spy_probability=tuple(float(p) for p in probability),
+        consistent=int(facts.consistent.sum()),
+        possible=int(facts.possible.sum()),
+        certain_spies=facts.certain_spies,
+        certain_resistance=facts.certain_resistance,
+        spy_groups=facts.spy_groups,
+        facts=facts,
+        log_weights=log_w,
+    )

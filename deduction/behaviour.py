@@ -1,0 +1,128 @@
+"""The behaviour model: how likely people in each role were to act as the record shows.
+
+For one spy assignment the log-likelihood of the record is
+
+    sabotage + proposal_exponent * proposals + vote_exponent * votes
+
+- sabotage: P(Fail cards | spies on the team, mission number, fails required), a table;
+- proposals: P(this team | the leader's role, spies on the team, leader on the team), a
+  table of how often leaders pick such teams, divided by how many such teams there are;
+- votes: a logistic regression per voter role over the vote's public context and the
+  hidden situation (spies on the team, leader a spy).
+
+The exponents below 1 temper the vote and proposal terms, whose observations are not
+independent (a table talks before it votes). Parameters come from `python -m deduction fit`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from deduction.features import TEAM_SPY_BUCKETS, VOTE_FEATURES, RecordArrays, vote_feature_tensor
+
+PARAMS_FORMAT = "resistance-behaviour/1"
+MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
+
+
+@dataclass(frozen=True)
+class BehaviourParams:
+    vote_weights: np.ndarray  # (2, F): row 0 for a Resistance voter, row 1 for a spy voter
+    vote_exponent: float
+    proposal_exponent: float
+    # log P(fails | mission 1..5, fails required 1..2, spies on team 0..4), axes sized to index directly
+    sabotage_log_prob: np.ndarray  # (6, 3, 5, 5)
+    # log P(this very team | leader role, players, team size, spies on team, leader on team)
+    proposal_log_prob: np.ndarray  # (2, 11, 6, 5, 2)
+
+    def to_json(self) -> dict:
+        def table(values: np.ndarray):
+            return np.where(np.isfinite(values), np.round(values, 6), -1e9).tolist()
+
+        return {
+            "format": PARAMS_FORMAT,
+            "vote_features": list(VOTE_FEATURES),
+            "vote_weights": {
+                "resistance": np.round(self.vote_weights[0], 6).tolist(),
+                "spy": np.round(self.vote_weights[1], 6).tolist(),
+            },
+            "vote_exponent": self.vote_exponent,
+            "proposal_exponent": self.proposal_exponent,
+            "sabotage_log_prob": table(self.sabotage_log_prob),
+            "proposal_log_prob": table(self.proposal_log_prob),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> BehaviourParams:
+        if data.get("format") != PARAMS_FORMAT:
+            raise ValueError(f"not a {PARAMS_FORMAT} parameter file")
+        if tuple(data["vote_features"]) != VOTE_FEATURES:
+            raise ValueError("the parameter file was fitted with other vote features; run `python -m deduction fit`")
+        return cls(
+            vote_weights=np.array([data["vote_weights"]["resistance"], data["vote_weights"]["spy"]]),
+            vote_exponent=float(data["vote_exponent"]),
+            proposal_exponent=float(data["proposal_exponent"]),
+            sabotage_log_prob=np.array(data["sabotage_log_prob"], dtype=float),
+            proposal_log_prob=np.array(data["proposal_log_prob"], dtype=float),
+        )
+
+    def save(self, path: Path) -> None:
+        path.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> BehaviourParams:
+        return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+@lru_cache(maxsize=1)
+def default_params() -> BehaviourParams:
+    """The parameters shipped with the package (deduction/params/behaviour.json)."""
+    text = resources.files("deduction").joinpath("params/behaviour.json").read_text(encoding="utf-8")
+    return BehaviourParams.from_json(json.loads(text))
+
+
+def _log_sigmoid(x: np.ndarray) -> np.ndarray:
+    return -np.logaddexp(0.0, -x)
+
+
+def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams) -> np.ndarray:
+    """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket)."""
+    logits = vote_feature_tensor(arrays) @ params.vote_weights.T  # (P, players, 2, 3, role)
+    logits = np.moveaxis(logits, -1, 2)  # (P, players, role, 2, 3)
+    cast = arrays.votes[:, :, None, None, None]
+    return np.where(cast, _log_sigmoid(logits), _log_sigmoid(-logits))
+
+
+def log_weights(arrays: RecordArrays, assignments: np.ndarray, params: BehaviourParams) -> np.ndarray:
+    """Log-likelihood of the record under each assignment (rows of `assignments`)."""
+    total = np.zeros(len(assignments))
+    if arrays.proposal_count == 0:
+        return total
+    as_int = assignments.astype(np.int16)
+    team_spies = np.minimum(as_int @ arrays.teams.T.astype(np.int16), MAX_TEAM_SPIES)  # (A, P)
+    leader_spy = as_int[:, arrays.leaders]  # (A, P)
+
+    for row, mission, fails, required in zip(
+        arrays.played_index, arrays.played_missions, arrays.played_fails, arrays.played_fails_required, strict=True
+    ):
+        total += params.sabotage_log_prob[mission, required, team_spies[:, row], fails]
+
+    team_sizes = arrays.teams.sum(axis=1)
+    leader_on_team = arrays.teams[np.arange(arrays.proposal_count), arrays.leaders].astype(np.intp)
+    proposals = params.proposal_log_prob[leader_spy, arrays.players, team_sizes, team_spies, leader_on_team]
+    total += params.proposal_exponent * proposals.sum(axis=1)
+
+    table = vote_log_prob_table(arrays, params)  # (P, players, 2, 2, 3)
+    situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
+    flat = table.reshape(arrays.proposal_count, arrays.players, 2 * 2 * TEAM_SPY_BUCKETS)
+    # index: [proposal, voter, voter_role * 6 + situation]
+    cell = as_int[:, None, :] * (2 * TEAM_SPY_BUCKETS) + situation[:, :, None]  # (A, P, players)
+    proposal_index = np.arange(arrays.proposal_count)[None, :, None]
+    voter_index = np.arange(arrays.players)[None, None, :]
+    total += params.vote_exponent * flat[proposal_index, voter_index, cell].sum(axis=(1, 2))
+    return total

@@ -1,0 +1,84 @@
+"""What logic alone decides: which assignments remain, who is certainly a spy or not,
+and which groups must hold a spy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from deduction.assignments import all_assignments, consistent_mask
+from deduction.knowledge import Viewer
+from engine import GameRecord
+
+
+class ImpossibleRecord(ValueError):
+    """No spy assignment fits the record and the asker's knowledge together."""
+
+
+@dataclass(frozen=True)
+class SpyGroup:
+    """At least `at_least` of `seats` are spies, because of the named mission."""
+
+    mission: int
+    seats: tuple[int, ...]
+    at_least: int
+
+
+@dataclass(frozen=True)
+class ExactFacts:
+    assignments: np.ndarray  # every assignment, one row each
+    consistent: np.ndarray  # mask: not ruled out by the record
+    possible: np.ndarray  # mask: not ruled out by the record nor the viewer's knowledge
+    certain_spies: tuple[int, ...]  # seats other than the viewer that are spies in every possible assignment
+    certain_resistance: tuple[int, ...]  # seats other than the viewer that are spies in none
+    spy_groups: tuple[SpyGroup, ...]
+
+
+def viewer_mask(viewer: Viewer, assignments: np.ndarray) -> np.ndarray:
+    """True for each assignment the viewer's own knowledge allows."""
+    players = assignments.shape[1]
+    if viewer.seat is None:
+        return np.ones(len(assignments), dtype=bool)
+    if not 0 <= viewer.seat < players:
+        raise ValueError(f"viewer seat {viewer.seat} is not at a table of {players}")
+    if viewer.known_spies is None:
+        return ~assignments[:, viewer.seat]
+    spies = set(viewer.known_spies)
+    if viewer.seat not in spies:
+        raise ValueError("a spy viewer's known_spies must include the viewer's own seat")
+    if len(spies) != len(viewer.known_spies) or not all(0 <= s < players for s in spies):
+        raise ValueError("known_spies must list distinct seats at the table")
+    if len(spies) != int(assignments[0].sum()):
+        raise ValueError(f"known_spies must list all {int(assignments[0].sum())} spies")
+    wanted = np.zeros(players, dtype=bool)
+    wanted[list(spies)] = True
+    return (assignments == wanted).all(axis=1)
+
+
+def exact_facts(record: GameRecord, viewer: Viewer) -> ExactFacts:
+    assignments = all_assignments(record.players, record.spies)
+    consistent = consistent_mask(record, assignments)
+    possible = consistent & viewer_mask(viewer, assignments)
+    if not possible.any():
+        if viewer.is_spy:
+            raise ImpossibleRecord("the given spies cannot explain the Fail cards of the record")
+        raise ImpossibleRecord("no spy assignment explains the record's Fail cards with this viewer in the Resistance")
+    rows = assignments[possible]
+    always = rows.all(axis=0)
+    never = ~rows.any(axis=0)
+    others = [s for s in range(record.players) if s != viewer.seat]
+    groups = []
+    for mission in record.played_missions:
+        if mission.fails:
+            # A seat the viewer knows to be Resistance cannot be one of the spies.
+            seats = tuple(s for s in mission.proposals[-1].team if s != viewer.seat or viewer.is_spy)
+            groups.append(SpyGroup(mission.mission, seats, mission.fails))
+    return ExactFacts(
+        assignments=assignments,
+        consistent=consistent,
+        possible=possible,
+        certain_spies=tuple(s for s in others if always[s]),
+        certain_resistance=tuple(s for s in others if never[s]),
+        spy_groups=tuple(groups),
+    )

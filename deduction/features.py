@@ -1,0 +1,156 @@
+"""The public facts of a record as arrays, shared by fitting and prediction so they cannot drift apart.
+
+Everything here depends on the public record alone (and, for a vote, on the voter's seat).
+How a hidden assignment changes a term is left to `deduction.behaviour`, which indexes
+these arrays by the assignment's spies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from deduction.assignments import all_assignments
+from engine import GameRecord
+
+# Spies on a team, as the models see it: 0, 1, or 2 and more.
+TEAM_SPY_BUCKETS = 3
+
+VOTE_FEATURES = (
+    "bias",
+    "on_team",
+    "is_leader",
+    "team_spies_1",
+    "team_spies_2plus",
+    "leader_is_spy",
+    "on_team_with_spy",
+    "proposal_number",
+    "fifth_proposal",
+    "mission_number",
+    "successes",
+    "failures",
+    "team_suspicion",
+    "team_suspicion_on_team",
+)
+
+
+@dataclass(frozen=True)
+class RecordArrays:
+    """One row per proposal (in the order made) and one column per seat."""
+
+    players: int
+    spies: int
+    leaders: np.ndarray  # (P,) leader seat
+    teams: np.ndarray  # (P, players) bool: on the team
+    votes: np.ndarray  # (P, players) bool: approved
+    proposal_numbers: np.ndarray  # (P,) 1..5 within its mission
+    mission_numbers: np.ndarray  # (P,) 1..5
+    successes_before: np.ndarray  # (P,) successful missions before this proposal
+    failures_before: np.ndarray  # (P,) failed missions before this proposal
+    team_suspicion: np.ndarray  # (P, players) chance the team holds a spy, seen by that seat as Resistance
+    played_index: np.ndarray  # (M,) row of the approved proposal of each played mission
+    played_missions: np.ndarray  # (M,) mission number
+    played_fails: np.ndarray  # (M,) Fail cards shown
+    played_fails_required: np.ndarray  # (M,)
+
+    @property
+    def proposal_count(self) -> int:
+        return len(self.leaders)
+
+
+def record_arrays(record: GameRecord) -> RecordArrays:
+    players = record.players
+    leaders, teams, votes, numbers, missions, prefix, succ, fail = [], [], [], [], [], [], [], []
+    played_index, played_missions, played_fails, played_required = [], [], [], []
+    successes = failures = 0
+    for m in record.missions:
+        for number, p in enumerate(m.proposals, 1):
+            leaders.append(p.leader)
+            row = np.zeros(players, dtype=bool)
+            row[list(p.team)] = True
+            teams.append(row)
+            votes.append(p.votes)
+            numbers.append(number)
+            missions.append(m.mission)
+            prefix.append(len(played_index))
+            succ.append(successes)
+            fail.append(failures)
+        if m.played:
+            played_index.append(len(leaders) - 1)
+            played_missions.append(m.mission)
+            played_fails.append(m.fails)
+            played_required.append(m.fails_required)
+            successes += bool(m.succeeded)
+            failures += not m.succeeded
+    count = len(leaders)
+    teams_array = np.array(teams, dtype=bool).reshape(count, players)
+    arrays = RecordArrays(
+        players=players,
+        spies=record.spies,
+        leaders=np.array(leaders, dtype=np.intp),
+        teams=teams_array,
+        votes=np.array(votes, dtype=bool).reshape(count, players),
+        proposal_numbers=np.array(numbers, dtype=np.intp),
+        mission_numbers=np.array(missions, dtype=np.intp),
+        successes_before=np.array(succ, dtype=np.intp),
+        failures_before=np.array(fail, dtype=np.intp),
+        team_suspicion=np.zeros((count, players)),
+        played_index=np.array(played_index, dtype=np.intp),
+        played_missions=np.array(played_missions, dtype=np.intp),
+        played_fails=np.array(played_fails, dtype=np.intp),
+        played_fails_required=np.array(played_required, dtype=np.intp),
+    )
+    if count:
+        arrays.team_suspicion[:] = _team_suspicion(arrays, np.array(prefix, dtype=np.intp))
+    return arrays
+
+
+def _team_suspicion(arrays: RecordArrays, prefix: np.ndarray) -> np.ndarray:
+    """For each proposal and seat: the share of assignments, consistent with the missions
+    played before it and with that seat in the Resistance, that put a spy on the team."""
+    assignments = all_assignments(arrays.players, arrays.spies)
+    spies_on_teams = assignments.astype(np.int16) @ arrays.teams.T.astype(np.int16)  # (A, P)
+    # consistent_after[j]: consistent with the first j played missions.
+    consistent_after = np.ones((len(arrays.played_index) + 1, len(assignments)), dtype=bool)
+    for j, (row, fails) in enumerate(zip(arrays.played_index, arrays.played_fails, strict=True)):
+        consistent_after[j + 1] = consistent_after[j] & (spies_on_teams[:, row] >= fails)
+    resistance_seat = ~assignments  # (A, players)
+    weights = consistent_after[prefix][:, :, None] & resistance_seat[None, :, :]  # (P, A, players)
+    has_spy = (spies_on_teams.T > 0)[:, :, None]  # (P, A, 1)
+    total = weights.sum(axis=1)
+    with_spy = (weights & has_spy).sum(axis=1)
+    return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0)
+
+
+def vote_feature_tensor(arrays: RecordArrays) -> np.ndarray:
+    """Features of every vote under every hidden situation: shape (P, players, 2, 3, F).
+
+    Axis 2 is whether the leader is a spy, axis 3 the team's spies bucket (0, 1, 2+); the
+    voter's own role picks the weight vector, not a feature.
+    """
+    count, players = arrays.votes.shape
+    features = np.zeros((count, players, 2, TEAM_SPY_BUCKETS, len(VOTE_FEATURES)))
+    index = {name: i for i, name in enumerate(VOTE_FEATURES)}
+    on_team = arrays.teams.astype(float)
+    is_leader = np.zeros((count, players))
+    is_leader[np.arange(count), arrays.leaders] = 1.0
+
+    def public(name: str, values: np.ndarray) -> None:
+        features[..., index[name]] = np.broadcast_to(values.reshape(count, -1)[:, :, None, None], features.shape[:-1])
+
+    public("bias", np.ones((count, players)))
+    public("on_team", on_team)
+    public("is_leader", is_leader)
+    public("proposal_number", np.repeat(arrays.proposal_numbers[:, None] / 5.0, players, axis=1))
+    public("fifth_proposal", np.repeat((arrays.proposal_numbers == 5)[:, None].astype(float), players, axis=1))
+    public("mission_number", np.repeat(arrays.mission_numbers[:, None] / 5.0, players, axis=1))
+    public("successes", np.repeat(arrays.successes_before[:, None].astype(float), players, axis=1))
+    public("failures", np.repeat(arrays.failures_before[:, None].astype(float), players, axis=1))
+    public("team_suspicion", arrays.team_suspicion)
+    public("team_suspicion_on_team", arrays.team_suspicion * on_team)
+    features[:, :, 1, :, index["leader_is_spy"]] = 1.0
+    features[:, :, :, 1, index["team_spies_1"]] = 1.0
+    features[:, :, :, 2, index["team_spies_2plus"]] = 1.0
+    features[:, :, :, 1:, index["on_team_with_spy"]] = on_team[:, :, None, None]
+    return features
