@@ -94,18 +94,19 @@ def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams) -> np.nda
     """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket)."""
     logits = vote_feature_tensor(arrays) @ params.vote_weights.T  # (P, players, 2, 3, role)
     logits = np.moveaxis(logits, -1, 2)  # (P, players, role, 2, 3)
-    cast = arrays.votes[:, :, None, None, None]
-    return np.where(cast, _log_sigmoid(logits), _log_sigmoid(-logits))
+    return _log_sigmoid(np.where(arrays.votes[:, :, None, None, None], logits, -logits))
 
 
 def log_weights(arrays: RecordArrays, assignments: np.ndarray, params: BehaviourParams) -> np.ndarray:
     """Log-likelihood of the record under each assignment (rows of `assignments`)."""
     total = np.zeros(len(assignments))
-    if arrays.proposal_count == 0:
+    count = arrays.proposal_count
+    if count == 0:
         return total
     as_int = assignments.astype(np.int16)
     team_spies = np.minimum(as_int @ arrays.teams.T.astype(np.int16), MAX_TEAM_SPIES)  # (A, P)
     leader_spy = as_int[:, arrays.leaders]  # (A, P)
+    proposal_index = np.arange(count)
 
     for row, mission, fails, required in zip(
         arrays.played_index, arrays.played_missions, arrays.played_fails, arrays.played_fails_required, strict=True
@@ -113,16 +114,18 @@ def log_weights(arrays: RecordArrays, assignments: np.ndarray, params: Behaviour
         total += params.sabotage_log_prob[mission, required, team_spies[:, row], fails]
 
     team_sizes = arrays.teams.sum(axis=1)
-    leader_on_team = arrays.teams[np.arange(arrays.proposal_count), arrays.leaders].astype(np.intp)
+    leader_on_team = arrays.teams[proposal_index, arrays.leaders].astype(np.intp)
     proposals = params.proposal_log_prob[leader_spy, arrays.players, team_sizes, team_spies, leader_on_team]
     total += params.proposal_exponent * proposals.sum(axis=1)
 
-    table = vote_log_prob_table(arrays, params)  # (P, players, 2, 2, 3)
+    # A proposal's votes sum to: every voter as Resistance, plus, for each spy, the
+    # difference its being a spy makes. The second part is one matrix product.
+    situations = 2 * TEAM_SPY_BUCKETS
+    table = vote_log_prob_table(arrays, params).reshape(count, arrays.players, 2, situations)
+    as_resistance = table[:, :, 0, :].sum(axis=1)  # (P, situations)
+    spy_difference = (table[:, :, 1, :] - table[:, :, 0, :]).transpose(1, 0, 2).reshape(arrays.players, -1)
+    by_situation = (as_int @ spy_difference).reshape(len(assignments), count, situations) + as_resistance
     situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
-    flat = table.reshape(arrays.proposal_count, arrays.players, 2 * 2 * TEAM_SPY_BUCKETS)
-    # index: [proposal, voter, voter_role * 6 + situation]
-    cell = as_int[:, None, :] * (2 * TEAM_SPY_BUCKETS) + situation[:, :, None]  # (A, P, players)
-    proposal_index = np.arange(arrays.proposal_count)[None, :, None]
-    voter_index = np.arange(arrays.players)[None, None, :]
-    total += params.vote_exponent * flat[proposal_index, voter_index, cell].sum(axis=(1, 2))
+    votes = np.take_along_axis(by_situation, situation[:, :, None], axis=2)[:, :, 0]
+    total += params.vote_exponent * votes.sum(axis=1)
     return total
