@@ -44,7 +44,10 @@ def deduce(
     rows = facts.assignments[facts.possible]
     log_w = assignment_log_weights(model, record, rows, params)
     weights = np.exp(log_w - log_w.max()) if np.isfinite(log_w.max()) else np.ones(len(rows))
-    probability = (weights @ rows) / weights.sum()
+    # Rounding can push a sum of weights a hair past its total; a certain seat is exactly 0 or 1.
+    probability = np.clip((weights @ rows) / weights.sum(), 0.0, 1.0)
+    probability[list(facts.certain_spies)] = 1.0
+    probability[list(facts.certain_resistance)] = 0.0
     return Deduction(
         viewer=viewer,
         model=model,

@@ -1,0 +1,428 @@
+"""The command line of the deduction engine, run as a real subprocess.
+
+`python -m deduction batch` follows the protocol of shared/spec/game-record.md: one JSON
+answer per request line, in order, flushed after each line, `{"error": ...}` for a broken
+request, and the stream goes on. `explain`, `evaluate` and `fit` are checked for what they
+print and write.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import random
+import re
+import subprocess
+import sys
+import threading
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from deduction.analysis import deduce
+from deduction.behaviour import BehaviourParams
+from deduction.knowledge import Viewer
+from engine import GameRecord, Variants, apply, export_record, new_game, parse_record, record_of, record_to_dict
+from engine.simulate import play_to_end, random_action
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 60
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["PYTHONPATH"] = str(ROOT) + (os.pathsep + e["PYTHONPATH"] if e.get("PYTHONPATH") else "")
+    e["PYTHONIOENCODING"] = "utf-8"
+    return e
+
+
+def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "deduction", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        cwd=ROOT,
+        env=env(),
+        timeout=TIMEOUT,
+    )
+
+
+# ---------------------------------------------------------------- records
+
+
+def played_game(seed: int, players: int, steps: int | None = None, **rates: float):
+    """A random legal game (stopped after `steps` actions if given): its state."""
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(targeting=bool(seed % 2)))
+    done = 0
+    while not state.is_over and (steps is None or done < steps):
+        state, _ = apply(state, random_action(state, rng, **rates))
+        done += 1
+    return state
+
+
+def game_with_fails(players: int, seed: int = 0):
+    """A finished game whose record shows at least one Fail card."""
+    while True:
+        state = played_game(seed, players, spy_fail_rate=0.8)
+        record = record_of(state, f"g{seed}")
+        if any(m.fails for m in record.missions):
+            return state
+        seed += 1
+
+
+def brute_uniform(record: GameRecord, viewer: int | None, known: list[int] | None = None) -> tuple[list[float], int]:
+    played = [m for m in record.missions if m.fails is not None]
+    consistent = [
+        set(c)
+        for c in combinations(range(record.players), record.spies)
+        if all(len(set(c) & set(m.proposals[-1].team)) >= m.fails for m in played)
+    ]
+    allowed = consistent
+    if viewer is not None:
+        allowed = [s for s in consistent if (s == set(known) if known is not None else viewer not in s)]
+    return [sum(seat in s for s in allowed) / len(allowed) for seat in range(record.players)], len(consistent)
+
+
+def impossible_record() -> dict:
+    """5 players; mission 1's team [0, 1] showed 2 Fail cards."""
+    return {
+        "format": "resistance-record/1",
+        "id": "impossible",
+        "players": 5,
+        "spies": 2,
+        "missions": [
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [{"leader": 0, "team": [0, 1], "votes": [True] * 5}],
+                "fails": 2,
+            }
+        ],
+    }
+
+
+def wrong_team_size_record() -> dict:
+    data = impossible_record()
+    data["missions"][0]["proposals"][0]["team"] = [0, 1, 2]
+    data["missions"][0]["fails"] = 1
+    return data
+
+
+# ---------------------------------------------------------------- batch
+
+
+def check_answer(answer: dict, record: GameRecord, viewer: int | None, known: list[int] | None = None) -> None:
+    assert set(answer) == {"spy_probability", "consistent"}, answer
+    p = answer["spy_probability"]
+    assert isinstance(p, list) and len(p) == record.players
+    assert all(isinstance(x, float | int) and not isinstance(x, bool) and 0.0 <= x <= 1.0 for x in p)
+    assert isinstance(answer["consistent"], int) and not isinstance(answer["consistent"], bool)
+    assert sum(p) == pytest.approx(record.spies, abs=1e-9)
+    expected, consistent = brute_uniform(record, viewer, known)
+    assert answer["consistent"] == consistent
+    assert p == pytest.approx(expected, abs=1e-12)
+    if viewer is not None:
+        assert p[viewer] == 0.0 or known is not None
+    if known is not None:
+        assert p == [1.0 if s in known else 0.0 for s in range(record.players)]
+
+
+def requests_and_checks() -> list[tuple[str, object]]:
+    """Request lines, each with either the (record, viewer, known_spies) to check or "error"."""
+    out: list[tuple[str, object]] = []
+    for players, steps in ((5, None), (7, 120), (10, None), (8, 60)):
+        state = game_with_fails(players) if steps is None else played_game(players, players, steps, spy_fail_rate=0.8)
+        record = record_of(state, f"g{players}")
+        public = record_to_dict(record.without_outcome())
+        resistance = next(s for s in range(players) if s not in state.spies)
+        spy = state.spies[-1]
+        out += [
+            (json.dumps({"record": public, "viewer": resistance}), (record, resistance, None)),
+            (json.dumps({"record": public, "viewer": None}), (record, None, None)),
+            (
+                json.dumps({"record": public, "viewer": spy, "known_spies": list(state.spies)}),
+                (record, spy, list(state.spies)),
+            ),
+        ]
+    return out
+
+
+BROKEN = {
+    "not JSON": "this is not JSON {",
+    "not an object": "[1, 2, 3]",
+    "missing record": json.dumps({"viewer": 0}),
+    "wrong team size": json.dumps({"record": wrong_team_size_record(), "viewer": 3}),
+    "viewer out of range": json.dumps({"record": {**impossible_record(), "missions": []}, "viewer": 5}),
+    "negative viewer": json.dumps({"record": {**impossible_record(), "missions": []}, "viewer": -1}),
+    "known_spies without the viewer": json.dumps(
+        {"record": {**impossible_record(), "missions": []}, "viewer": 0, "known_spies": [1, 2]}
+    ),
+    "impossible record": json.dumps({"record": impossible_record(), "viewer": 0}),
+    "spies that cannot explain the fails": json.dumps(
+        {"record": impossible_record(), "viewer": 2, "known_spies": [2, 3]}
+    ),
+}
+
+
+def test_batch_answers_every_request_in_order() -> None:
+    good = requests_and_checks()
+    lines: list[tuple[str, object]] = []
+    broken = list(BROKEN.items())
+    for i, item in enumerate(good):
+        lines.append(item)
+        if i < len(broken):  # every broken line is followed by a good one
+            lines.append((broken[i][1], ("error", broken[i][0])))
+    assert len(good) > len(broken)
+    done = run_cli("batch", "--model", "uniform", stdin="".join(line + "\n" for line, _ in lines))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert len(out) == len(lines), done.stdout
+    for text, (_, check) in zip(out, lines, strict=True):
+        answer = json.loads(text)  # stdout holds nothing but JSON lines
+        assert isinstance(answer, dict)
+        if check[0] == "error":
+            assert set(answer) == {"error"}, (check[1], answer)
+            assert isinstance(answer["error"], str) and answer["error"].strip(), check[1]
+        else:
+            check_answer(answer, *check)
+
+
+def test_batch_error_for_a_wrong_team_size_names_the_field() -> None:
+    done = run_cli("batch", "--model", "uniform", stdin=BROKEN["wrong team size"] + "\n")
+    assert done.returncode == 0
+    (line,) = done.stdout.splitlines()
+    error = json.loads(line)["error"]
+    assert "missions[0].proposals[0].team" in error
+
+
+def test_batch_default_model_sums_to_spies() -> None:
+    state = game_with_fails(7, seed=3)
+    record = record_of(state, "g")
+    seat = next(s for s in range(7) if s not in state.spies)
+    done = run_cli("batch", stdin=json.dumps({"record": record_to_dict(record), "viewer": seat}) + "\n")
+    assert done.returncode == 0, done.stderr
+    (line,) = done.stdout.splitlines()
+    answer = json.loads(line)
+    assert set(answer) == {"spy_probability", "consistent"}
+    assert sum(answer["spy_probability"]) == pytest.approx(3, abs=1e-9)
+    assert answer["spy_probability"][seat] == 0.0
+    assert answer["spy_probability"] == pytest.approx(list(deduce(record, Viewer.resistance(seat)).spy_probability))
+
+
+def test_batch_flushes_each_answer() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deduction", "batch", "--model", "uniform"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+        cwd=ROOT,
+        env=env(),
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def reader() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    try:
+        assert proc.stdin is not None
+        requests = requests_and_checks()[:4]
+        requests.insert(2, (BROKEN["impossible record"], None))
+        for request, check in requests:
+            proc.stdin.write(request + "\n")
+            proc.stdin.flush()
+            try:
+                answer = json.loads(lines.get(timeout=TIMEOUT))
+            except queue.Empty:
+                pytest.fail("no answer line came back before the next request: the answer was not flushed")
+            if check is None:
+                assert set(answer) == {"error"}
+            else:
+                check_answer(answer, *check)
+        proc.stdin.close()
+        assert proc.wait(timeout=TIMEOUT) == 0
+        thread.join(timeout=TIMEOUT)
+        assert lines.empty()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("command", ["batch", "explain", "evaluate"])
+def test_unknown_model_exits_non_zero(command: str, tmp_path: Path) -> None:
+    file = tmp_path / "record.json"
+    file.write_text(json.dumps(impossible_record()), encoding="utf-8")
+    args = [command] if command == "batch" else [command, str(file)]
+    done = run_cli(*args, "--model", "nonsense", stdin="")
+    assert done.returncode != 0
+    assert done.stdout == ""
+    assert "nonsense" in done.stderr
+
+
+# ---------------------------------------------------------------- explain
+
+TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
+
+
+def table(stdout: str) -> dict[int, float]:
+    rows = {}
+    for line in stdout.splitlines():
+        match = TABLE_ROW.match(line)
+        if match:
+            seat = int(match.group(1))
+            assert seat not in rows, f"seat {seat} twice in the table"
+            rows[seat] = float(match.group(2)) / 100
+    return rows
+
+
+@pytest.mark.parametrize("model", [None, "uniform", "behaviour"])
+def test_explain_names_every_other_seat(model: str | None, tmp_path: Path) -> None:
+    state = game_with_fails(8, seed=11)
+    record = record_of(state, "g")
+    file = tmp_path / "record.json"
+    file.write_text(json.dumps(export_record(state, "g")), encoding="utf-8")
+    viewer = next(s for s in range(8) if s not in state.spies)
+    extra = [] if model is None else ["--model", model]
+    done = run_cli("explain", str(file), "--viewer", str(viewer), *extra)
+    assert done.returncode == 0, done.stderr
+    rows = table(done.stdout)
+    assert set(rows) == set(range(8)) - {viewer}, done.stdout
+    expected = deduce(record.without_outcome(), Viewer.resistance(viewer), model or "behaviour").spy_probability
+    for seat, shown in rows.items():
+        assert shown == pytest.approx(expected[seat], abs=0.0006)
+
+
+def test_explain_outsider_names_every_seat(tmp_path: Path) -> None:
+    state = game_with_fails(6, seed=5)
+    file = tmp_path / "record.json"
+    file.write_text(json.dumps(export_record(state, "g")), encoding="utf-8")
+    done = run_cli("explain", str(file), "--model", "uniform")
+    assert done.returncode == 0, done.stderr
+    assert set(table(done.stdout)) == set(range(6))
+
+
+def test_explain_impossible_record_is_an_error_not_a_crash(tmp_path: Path) -> None:
+    file = tmp_path / "record.json"
+    file.write_text(json.dumps(impossible_record()), encoding="utf-8")
+    done = run_cli("explain", str(file), "--viewer", "0")
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr and done.stderr.strip()
+
+
+# ---------------------------------------------------------------- evaluate and fit
+
+
+def finished_games(count: int, seed: int, **rates: float) -> list:
+    """`count` finished random games (5-10 players, both variants) with at least one played mission."""
+    rng = random.Random(seed)
+    states = []
+    while len(states) < count:
+        players = rng.randint(5, 10)
+        state = new_game(players, rng, Variants(targeting=rng.random() < 0.5))
+        state = play_to_end(state, rng, **rates)[-1][1]
+        if state.played_rounds:
+            states.append(state)
+    return states
+
+
+def expected_uniform_scores(records: list[GameRecord]) -> tuple[int, float, float]:
+    """Predictions, Brier and log loss of the uniform model, as a Resistance viewer after every played mission."""
+    squared, losses = [], []
+    for record in records:
+        spies = set(record.outcome.spies)
+        played = [i for i, m in enumerate(record.missions) if m.fails is not None]
+        for cut in played:
+            snapshot = GameRecord(record.id, record.players, record.spies, record.missions[: cut + 1])
+            for viewer in set(range(record.players)) - spies:
+                probability, _ = brute_uniform(snapshot, viewer)
+                for seat in range(record.players):
+                    if seat != viewer:
+                        truth = float(seat in spies)
+                        p = probability[seat]
+                        squared.append((p - truth) ** 2)
+                        q = min(max(p, 1e-6), 1 - 1e-6)
+                        losses.append(-(truth * math.log(q) + (1 - truth) * math.log(1 - q)))
+    return len(squared), sum(squared) / len(squared), sum(losses) / len(losses)
+
+
+def test_evaluate_uniform(tmp_path: Path) -> None:
+    states = finished_games(6, seed=7, spy_fail_rate=0.7)
+    sources = [None, {"roles": "resistance"}, None, {"site": "test"}, {"site": "test", "roles": "resistance"}]
+    lines = [
+        export_record(state, f"g{i}", source) for i, (state, source) in enumerate(zip(states[:5], sources, strict=True))
+    ]
+    # A sixth game played with Avalon roles: not scored by default.
+    lines.append(export_record(states[5], "avalon", {"roles": "avalon"}))
+    file = tmp_path / "games.jsonl"
+    file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    plain = [parse_record(line) for line in lines[:5]]
+    predictions, brier, log_loss = expected_uniform_scores(plain)
+
+    done = run_cli("evaluate", str(file), "--model", "uniform")
+    assert done.returncode == 0, done.stderr
+    assert "Brier" in done.stdout and "log loss" in done.stdout
+    row = re.search(r"^\s*all\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", done.stdout, re.MULTILINE)
+    assert row, done.stdout
+    assert int(row.group(1)) == predictions
+    assert float(row.group(2)) == pytest.approx(brier, abs=1e-4)
+    assert float(row.group(3)) == pytest.approx(log_loss, abs=1e-3)
+
+    done = run_cli("evaluate", str(file), "--model", "uniform", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["games"] == 5
+    assert report["all"]["predictions"] == predictions
+    assert 0.0 < report["all"]["brier"] < 1.0
+    assert report["all"]["brier"] == pytest.approx(brier, abs=1e-4)
+    assert report["all"]["log_loss"] == pytest.approx(log_loss, abs=1e-3)
+
+
+def sabotage_cells(states: list) -> set[int]:
+    """Missions (fails_required 1) played by a team holding exactly one spy."""
+    missions = set()
+    for state in states:
+        for m in state.played_rounds:
+            if m.fails_required == 1 and len(set(m.proposals[-1].team) & set(state.spies)) == 1:
+                missions.add(m.mission)
+    return missions
+
+
+@pytest.mark.parametrize("fail_rate", [1.0, 0.0])
+def test_fit_writes_parameters_that_reflect_the_data(fail_rate: float, tmp_path: Path) -> None:
+    states = finished_games(30, seed=21, spy_fail_rate=fail_rate)
+    file = tmp_path / "games.jsonl"
+    file.write_text(
+        "".join(json.dumps(export_record(state, f"g{i}")) + "\n" for i, state in enumerate(states)), encoding="utf-8"
+    )
+    out = tmp_path / "params.json"
+    done = run_cli("fit", str(file), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.exists()
+    params = BehaviourParams.load(out)
+    assert params.sabotage_log_prob.shape == (6, 3, 5, 5)
+    observed = sabotage_cells(states)
+    assert observed, "the generated games should hold a team with exactly one spy"
+    for mission in observed:
+        p_fail = float(np.exp(params.sabotage_log_prob[mission, 1, 1, 1]))
+        p_pass = float(np.exp(params.sabotage_log_prob[mission, 1, 1, 0]))
+        assert p_fail + p_pass == pytest.approx(1.0, abs=1e-4)
+        if fail_rate == 1.0:
+            assert p_fail > 0.5, (mission, p_fail)
+        else:
+            assert p_fail < 0.5, (mission, p_fail)
+    # A team with one spy cannot show two Fail cards.
+    assert np.all(np.exp(params.sabotage_log_prob[1:, 1, 1, 2:]) < 1e-6)

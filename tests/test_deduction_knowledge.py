@@ -1,0 +1,140 @@
+"""The deduction uses only what the asker legitimately knows: the public record and their own role.
+
+Two games that look the same to the asker (the same public record, the same role of the
+asker) must get the same answer, whatever the others' hidden roles and whatever the
+record's `outcome` says.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, replace
+from itertools import combinations
+
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from deduction import batch
+from deduction.analysis import deduce
+from deduction.knowledge import Viewer
+from engine import (
+    EndReason,
+    GameRecord,
+    Outcome,
+    Side,
+    Variants,
+    apply,
+    new_game,
+    parse_record,
+    record_of,
+    record_to_dict,
+    replay,
+)
+from engine.simulate import random_action
+
+MODELS = ("uniform", "behaviour")
+SETTINGS = settings(max_examples=200, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@dataclass(frozen=True)
+class Game:
+    record: GameRecord
+    spies: tuple[int, ...]
+    targeting: bool
+
+
+@st.composite
+def games(draw, finished: bool = False) -> Game:
+    seed = draw(st.integers(0, 2**32 - 1))
+    players = draw(st.integers(5, 10))
+    targeting = draw(st.booleans())
+    spy_fail_rate = draw(st.sampled_from([0.0, 0.5, 1.0]) | st.floats(0.0, 1.0))
+    steps = None if finished else draw(st.none() | st.integers(0, 300))
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(targeting=targeting))
+    done = 0
+    while not state.is_over and (steps is None or done < steps):
+        state, _ = apply(state, random_action(state, rng, spy_fail_rate=spy_fail_rate))
+        done += 1
+    return Game(record_of(state, "g"), state.spies, targeting)
+
+
+def consistent_sets(record: GameRecord) -> list[tuple[int, ...]]:
+    played = [m for m in record.missions if m.fails is not None]
+    return [
+        combo
+        for combo in combinations(range(record.players), record.spies)
+        if all(len(set(combo) & set(m.proposals[-1].team)) >= m.fails for m in played)
+    ]
+
+
+def answers(record: GameRecord, viewer: Viewer) -> dict[str, tuple]:
+    out = {}
+    for model in MODELS:
+        result = deduce(record, viewer, model)
+        out[model] = (result.spy_probability, result.consistent, result.possible)
+    return out
+
+
+@SETTINGS
+@given(games(), st.data())
+def test_the_outcome_changes_nothing(game: Game, data: st.DataObject) -> None:
+    record = game.record
+    others = [s for s in range(record.players) if s not in game.spies]
+    viewer = data.draw(st.sampled_from([Viewer.outsider()] + [Viewer.resistance(s) for s in others]))
+    other_spies = data.draw(st.sampled_from(list(combinations(range(record.players), record.spies))))
+    truthful = replace(record, outcome=Outcome(Side.SPIES, EndReason.THREE_FAILED_MISSIONS, game.spies))
+    lying = replace(record, outcome=Outcome(Side.RESISTANCE, EndReason.THREE_SUCCESSFUL_MISSIONS, other_spies))
+    bare = record.without_outcome()
+    expected = answers(bare, viewer)
+    assert answers(record, viewer) == expected
+    assert answers(truthful, viewer) == expected
+    assert answers(lying, viewer) == expected
+
+
+@SETTINGS
+@given(games(), st.data())
+def test_same_public_record_with_other_hidden_spies_gets_the_same_answer(game: Game, data: st.DataObject) -> None:
+    record = game.record
+    viewer_seat = data.draw(st.sampled_from([s for s in range(record.players) if s not in game.spies]))
+    alternatives = [s for s in consistent_sets(record) if viewer_seat not in s and s != game.spies]
+    assume(alternatives)
+    spies_b = data.draw(st.sampled_from(alternatives))
+
+    # Replay the same public choices with other spies: the same public record, other hidden roles.
+    state_b = replay(record.without_outcome(), spies_b, Variants(targeting=game.targeting))
+    record_b = record_of(state_b, "g")
+    assert record_b.missions == record.missions
+    assert record_b.players == record.players and record_b.spies == record.spies
+    assert state_b.spies == spies_b != game.spies
+    if record.outcome is not None:
+        assert record_b.outcome is not None and set(record_b.outcome.spies) == set(spies_b)
+
+    for viewer in (Viewer.resistance(viewer_seat), Viewer.outsider()):
+        assert answers(record, viewer) == answers(record_b, viewer)
+
+
+@SETTINGS
+@given(games(finished=True), st.data())
+def test_batch_answer_ignores_the_outcome(game: Game, data: st.DataObject) -> None:
+    record = game.record
+    assert record.outcome is not None
+    seat = data.draw(st.sampled_from([None] + [s for s in range(record.players) if s not in game.spies]))
+    with_outcome = record_to_dict(record)
+    without = record_to_dict(record.without_outcome())
+    assert "outcome" in with_outcome and "outcome" not in without
+    # Another valid outcome, naming other spies that the record allows too.
+    others = [s for s in consistent_sets(record) if s != game.spies]
+    variants = [with_outcome]
+    if others:
+        other = dict(
+            with_outcome, outcome=dict(with_outcome["outcome"], spies=list(data.draw(st.sampled_from(others))))
+        )
+        parse_record(other)  # still a valid record
+        variants.append(other)
+    for model in MODELS:
+        expected = batch.answer(json.dumps({"record": without, "viewer": seat}), model)
+        assert set(expected) == {"spy_probability", "consistent"}
+        for variant in variants:
+            assert batch.answer(json.dumps({"record": variant, "viewer": seat}), model) == expected
