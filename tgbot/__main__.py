@@ -1,0 +1,104 @@
+"""Run the bot, or watch a whole game offline.
+
+resistance-bot                       run with long polling (TELEGRAM_BOT_TOKEN, REDIS_URL, ...)
+resistance-bot demo --players 7 --seed 1 [--targeting] [--blind-spies]
+                                     a game of simulated players through the same stack,
+                                     with no token and no network
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import random
+import sys
+
+from redis.asyncio import Redis
+
+from tgbot.app import build_application, prepare
+from tgbot.config import ConfigError, Settings, load_settings
+
+log = logging.getLogger("tgbot")
+
+
+def connect_redis(settings: Settings) -> Redis:
+    if settings.redis_url:
+        return Redis.from_url(settings.redis_url, decode_responses=True)
+    import fakeredis
+
+    log.warning("REDIS_URL is not set: using an in-process Redis; games will not survive a restart")
+    return fakeredis.FakeAsyncRedis(decode_responses=True)
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Request URLs carry the bot token; keep the HTTP client's own lines out of INFO.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def run() -> int:
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        print(f"resistance-bot: {error}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level)
+    application = build_application(settings, connect_redis(settings))
+    application.run_polling(allowed_updates=["message", "callback_query"])
+    return 0
+
+
+async def demo(players: int, seed: int | None, targeting: bool, blind_spies: bool) -> int:
+    import fakeredis
+
+    from engine import Variants
+    from tgbot.offline.fake_telegram import FakeTelegram
+    from tgbot.offline.simulation import Policy, SimulatedGroup
+
+    telegram = FakeTelegram()
+    settings = Settings(token=telegram.token, redis_url=None, api_base_url=None, log_level="WARNING")
+    application = build_application(
+        settings,
+        fakeredis.FakeAsyncRedis(decode_responses=True),
+        request=telegram.request(),
+        updates_request=telegram.request(),
+        rate_limited=False,
+    )
+    rng = random.Random(seed)
+    async with application:
+        await prepare(application)
+        service = application.bot_data["service"]
+        service.rng = random.Random(rng.getrandbits(64))
+        group = SimulatedGroup(telegram, application, players=players)
+        await group.open_lobby_and_join(variants=Variants(targeting=targeting, blind_spies=blind_spies))
+        await group.start()
+        await group.play(Policy(rng=rng))
+
+    print("=" * 30, "the group", "=" * 30)
+    for text in group.transcript(group.chat_id):
+        print(text, end="\n\n")
+    for user_id in group.user_ids:
+        print("=" * 30, f"{group.name_of(user_id)}'s private chat", "=" * 30)
+        for text in group.transcript(user_id):
+            print(text, end="\n\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="resistance-bot", description="The Resistance for Telegram groups")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("run", help="run the bot with long polling (the default)")
+    demo_parser = commands.add_parser("demo", help="play a game of simulated players offline and print it")
+    demo_parser.add_argument("--players", type=int, default=7, choices=range(5, 11), metavar="5-10")
+    demo_parser.add_argument("--seed", type=int, default=None)
+    demo_parser.add_argument("--targeting", action="store_true")
+    demo_parser.add_argument("--blind-spies", action="store_true")
+    args = parser.parse_args(argv)
+    if args.command == "demo":
+        return asyncio.run(demo(args.players, args.seed, args.targeting, args.blind_spies))
+    return run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Build the python-telegram-bot Application: handlers, rate limiter, storage, command menu."""
+
+from __future__ import annotations
+
+import logging
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from telegram import BotCommand, Update
+from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, CallbackQueryHandler, CommandHandler
+from telegram.request import BaseRequest
+
+from tgbot import handlers
+from tgbot.config import Settings
+from tgbot.i18n import DEFAULT_LANGUAGE, t
+from tgbot.outbox import Outbox
+from tgbot.service import GameService
+from tgbot.store import Store
+
+log = logging.getLogger(__name__)
+
+COMMANDS = (
+    ("newgame", "Open a game in this group"),
+    ("join", "Join the open game"),
+    ("leave", "Leave the game before it starts"),
+    ("startgame", "Start the game"),
+    ("status", "Show the missions and whose turn it is"),
+    ("cancel", "End the lobby or the game"),
+    ("record", "The last finished game's record"),
+    ("rules", "How to play"),
+    ("help", "All commands"),
+)
+
+
+def command_menu(lang: str) -> list[BotCommand]:
+    return [BotCommand(name, t(lang, description)) for name, description in COMMANDS]
+
+
+async def prepare(application: Application) -> None:
+    """Once the bot knows its own username: create the game service and register the command menu.
+
+    `run_polling` calls this as post_init; code that drives the application itself calls it
+    after `initialize()`.
+    """
+    store: Store = application.bot_data["store"]
+    outbox = Outbox(store, application.bot)
+    application.bot_data["service"] = GameService(store, outbox, application.bot.username)
+    await application.bot.set_my_commands(command_menu(DEFAULT_LANGUAGE))
+
+
+async def _on_error(update: object, context) -> None:
+    """Log what failed without the update's content (it may hold a player's choice)."""
+    error = context.error
+    if isinstance(error, RedisError):
+        log.warning("storage unavailable: %s", type(error).__name__)
+        if isinstance(update, Update):
+            await _say_unavailable(update)
+        return
+    update_id = update.update_id if isinstance(update, Update) else None
+    log.error("update %s failed: %s", update_id, type(error).__name__, exc_info=error)
+
+
+async def _say_unavailable(update: Update) -> None:
+    text = t(handlers.language_of(update.effective_user), "The game is temporarily unavailable. Try again in a moment.")
+    try:
+        if update.callback_query is not None:
+            await update.callback_query.answer(text, show_alert=True)
+        elif update.effective_message is not None:
+            await update.effective_message.reply_text(text)
+    except Exception as failure:  # the apology itself must never raise out of the error handler
+        log.info("could not say the game is unavailable: %s", type(failure).__name__)
+
+
+def build_application(
+    settings: Settings,
+    redis: Redis,
+    *,
+    request: BaseRequest | None = None,
+    updates_request: BaseRequest | None = None,
+    rate_limited: bool = True,
+) -> Application:
+    """`rate_limited=False` is for a local fake Bot API, which has no flood limits to respect."""
+    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True).post_init(prepare)
+    if rate_limited:
+        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+    if settings.api_base_url:
+        builder = builder.base_url(settings.api_base_url).base_file_url(settings.api_base_file_url)
+    if request is not None:
+        builder = builder.request(request).get_updates_request(updates_request or request)
+    application = builder.build()
+    application.bot_data["store"] = Store(redis)
+
+    commands = {
+        "start": handlers.start,
+        "newgame": handlers.new_game,
+        "join": handlers.join,
+        "leave": handlers.leave,
+        "startgame": handlers.start_game,
+        "cancel": handlers.cancel,
+        "status": handlers.status,
+        "record": handlers.record,
+        "rules": handlers.rules,
+        "help": handlers.help_command,
+    }
+    for name, callback in commands.items():
+        application.add_handler(CommandHandler(name, callback))
+    application.add_handler(CallbackQueryHandler(handlers.button))
+    application.add_error_handler(_on_error)
+    return application

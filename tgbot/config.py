@@ -1,0 +1,55 @@
+"""Settings from the environment, checked at start so a mistake costs one clear line, not a traceback."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import urlparse
+
+_TOKEN = re.compile(r"\d+:[A-Za-z0-9_-]{20,}")
+
+
+class ConfigError(ValueError):
+    """A missing or malformed setting; the message names it and says what is expected."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    token: str | None
+    redis_url: str | None
+    api_base_url: str | None
+    log_level: str
+
+    @property
+    def api_base_file_url(self) -> str | None:
+        """The file URL that goes with a self-hosted Bot API server's base URL (…/bot -> …/file/bot)."""
+        if self.api_base_url is None:
+            return None
+        return self.api_base_url[: -len("/bot")] + "/file/bot"
+
+
+def load_settings(env: Mapping[str, str] | None = None, *, need_token: bool = True) -> Settings:
+    env = os.environ if env is None else env
+    token = env.get("TELEGRAM_BOT_TOKEN", "").strip() or None
+    if need_token and token is None:
+        raise ConfigError("TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and export it")
+    if token is not None and not _TOKEN.fullmatch(token):
+        raise ConfigError("TELEGRAM_BOT_TOKEN does not look like a bot token (digits, a colon, then 35 characters)")
+
+    redis_url = env.get("REDIS_URL", "").strip() or None
+    if redis_url is not None and urlparse(redis_url).scheme not in ("redis", "rediss", "unix"):
+        raise ConfigError("REDIS_URL must be a redis://, rediss:// or unix:// URL")
+
+    base_url = env.get("TELEGRAM_API_BASE_URL", "").strip().rstrip("/") or None
+    if base_url is not None:
+        parsed = urlparse(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc or not base_url.endswith("/bot"):
+            raise ConfigError("TELEGRAM_API_BASE_URL must look like http://127.0.0.1:8081/bot")
+
+    level = env.get("LOG_LEVEL", "INFO").strip().upper() or "INFO"
+    if not isinstance(logging.getLevelName(level), int):
+        raise ConfigError("LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
+    return Settings(token=token, redis_url=redis_url, api_base_url=base_url, log_level=level)

@@ -1,0 +1,211 @@
+"""Telegram handlers: parse the update, call the service, answer. No rule is decided here."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Chat, Update, User
+from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
+from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.ext import ContextTypes
+
+from engine import Variants
+from tgbot import render
+from tgbot.callbacks import BadCallback, CancelPress, decode
+from tgbot.i18n import DEFAULT_LANGUAGE, supported, t
+from tgbot.outbox import markup
+from tgbot.outgoing import Button
+from tgbot.service import GameService
+from tgbot.table import Player
+
+log = logging.getLogger(__name__)
+
+JOIN_PREFIX = "join_"
+
+
+def service_of(context: ContextTypes.DEFAULT_TYPE) -> GameService:
+    return context.application.bot_data["service"]
+
+
+def language_of(user: User | None) -> str:
+    return supported(user.language_code if user else None) or DEFAULT_LANGUAGE
+
+
+def player_of(user: User) -> Player:
+    return Player(user_id=user.id, name=user.full_name or str(user.id), language=user.language_code)
+
+
+def in_group(chat: Chat | None) -> bool:
+    return chat is not None and chat.type in (Chat.GROUP, Chat.SUPERGROUP)
+
+
+async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+    except TelegramError:
+        return False
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+async def reply(update: Update, text: str, buttons=()) -> None:
+    if text:
+        await update.effective_message.reply_text(text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+
+
+async def groups_only(update: Update, lang: str) -> bool:
+    """Answer a group command sent in private; True when the command may go on."""
+    if in_group(update.effective_chat):
+        return True
+    await reply(update, t(lang, "Add me to a group and send this command there: games are played in groups."))
+    return False
+
+
+# ---------------------------------------------------------------- commands
+
+
+async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/start in private: join a game from a Join link, or receive what your games expect of you."""
+    user, lang = update.effective_user, language_of(update.effective_user)
+    if in_group(update.effective_chat):
+        await reply(update, render.help_text(lang))
+        return
+    service = service_of(context)
+    payload = context.args[0] if context.args else ""
+    if payload.startswith(JOIN_PREFIX):
+        answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang)
+        await reply(update, answer.text)
+    else:
+        await reply(update, t(lang, "Hello! Add me to a group and send /newgame there to play The Resistance."))
+    await service.resend_private(user.id)
+
+
+async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/newgame [targeting] [blind]: open a lobby in this group, with those variants."""
+    lang = language_of(update.effective_user)
+    if not await groups_only(update, lang):
+        return
+    chat = update.effective_chat
+    words = {word.lower() for word in context.args or ()}
+    variants = Variants(targeting="targeting" in words, blind_spies=bool(words & {"blind", "blind_spies"}))
+    answer = await service_of(context).open_lobby(
+        chat.id, chat.title or "", player_of(update.effective_user), lang, variants
+    )
+    if answer is not None:
+        await reply(update, answer.text)
+
+
+async def join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/join in a group: take a seat, once the private chat with the bot is open."""
+    user, lang = update.effective_user, language_of(update.effective_user)
+    if not await groups_only(update, lang):
+        return
+    service = service_of(context)
+    game_id = await service.store.game_of_chat(update.effective_chat.id)
+    if game_id is None:
+        await reply(update, t(lang, "No game is open here. Start one with /newgame."))
+        return
+    try:
+        await context.bot.send_chat_action(user.id, ChatAction.TYPING)
+    except Forbidden:
+        link = render.join_link(context.bot.username, game_id)
+        await reply(
+            update,
+            t(
+                lang,
+                "%(player)s, I cannot write to you in private yet, and roles and cards come there. Press "
+                "the button and then Start: you will be seated.",
+                player=render.mention(player_of(user)),
+            ),
+            ((Button(t(lang, "Open the private chat and join"), url=link),),),
+        )
+        return
+    answer = await service.join(game_id, player_of(user), lang)
+    await reply(update, answer.text)
+
+
+async def leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/leave: give up a seat before the game starts."""
+    lang = language_of(update.effective_user)
+    if await groups_only(update, lang):
+        answer = await service_of(context).leave(update.effective_chat.id, update.effective_user.id, lang)
+        await reply(update, answer.text)
+
+
+async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/startgame: deal the roles and begin."""
+    lang = language_of(update.effective_user)
+    if not await groups_only(update, lang):
+        return
+    chat_id, user_id = update.effective_chat.id, update.effective_user.id
+    admin = await is_admin(context, chat_id, user_id)
+    answer = await service_of(context).start_game(chat_id, user_id, admin, lang)
+    await reply(update, answer.text)
+
+
+async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/cancel: end the lobby or the game, after a confirmation."""
+    lang = language_of(update.effective_user)
+    if not await groups_only(update, lang):
+        return
+    chat_id, user_id = update.effective_chat.id, update.effective_user.id
+    admin = await is_admin(context, chat_id, user_id)
+    answer = await service_of(context).ask_cancel(chat_id, user_id, admin, lang)
+    await reply(update, answer.text, answer.buttons)
+
+
+async def status(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/status: the board as everyone may see it."""
+    lang = language_of(update.effective_user)
+    if await groups_only(update, lang):
+        await reply(update, await service_of(context).status(update.effective_chat.id, lang))
+
+
+async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/record: the group's last finished game as a resistance-record/1 JSON file."""
+    lang = language_of(update.effective_user)
+    if not await groups_only(update, lang):
+        return
+    document = await service_of(context).record_document(update.effective_chat.id, lang)
+    if document is None:
+        await reply(update, t(lang, "No game has finished in this group yet."))
+        return
+    await update.effective_message.reply_document(
+        document.content.encode(), filename=document.filename, caption=document.caption
+    )
+
+
+async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/help: the commands."""
+    await reply(update, render.help_text(language_of(update.effective_user)))
+
+
+async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/rules: the rules in short."""
+    await reply(update, render.rules_text(language_of(update.effective_user)))
+
+
+# ---------------------------------------------------------------- buttons
+
+
+async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Any inline button: check it against the stored game, apply it, answer the presser privately."""
+    query = update.callback_query
+    lang = language_of(update.effective_user)
+    try:
+        press = decode(query.data)
+    except BadCallback:
+        await answer_query(query, t(lang, "This button is not valid."))
+        return
+    admin = False
+    if isinstance(press, CancelPress) and query.message is not None:
+        admin = await is_admin(context, query.message.chat.id, update.effective_user.id)
+    answer = await service_of(context).press(press, update.effective_user.id, admin, lang)
+    await answer_query(query, answer.text, answer.alert)
+
+
+async def answer_query(query, text: str, alert: bool = False) -> None:
+    try:
+        await query.answer(text or None, show_alert=alert)
+    except BadRequest as error:
+        # The press still counted; Telegram only refuses a late answer ("query is too old").
+        log.info("callback answer refused: %s", error.message)

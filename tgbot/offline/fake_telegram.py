@@ -1,0 +1,542 @@
+"""An in-memory Telegram Bot API server, plugged in underneath python-telegram-bot.
+
+The fake sits at PTB's HTTP layer (`BaseRequest`) instead of mocking `Bot` methods, so the bot's
+real code path runs unchanged: PTB builds each request, parses our JSON into its own objects and
+turns our error replies into its real exceptions (Forbidden, BadRequest, RetryAfter).  The fake
+therefore only has to be right about what Telegram *answers*.  It models the rules a game bot
+actually trips over: users who never opened the private chat or who blocked the bot, "message is
+not modified", stale or repeated callback queries, size limits and flood control.
+
+One `FakeTelegram` is one Telegram world; any number of PTB bots may talk to it at once (two
+workers sharing a token), each through its own `request()` objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import itertools
+import json
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from telegram.error import TimedOut
+from telegram.request import BaseRequest, RequestData
+
+NOT_MODIFIED = (
+    "Bad Request: message is not modified: specified new message content and reply markup are exactly "
+    "the same as a current content and reply markup of the message"
+)
+QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query id is invalid"
+MAX_TEXT, MAX_CAPTION, MAX_CALLBACK_DATA, MAX_ANSWER_TEXT = 4096, 1024, 64, 200
+_COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
+_START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_HTML_TAG = re.compile(r"<[^>]*>")
+_TEXT_BUTTON = "Text buttons are unallowed in the inline keyboard"
+# Methods whose answer never depends on the world.  getUpdates is empty because tests hand updates
+# to the Application themselves; Telegram would refuse webhooks and polling at once anyway.
+_CONSTANT_RESULTS: dict[str, Any] = dict.fromkeys(("setwebhook", "deletewebhook", "close", "logout"), True)
+_CONSTANT_RESULTS["getupdates"] = []
+
+
+class ApiError(Exception):
+    """A Telegram error reply; raising it keeps the method handlers reading like the happy path."""
+
+    def __init__(self, status: int, description: str, retry_after: int | None = None):
+        super().__init__(description)
+        self.status, self.description, self.retry_after = status, description, retry_after
+
+    def reply(self) -> tuple[int, bytes]:
+        body: dict[str, Any] = {"ok": False, "error_code": self.status, "description": self.description}
+        if self.retry_after is not None:
+            body["parameters"] = {"retry_after": self.retry_after}
+        return self.status, json.dumps(body).encode()
+
+
+@dataclass
+class FakeUser:
+    id: int
+    first_name: str
+    language_code: str | None = "en"
+    username: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "is_bot": False, "first_name": self.first_name}
+        if self.username:
+            d["username"] = self.username
+        if self.language_code:
+            d["language_code"] = self.language_code
+        return d
+
+
+@dataclass(frozen=True)
+class FakeDocument:
+    filename: str
+    data: bytes
+    mime_type: str = "application/octet-stream"
+    file_id: str = ""
+
+
+@dataclass
+class FakeMessage:
+    """A message as Telegram keeps it: tests assert on what players would see now, not on call logs."""
+
+    chat_id: int
+    message_id: int
+    text: str | None  # the caption, for a document
+    reply_markup: list[list[dict]] | None = None  # inline_keyboard rows exactly as the bot sent them
+    edits: int = 0
+    document: FakeDocument | None = None
+    from_bot: bool = True
+    sender_id: int = 0
+    date: int = 0
+    edit_date: int | None = None
+    entities: list[dict] | None = None
+    deleted: bool = False
+
+    def buttons(self) -> list[dict]:
+        return [button for row in self.reply_markup or [] for button in row]
+
+
+class FakeRequest(BaseRequest):
+    """PTB wants one request object per purpose (updates vs. everything else), hence a thin handle."""
+
+    def __init__(self, telegram: FakeTelegram):
+        self.telegram = telegram
+
+    @property
+    def read_timeout(self) -> float | None:
+        return None
+
+    async def initialize(self) -> None:
+        pass
+
+    async def shutdown(self) -> None:
+        pass  # the world outlives any one bot: a restarted worker must find its messages again
+
+    async def do_request(self, url: str, method: str, request_data: RequestData | None = None, *_, **__):
+        return await self.telegram.handle(url, request_data)
+
+
+def _utf16_len(text: str) -> int:
+    """Telegram measures text and entity offsets in UTF-16 code units, so emoji count twice."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _visible_length(text: str, parse_mode: str | None) -> int:
+    """Limits apply to the text players see, i.e. after HTML markup is taken out."""
+    if (parse_mode or "").lower() == "html":
+        text = html.unescape(_HTML_TAG.sub("", text))
+    return _utf16_len(text.strip())
+
+
+def _json_param(value: Any) -> Any:
+    """Bot.do_api_request may pass JSON strings where PTB's typed methods pass dicts."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _as_int(params: dict, name: str) -> int:
+    if name not in params:
+        raise ApiError(400, f"Bad Request: {name} is empty")
+    try:
+        return int(params[name])
+    except (TypeError, ValueError):
+        description = "chat not found" if name == "chat_id" else f"invalid {name}"
+        raise ApiError(400, f"Bad Request: {description}") from None
+
+
+class FakeTelegram:
+    """The Telegram world: users, groups, what the bot sent, and Telegram's rules about it."""
+
+    def __init__(self, bot_username: str = "resistance_test_bot", bot_id: int = 1000, token: str = "1000:FAKE"):
+        self.bot_username, self.bot_id, self.token = bot_username, bot_id, token
+        self.calls: list[tuple[str, dict]] = []
+        self.callback_answers: dict[str, dict] = {}
+        self.commands: dict[str | None, list] = {}
+        self._users: dict[int, FakeUser] = {}
+        self._groups: dict[int, dict[str, Any]] = {}
+        self._open: set[int] = set()
+        self._blocked: set[int] = set()
+        self._chats: dict[int, dict[int, FakeMessage]] = {}
+        self._last_message_id: dict[int, int] = {}
+        self._queries: dict[str, str] = {}  # callback query id -> "pending" | "answered" | "expired"
+        self._failures: dict[str, list[tuple[int, str, int | None]]] = {}
+        self._files: dict[str, FakeDocument] = {}
+        self._counter = itertools.count(1)  # query and file ids
+        self._update_ids = itertools.count(1)
+
+    def request(self) -> FakeRequest:
+        return FakeRequest(self)
+
+    # ----- the world -----
+
+    def add_user(
+        self, user_id: int, first_name: str, language_code: str | None = "en", username: str | None = None
+    ) -> FakeUser:
+        self._users[user_id] = FakeUser(user_id, first_name, language_code, username)
+        return self._users[user_id]
+
+    def add_group(self, chat_id: int, title: str, admins: Iterable[int] = ()) -> None:
+        """The first admin is the group's creator, as getChatMember will report."""
+        if chat_id >= 0:
+            raise ValueError(f"group chat ids are negative, got {chat_id}")
+        self._groups[chat_id] = {"title": title, "admins": list(admins)}
+
+    def block(self, user_id: int) -> None:
+        self._user(user_id)
+        self._blocked.add(user_id)
+
+    def unblock(self, user_id: int) -> None:
+        self._blocked.discard(user_id)
+
+    # ----- what users do -----
+
+    def command(self, user_id: int, chat_id: int, text: str) -> dict:
+        entities = None
+        if text.startswith("/"):
+            word = text.split(maxsplit=1)[0]
+            entities = [{"type": "bot_command", "offset": 0, "length": _utf16_len(word)}]
+        return self._user_message(user_id, chat_id, text, entities)
+
+    def text(self, user_id: int, chat_id: int, text: str) -> dict:
+        return self._user_message(user_id, chat_id, text, None)
+
+    def press(
+        self, user_id: int, chat_id: int, message_id: int, data: str | None = None, *, text: str | None = None
+    ) -> dict:
+        """Only buttons really on the message can be pressed, so a test cannot press what players can't."""
+        if (data is None) == (text is None):
+            raise TypeError("press() needs exactly one of data= or text=")
+        message = self._visible_message(user_id, chat_id, message_id)
+        for button in message.buttons():
+            if "callback_data" in button and (button["callback_data"] == data or button["text"] == text):
+                return self._callback_query(user_id, message, button["callback_data"])
+        wanted = f"callback_data {data!r}" if data is not None else f"label {text!r}"
+        listing = "; ".join(f"{b.get('text')!r} -> {b.get('callback_data', b.get('url'))!r}" for b in message.buttons())
+        raise LookupError(
+            f"message {message_id} in chat {chat_id} has no button with {wanted}; its buttons: {listing or 'none'}"
+        )
+
+    def forged_press(self, user_id: int, chat_id: int, message_id: int, data: str) -> dict:
+        """A modified client can send any data, but Telegram still only routes queries for real messages."""
+        return self._callback_query(user_id, self._visible_message(user_id, chat_id, message_id), data)
+
+    def open_link(self, user_id: int, url: str) -> dict:
+        """Raises on a malformed payload: Telegram would not pass it on, so the bot's link is a bug."""
+        parts = urlsplit(url)
+        if parts.scheme not in ("https", "http") or parts.netloc.lower() not in ("t.me", "telegram.me"):
+            raise ValueError(f"not a t.me link: {url!r}")
+        target = parts.path.strip("/")
+        if target.lower() != self.bot_username.lower():
+            raise ValueError(f"{url!r} links to @{target}, not to this bot @{self.bot_username}")
+        payload = parse_qs(parts.query).get("start", [None])[0]
+        if payload is not None and not _START_PAYLOAD.fullmatch(payload):
+            raise ValueError(f"start payload {payload!r} is not 1-64 characters of A-Z, a-z, 0-9, _ and -")
+        return self.command(user_id, user_id, "/start" + (f" {payload}" if payload else ""))
+
+    # ----- introspection -----
+
+    def messages(self, chat_id: int) -> list[FakeMessage]:
+        return [m for m in self._chats.get(chat_id, {}).values() if not m.deleted]
+
+    def message(self, chat_id: int, message_id: int) -> FakeMessage:
+        message = self._chats.get(chat_id, {}).get(message_id)
+        if message is None or message.deleted:
+            state = "was deleted" if message else "does not exist"
+            raise LookupError(f"message {message_id} in chat {chat_id} {state}")
+        return message
+
+    def private_chat_open(self, user_id: int) -> bool:
+        return user_id in self._open
+
+    def fail_next(
+        self, method: str, *, status: int, description: str, retry_after: int | None = None, times: int = 1
+    ) -> None:
+        """Queue failures for the next calls of `method`; status 0 stands for a network timeout."""
+        self._failures.setdefault(method.lower(), []).extend([(status, description, retry_after)] * times)
+
+    def expire_callback_queries(self) -> None:
+        """Telegram forgets queries after some seconds; a bot busy for too long must survive that."""
+        self._queries = dict.fromkeys(self._queries, "expired")
+
+    # ----- the HTTP side -----
+
+    async def handle(self, url: str, request_data: RequestData | None) -> tuple[int, bytes]:
+        path, _, api_method = urlsplit(url).path.strip("/").rpartition("/")
+        params = dict(request_data.parameters) if request_data else {}
+        uploads = {}
+        if request_data and request_data.contains_files:
+            for name, (filename, content, mime_type) in request_data.multipart_data.items():
+                data = content if isinstance(content, bytes) else content.read()
+                uploads[name] = FakeDocument(filename or name, data, mime_type)
+        self.calls.append((api_method, {**params, **uploads}))
+        # Yield like a network round trip would, so concurrent handlers interleave as in production.
+        await asyncio.sleep(0)
+        if path != f"bot{self.token}":
+            return ApiError(401, "Unauthorized").reply()
+        key = api_method.lower()  # Telegram's method names are case-insensitive
+        if self._failures.get(key):
+            status, description, retry_after = self._failures[key].pop(0)
+            if status == 0:
+                raise TimedOut(description)
+            return ApiError(status, description, retry_after).reply()
+        if key == "getupdates":
+            # Returning at once would let a polling Application spin and starve the event loop.
+            await asyncio.sleep(min(float(params.get("timeout") or 0), 0.05))
+        handler = getattr(self, f"_api_{key}", None)
+        if key in _CONSTANT_RESULTS:
+            result: Any = _CONSTANT_RESULTS[key]
+        elif handler is None:
+            return ApiError(404, "Not Found").reply()
+        else:
+            try:
+                result = handler(params, uploads)
+            except ApiError as error:
+                return error.reply()
+        return 200, json.dumps({"ok": True, "result": result}).encode()
+
+    # ----- Bot API methods -----
+
+    def _api_getme(self, p: dict, files: dict) -> dict:
+        off = ("can_read_all_group_messages", "supports_inline_queries", "can_connect_to_business", "has_main_web_app")
+        return self._bot_user() | {"can_join_groups": True} | dict.fromkeys(off, False)
+
+    def _api_sendmessage(self, p: dict, files: dict) -> dict:
+        chat_id = self._writable_chat(p)
+        text = str(p.get("text", ""))
+        self._check_text(text, p.get("parse_mode"), MAX_TEXT, "message text is empty", "message is too long")
+        return self._to_dict(self._store(chat_id, text, self._keyboard(p)))
+
+    def _api_senddocument(self, p: dict, files: dict) -> dict:
+        chat_id = self._writable_chat(p)
+        document = files.get("document") or self._files.get(str(p.get("document")))
+        if document is None:
+            raise ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        if not document.data:
+            raise ApiError(400, "Bad Request: file must be non-empty")
+        caption = p.get("caption")
+        if caption is not None and _visible_length(caption, p.get("parse_mode")) > MAX_CAPTION:
+            raise ApiError(400, "Bad Request: message caption is too long")
+        markup = self._keyboard(p)
+        if not document.file_id:
+            n = next(self._counter)
+            document = FakeDocument(document.filename, document.data, document.mime_type, f"FAKEDOC{n}")
+            self._files[document.file_id] = document
+        return self._to_dict(self._store(chat_id, caption, markup, document=document))
+
+    def _api_editmessagetext(self, p: dict, files: dict) -> dict:
+        message = self._editable(p)
+        if message.document:
+            raise ApiError(400, "Bad Request: there is no text in the message to edit")
+        text = str(p.get("text", ""))
+        self._check_text(text, p.get("parse_mode"), MAX_TEXT, "message text is empty", "message is too long")
+        return self._edit(message, text, self._keyboard(p))  # no reply_markup: Telegram drops the keyboard
+
+    def _api_editmessagereplymarkup(self, p: dict, files: dict) -> dict:
+        message = self._editable(p)
+        return self._edit(message, message.text, self._keyboard(p))
+
+    def _api_deletemessage(self, p: dict, files: dict) -> bool:
+        chat_id, message_id = _as_int(p, "chat_id"), _as_int(p, "message_id")
+        message = self._chats.get(chat_id, {}).get(message_id)
+        if message is None or message.deleted:
+            raise ApiError(400, "Bad Request: message to delete not found")
+        if chat_id < 0 and not message.from_bot and self.bot_id not in self._groups[chat_id]["admins"]:
+            raise ApiError(400, "Bad Request: message can't be deleted")
+        message.deleted = True
+        return True
+
+    def _api_answercallbackquery(self, p: dict, files: dict) -> bool:
+        query_id = str(p.get("callback_query_id"))
+        if self._queries.get(query_id) != "pending":
+            raise ApiError(400, QUERY_TOO_OLD)
+        if len(p.get("text") or "") > MAX_ANSWER_TEXT:
+            raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
+        self._queries[query_id] = "answered"
+        self.callback_answers[query_id] = {"text": p.get("text"), "show_alert": bool(p.get("show_alert", False))}
+        return True
+
+    def _api_setmycommands(self, p: dict, files: dict) -> bool:
+        """Stored per language only: the bot sets no per-scope command lists."""
+        commands = [dict(c) for c in _json_param(p.get("commands", []))]
+        if any(not _COMMAND_NAME.fullmatch(str(c.get("command", ""))) for c in commands):
+            raise ApiError(400, "Bad Request: BOT_COMMAND_INVALID")
+        self.commands[p.get("language_code") or None] = commands
+        return True
+
+    def _api_getmycommands(self, p: dict, files: dict) -> list:
+        return self.commands.get(p.get("language_code") or None, [])
+
+    def _api_deletemycommands(self, p: dict, files: dict) -> bool:
+        self.commands.pop(p.get("language_code") or None, None)
+        return True
+
+    def _api_getchat(self, p: dict, files: dict) -> dict:
+        chat_id = self._known_chat(p)
+        gifts = dict.fromkeys(
+            ("unlimited_gifts", "limited_gifts", "unique_gifts", "premium_subscription", "gifts_from_channels"), False
+        )
+        return {**self._chat(chat_id), "accent_color_id": 0, "max_reaction_count": 11, "accepted_gift_types": gifts}
+
+    def _api_getchatmember(self, p: dict, files: dict) -> dict:
+        chat_id, user_id = self._known_chat(p), _as_int(p, "user_id")
+        if user_id == self.bot_id:
+            user = self._bot_user()
+        elif user_id in self._users:
+            user = self._users[user_id].to_dict()
+        else:
+            raise ApiError(400, "Bad Request: user not found")
+        admins = self._groups[chat_id]["admins"] if chat_id < 0 else []
+        if admins[:1] == [user_id]:
+            return {"status": "creator", "user": user, "is_anonymous": False}
+        if user_id in admins:
+            rights = ("can_manage_chat", "can_delete_messages", "can_manage_video_chats", "can_restrict_members")
+            rights += ("can_promote_members", "can_change_info", "can_invite_users", "can_pin_messages")
+            rights += ("can_post_stories", "can_edit_stories", "can_delete_stories")
+            member = {"status": "administrator", "user": user, "can_be_edited": False, "is_anonymous": False}
+            return member | dict.fromkeys(rights, True)
+        return {"status": "member", "user": user}
+
+    def _api_sendchataction(self, p: dict, files: dict) -> bool:
+        self._writable_chat(p)
+        return True
+
+    # ----- helpers -----
+
+    def _user(self, user_id: int) -> FakeUser:
+        if user_id not in self._users:
+            raise LookupError(f"unknown user {user_id}: call add_user({user_id}, ...) first")
+        return self._users[user_id]
+
+    def _bot_user(self) -> dict[str, Any]:
+        return {"id": self.bot_id, "is_bot": True, "first_name": self.bot_username, "username": self.bot_username}
+
+    def _chat(self, chat_id: int) -> dict[str, Any]:
+        if chat_id < 0:
+            return {"id": chat_id, "type": "supergroup", "title": self._groups[chat_id]["title"]}
+        user = self._users[chat_id]
+        chat = {"id": chat_id, "type": "private", "first_name": user.first_name}
+        return chat | ({"username": user.username} if user.username else {})
+
+    def _known_chat(self, p: dict) -> int:
+        chat_id = _as_int(p, "chat_id")
+        if chat_id not in (self._groups if chat_id < 0 else self._users):
+            raise ApiError(400, "Bad Request: chat not found")
+        return chat_id
+
+    def _writable_chat(self, p: dict) -> int:
+        """Bots may only speak first in groups; a private chat needs the user to have started it."""
+        chat_id = self._known_chat(p)
+        if chat_id in self._blocked:
+            raise ApiError(403, "Forbidden: bot was blocked by the user")
+        if chat_id > 0 and chat_id not in self._open:
+            raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
+        return chat_id
+
+    def _check_text(self, text: str, parse_mode: str | None, limit: int, empty: str, too_long: str) -> None:
+        length = _visible_length(text, parse_mode)
+        if length == 0:
+            raise ApiError(400, f"Bad Request: {empty}")
+        if length > limit:
+            raise ApiError(400, f"Bad Request: {too_long}")
+
+    def _keyboard(self, p: dict) -> list[list[dict]] | None:
+        """Only inline keyboards belong to a message; reply keyboards live on the user's client."""
+        markup = _json_param(p.get("reply_markup"))
+        if not markup or "inline_keyboard" not in markup:
+            return None
+        rows = [[dict(button) for button in row] for row in markup["inline_keyboard"]]
+        for button in (b for row in rows for b in row):
+            if "callback_data" in button:
+                if not 1 <= len(str(button["callback_data"]).encode()) <= MAX_CALLBACK_DATA:
+                    raise ApiError(400, "Bad Request: BUTTON_DATA_INVALID")
+            elif len(button) < 2 or not button.get("text"):
+                raise ApiError(400, "Bad Request: can't parse inline keyboard button: " + _TEXT_BUTTON)
+        return rows
+
+    def _store(self, chat_id: int, text: str | None, markup: list | None = None, **fields: Any) -> FakeMessage:
+        message_id = self._last_message_id[chat_id] = self._last_message_id.get(chat_id, 0) + 1
+        message = FakeMessage(chat_id, message_id, text, markup, date=int(time.time()), **fields)
+        self._chats.setdefault(chat_id, {})[message_id] = message
+        return message
+
+    def _editable(self, p: dict) -> FakeMessage:
+        if "inline_message_id" in p:
+            raise ApiError(400, "Bad Request: MESSAGE_ID_INVALID")  # the bot sends no inline messages
+        message = self._chats.get(_as_int(p, "chat_id"), {}).get(_as_int(p, "message_id"))
+        if message is None or message.deleted:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        if not message.from_bot:
+            raise ApiError(400, "Bad Request: message can't be edited")
+        return message
+
+    def _edit(self, message: FakeMessage, text: str | None, markup: list | None) -> dict:
+        if text == message.text and markup == message.reply_markup:
+            raise ApiError(400, NOT_MODIFIED)
+        message.text, message.reply_markup = text, markup
+        message.edits += 1
+        message.edit_date = int(time.time())
+        return self._to_dict(message)
+
+    def _to_dict(self, m: FakeMessage) -> dict[str, Any]:
+        """The message as Telegram serialises it, in API replies and inside callback queries alike."""
+        sender = self._bot_user() if m.from_bot else self._users[m.sender_id].to_dict()
+        d: dict[str, Any] = {"message_id": m.message_id, "date": m.date, "chat": self._chat(m.chat_id), "from": sender}
+        if m.edit_date:
+            d["edit_date"] = m.edit_date
+        if m.document:
+            doc = m.document
+            d["document"] = {
+                "file_id": doc.file_id,
+                "file_unique_id": doc.file_id.lower(),
+                "file_name": doc.filename,
+                "mime_type": doc.mime_type,
+                "file_size": len(doc.data),
+            }
+            if m.text:
+                d["caption"] = m.text
+        elif m.text is not None:
+            d["text"] = m.text
+        if m.entities:
+            d["entities"] = m.entities
+        if m.reply_markup:
+            d["reply_markup"] = {"inline_keyboard": m.reply_markup}
+        return d
+
+    def _user_message(self, user_id: int, chat_id: int, text: str, entities: list | None) -> dict:
+        self._user(user_id)
+        if chat_id == user_id:
+            # Writing to a bot you blocked requires unblocking it first, so the client does both.
+            self._open.add(user_id)
+            self._blocked.discard(user_id)
+        elif chat_id > 0:
+            raise ValueError(f"user {user_id} cannot write in the private chat of user {chat_id}")
+        elif chat_id not in self._groups:
+            raise LookupError(f"unknown group {chat_id}: call add_group({chat_id}, ...) first")
+        message = self._store(chat_id, text, from_bot=False, sender_id=user_id, entities=entities)
+        return {"update_id": next(self._update_ids), "message": self._to_dict(message)}
+
+    def _visible_message(self, user_id: int, chat_id: int, message_id: int) -> FakeMessage:
+        self._user(user_id)
+        if chat_id > 0 and chat_id != user_id:
+            raise ValueError(f"user {user_id} cannot see the private chat of user {chat_id}")
+        message = self.message(chat_id, message_id)
+        if not message.from_bot:
+            raise LookupError(f"message {message_id} in chat {chat_id} was not sent by the bot")
+        return message
+
+    def _callback_query(self, user_id: int, message: FakeMessage, data: str) -> dict:
+        query_id = f"{self.bot_id}{next(self._counter):08d}"
+        self._queries[query_id] = "pending"
+        query = {
+            "id": query_id,
+            "from": self._users[user_id].to_dict(),
+            "message": self._to_dict(message),
+            "chat_instance": f"instance{message.chat_id}",
+            "data": data,
+        }
+        return {"update_id": next(self._update_ids), "callback_query": query}

@@ -1,0 +1,172 @@
+"""Simulated players who play whole games by pressing the buttons the bot actually sent.
+
+Used by `resistance-bot demo` and by the end-to-end tests. A simulated player reads the
+stored game to know its own role (as a real player knows it from their role message)
+and decides through a `Policy`; every decision becomes a real Telegram update.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from html import unescape
+
+from telegram import Update
+from telegram.ext import Application
+
+from engine import Phase, Variants
+from engine import rules as game_rules
+from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
+from tgbot.store import Store
+from tgbot.table import Table
+
+NAMES = ("Ann", "Bob", "Cy", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jon")
+_TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class Policy:
+    """How simulated players decide. The defaults play a plausible random game."""
+
+    rng: random.Random = field(default_factory=random.Random)
+    approve_rate: float = 0.6
+    spy_fail_rate: float = 0.7
+
+    def choose_mission(self, table: Table, seat: int, missions: tuple[int, ...]) -> int:
+        return self.rng.choice(missions)
+
+    def choose_team(self, table: Table, seat: int, size: int) -> list[int]:
+        others = [s for s in range(len(table.players)) if s != seat]
+        return sorted([seat, *self.rng.sample(others, size - 1)])
+
+    def vote(self, table: Table, seat: int) -> bool:
+        return self.rng.random() < self.approve_rate
+
+    def fail(self, table: Table, seat: int) -> bool:
+        return seat in table.game.spies and self.rng.random() < self.spy_fail_rate
+
+
+def plain_text(html: str) -> str:
+    return unescape(_TAG.sub("", html))
+
+
+class SimulatedGroup:
+    """One group chat with its simulated players, driving a real Application."""
+
+    def __init__(
+        self,
+        telegram: FakeTelegram,
+        application: Application,
+        chat_id: int = -100,
+        title: str = "Demo group",
+        players: int = 7,
+        language: str = "en",
+    ) -> None:
+        self.telegram = telegram
+        self.application = application
+        self.chat_id = chat_id
+        self.user_ids = [abs(chat_id) * 100 + i + 1 for i in range(players)]
+        telegram.add_group(chat_id, title, admins=[self.user_ids[0]])
+        for user_id, name in zip(self.user_ids, NAMES, strict=False):
+            telegram.add_user(user_id, name, language_code=language)
+        self.game_id: str | None = None
+
+    @property
+    def store(self) -> Store:
+        return self.application.bot_data["store"]
+
+    async def send(self, update: dict) -> None:
+        await self.application.process_update(Update.de_json(update, self.application.bot))
+
+    async def table(self) -> Table:
+        assert self.game_id is not None
+        table = await self.store.load(self.game_id)
+        assert table is not None
+        return table
+
+    # ---------------------------------------------------------------- finding buttons
+
+    def latest_with_button(self, chat_id: int, prefix: str) -> FakeMessage:
+        for message in reversed(self.telegram.messages(chat_id)):
+            if any(b.get("callback_data", "").startswith(prefix) for b in message.buttons()):
+                return message
+        raise LookupError(f"no message in chat {chat_id} has a {prefix!r} button")
+
+    async def press(self, user_id: int, chat_id: int, prefix: str, ending: str) -> None:
+        message = self.latest_with_button(chat_id, prefix)
+        data = next(
+            b["callback_data"]
+            for b in message.buttons()
+            if b.get("callback_data", "").startswith(prefix) and b["callback_data"].endswith(ending)
+        )
+        await self.send(self.telegram.press(user_id, chat_id, message.message_id, data))
+
+    # ---------------------------------------------------------------- a whole game
+
+    def name_of(self, user_id: int) -> str:
+        return NAMES[self.user_ids.index(user_id)]
+
+    async def open_lobby_and_join(self, joining: list[int] | None = None, variants: Variants | None = None) -> None:
+        variants = variants or Variants()
+        host = self.user_ids[0]
+        words = [
+            word for word, chosen in (("targeting", variants.targeting), ("blind", variants.blind_spies)) if chosen
+        ]
+        await self.send(self.telegram.command(host, self.chat_id, " ".join(["/newgame", *words])))
+        self.game_id = await self.store.game_of_chat(self.chat_id)
+        lobby = next(m for m in self.telegram.messages(self.chat_id) if any("url" in b for b in m.buttons()))
+        link = next(b["url"] for b in lobby.buttons() if "url" in b)
+        for user_id in joining if joining is not None else self.user_ids:
+            await self.send(self.telegram.open_link(user_id, link))
+
+    async def start(self) -> None:
+        await self.send(self.telegram.command(self.user_ids[0], self.chat_id, "/startgame"))
+
+    async def step(self, policy: Policy) -> bool:
+        """Make the next move the game waits for; False once it is over."""
+        table = await self.table()
+        game = table.game
+        if game is None or not table.is_active:
+            return False
+        if game.phase is Phase.PROPOSING:
+            leader = game.leader
+            user = table.players[leader].user_id
+            if game.variants.targeting and game.current_round is None and table.draft_mission is None:
+                mission = policy.choose_mission(table, leader, game.open_missions())
+                await self.press(user, self.chat_id, "m:", f":{mission}")
+                return True
+            mission = (
+                game.current_round.mission if game.current_round else (table.draft_mission or game.open_missions()[0])
+            )
+            wanted = set(policy.choose_team(table, leader, game_rules.team_size(game.players, mission)))
+            for seat in sorted(wanted ^ set(table.draft_team)):
+                await self.press(user, self.chat_id, "t:", f":{seat}")
+            await self.press(user, self.chat_id, "t:", ":ok")
+        elif game.phase is Phase.VOTING:
+            for seat in range(game.players):
+                if game.pending_votes[seat] is None:
+                    choice = "a" if policy.vote(table, seat) else "r"
+                    await self.press(table.players[seat].user_id, self.chat_id, "v:", f":{choice}")
+        else:
+            for seat in game.current_round.team:
+                if seat not in game.played_seats:
+                    user = table.players[seat].user_id
+                    await self.press(user, user, "c:", ":f" if policy.fail(table, seat) else ":s")
+        return True
+
+    async def play(self, policy: Policy, max_steps: int = 500) -> Table:
+        for _ in range(max_steps):
+            if not await self.step(policy):
+                return await self.table()
+        raise RuntimeError("the game did not end")
+
+    # ---------------------------------------------------------------- transcripts
+
+    def transcript(self, chat_id: int) -> list[str]:
+        """Every message of the chat as it reads now, a player's own messages under their name."""
+        lines = []
+        for message in self.telegram.messages(chat_id):
+            text = plain_text(message.text or "")
+            lines.append(text if message.from_bot else f"{self.name_of(message.sender_id)}: {text}")
+        return lines

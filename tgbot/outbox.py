@@ -1,0 +1,171 @@
+"""Send a game's queued messages, in order, exactly as Telegram lets us.
+
+Any process may drain any game's outbox; a short Redis lock (redis-py's `Lock`) makes
+sure only one does at a time, so messages of one game go out in the order their changes
+were stored. An item leaves the queue only after it was delivered (or can never be), so
+a process that dies mid-way leaves the rest for the next drain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
+from telegram.constants import ParseMode
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+
+from tgbot import outgoing
+from tgbot.outgoing import Document, Edit, Keyboard, Send
+from tgbot.store import PREFIX, Store, outbox_key
+
+log = logging.getLogger(__name__)
+
+LOCK_SECONDS = 60
+ATTEMPTS = 3
+
+
+def seconds(value: int | float | timedelta) -> float:
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
+    if not buttons:
+        return None
+    return InlineKeyboardMarkup(
+        [[InlineKeyboardButton(b.text, callback_data=b.data, url=b.url) for b in row] for row in buttons]
+    )
+
+
+class Outbox:
+    def __init__(self, store: Store, bot: Bot) -> None:
+        self.store = store
+        self.bot = bot
+
+    @property
+    def redis(self) -> Redis:
+        return self.store.redis
+
+    async def drain(self, game_id: str) -> None:
+        """Deliver everything queued for the game; return at once if another drain is running."""
+        queue = outbox_key(game_id)
+        while True:
+            lock = self.redis.lock(f"{PREFIX}lock:outbox:{game_id}", timeout=LOCK_SECONDS, blocking=False)
+            if not await lock.acquire():
+                return  # the holder looks at the queue again after it lets go
+            try:
+                await self._deliver_queue(game_id, queue)
+            finally:
+                await lock.release()
+            if not await self.redis.llen(queue):
+                return
+
+    async def _deliver_queue(self, game_id: str, queue: str) -> None:
+        while True:
+            raw_items = await self.redis.lrange(queue, 0, -1)
+            if not raw_items:
+                return
+            items = [outgoing.loads(raw) for raw in raw_items]
+            for position, item in enumerate(items):
+                superseded = isinstance(item, Edit) and any(
+                    isinstance(later, Edit) and later.key == item.key and later.chat_id == item.chat_id
+                    for later in items[position + 1 :]
+                )
+                if not superseded:
+                    await self._deliver(game_id, item)
+                await self.redis.lpop(queue)
+
+    async def deliver_now(self, game_id: str, item: outgoing.Outgoing) -> None:
+        """Deliver one message outside the queue: for answers that only their reader is waiting for."""
+        await self._deliver(game_id, item)
+
+    async def _deliver(self, game_id: str, item: outgoing.Outgoing) -> None:
+        """Deliver one item, retrying only what can succeed later; never let one item block the queue."""
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                if isinstance(item, Send):
+                    await self._send(game_id, item)
+                elif isinstance(item, Edit):
+                    await self._edit(game_id, item)
+                else:
+                    await self._document(item)
+                return
+            except RetryAfter as flood:
+                # The rate limiter already retried; Telegram still asks us to wait.
+                await asyncio.sleep(seconds(flood.retry_after))
+            except BadRequest as error:
+                log.warning("game %s: Telegram refused a %s: %s", game_id, type(item).__name__, error.message)
+                return
+            except (TimedOut, NetworkError) as failure:
+                log.warning("game %s: delivery attempt %d failed: %s", game_id, attempt, type(failure).__name__)
+                await asyncio.sleep(0.5 * attempt)
+            except TelegramError as error:
+                log.warning("game %s: Telegram refused a %s: %s", game_id, type(item).__name__, type(error).__name__)
+                return
+        log.error("game %s: gave up delivering a %s after %d attempts", game_id, type(item).__name__, ATTEMPTS)
+
+    async def _send(self, game_id: str, item: Send) -> None:
+        try:
+            message = await self.bot.send_message(
+                item.chat_id,
+                item.text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup(item.buttons),
+                disable_web_page_preview=True,
+            )
+        except Forbidden:
+            if item.notice_chat_id is None:
+                log.info("game %s: a chat refused a message (403)", game_id)
+                return
+            log.info("game %s: a player cannot be reached in private; telling the group", game_id)
+            await self.bot.send_message(
+                item.notice_chat_id,
+                item.notice_text,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup(item.notice_buttons),
+            )
+            return
+        if item.key:
+            await self.store.remember_message(game_id, item.key, item.chat_id, message.message_id)
+
+    async def _edit(self, game_id: str, item: Edit) -> None:
+        known = await self.store.message_of(game_id, item.key)
+        if known is None:
+            return  # its Send never reached the chat (a player who could not be reached)
+        chat_id, message_id = known
+        try:
+            await self.bot.edit_message_text(
+                item.text,
+                chat_id=chat_id,
+                message_id=message_id,
+                parse_mode=ParseMode.HTML,
+                reply_markup=markup(item.buttons),
+                disable_web_page_preview=True,
+            )
+        except BadRequest as error:
+            text = str(error).lower()
+            if "not modified" in text:
+                return
+            if "not found" in text or "can't be edited" in text:
+                # Someone deleted the message: post it again where it was.
+                await self._send(game_id, Send(chat_id, item.text, item.buttons, key=item.key))
+                return
+            raise
+        except Forbidden:
+            log.info("game %s: an edit was refused (403)", game_id)
+
+    async def _document(self, item: Document) -> None:
+        await self.bot.send_document(
+            item.chat_id, document=item.content.encode(), filename=item.filename, caption=item.caption or None
+        )
+
+
+async def drain_quietly(outbox: Outbox, game_id: str) -> None:
+    """Drain, logging instead of raising: a handler's answer must not depend on delivery."""
+    try:
+        await outbox.drain(game_id)
+    except (TelegramError, RedisError) as error:
+        log.warning("game %s: outbox stopped on %s", game_id, type(error).__name__)

@@ -1,0 +1,79 @@
+"""Messages waiting to be sent, as plain data, so they can wait in Redis beside the game.
+
+A change to a game and the messages it causes are stored together; whichever process
+drains the game's outbox sends them, in order (see `tgbot.outbox`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Button:
+    text: str
+    data: str | None = None  # callback data
+    url: str | None = None  # a link button instead
+
+
+Keyboard = tuple[tuple[Button, ...], ...]
+
+
+@dataclass(frozen=True)
+class Send:
+    """Send a new message. `key` names it so a later `Edit` can find it (blank: never edited)."""
+
+    chat_id: int
+    text: str
+    buttons: Keyboard = ()
+    key: str = ""
+    # Posted in the group instead, if the player's private chat is closed or blocked:
+    notice_chat_id: int | None = None
+    notice_text: str = ""
+    notice_buttons: Keyboard = ()
+
+
+@dataclass(frozen=True)
+class Edit:
+    chat_id: int
+    key: str
+    text: str
+    buttons: Keyboard = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    chat_id: int
+    filename: str
+    content: str
+    caption: str = ""
+
+
+Outgoing = Send | Edit | Document
+
+
+def _keyboard_to_data(buttons: Keyboard) -> list:
+    return [[{k: v for k, v in vars(b).items() if v is not None} for b in row] for row in buttons]
+
+
+def _keyboard_from_data(rows: list) -> Keyboard:
+    return tuple(tuple(Button(**b) for b in row) for row in rows)
+
+
+def dumps(item: Outgoing) -> str:
+    data = dict(vars(item))
+    for name in ("buttons", "notice_buttons"):
+        if name in data:
+            data[name] = _keyboard_to_data(data[name])
+    data["kind"] = type(item).__name__
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(text: str | bytes) -> Outgoing:
+    data = json.loads(text)
+    kind = {"Send": Send, "Edit": Edit, "Document": Document}[data.pop("kind")]
+    for name in ("buttons", "notice_buttons"):
+        if name in data:
+            data[name] = _keyboard_from_data(data[name])
+    return kind(**data)

@@ -1,0 +1,166 @@
+"""Redis storage: one document per game, its outbox, and the lookups group -> game, user -> games.
+
+Every change is a compare-and-set: the game's key is WATCHed while it is read and the
+new document is written in the same MULTI/EXEC (redis-py's `transaction` helper, which
+retries when another writer got there first). The change's messages are pushed to the
+game's outbox in that same transaction, so a change is never stored without its
+announcements, nor announced without being stored.
+
+Keys (prefix `rb:`):
+  game:{id}            the table document (JSON)
+  game:{id}:outbox     list of outgoing messages, oldest first
+  game:{id}:messages   hash: message key -> "chat_id:message_id" of messages already sent
+  chat:{chat_id}:game  the id of the group's open lobby or running game
+  chat:{chat_id}:record  the last finished game's record (resistance-record/1 JSON)
+  user:{user_id}:games set of ids of the active games the user sits in
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from redis.asyncio import Redis
+
+from tgbot import outgoing
+from tgbot.moves import Change
+from tgbot.table import Table
+
+PREFIX = "rb:"
+
+
+def game_key(game_id: str) -> str:
+    return f"{PREFIX}game:{game_id}"
+
+
+def outbox_key(game_id: str) -> str:
+    return f"{PREFIX}game:{game_id}:outbox"
+
+
+def messages_key(game_id: str) -> str:
+    return f"{PREFIX}game:{game_id}:messages"
+
+
+def chat_key(chat_id: int) -> str:
+    return f"{PREFIX}chat:{chat_id}:game"
+
+
+def record_key(chat_id: int) -> str:
+    return f"{PREFIX}chat:{chat_id}:record"
+
+
+def user_key(user_id: int) -> str:
+    return f"{PREFIX}user:{user_id}:games"
+
+
+class ChatBusy(Exception):
+    """The group already has an open lobby or a running game."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(game_id)
+        self.game_id = game_id
+
+
+class GameGone(Exception):
+    """The game named by a press or a lookup is not stored (any more)."""
+
+
+class Store:
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+
+    # ---------------------------------------------------------------- reading
+
+    async def load(self, game_id: str) -> Table | None:
+        raw = await self.redis.get(game_key(game_id))
+        return None if raw is None else Table.from_json(raw)
+
+    async def game_of_chat(self, chat_id: int) -> str | None:
+        return await self.redis.get(chat_key(chat_id))
+
+    async def table_of_chat(self, chat_id: int) -> Table | None:
+        game_id = await self.game_of_chat(chat_id)
+        return None if game_id is None else await self.load(game_id)
+
+    async def games_of_user(self, user_id: int) -> list[str]:
+        return sorted(await self.redis.smembers(user_key(user_id)))
+
+    async def last_record(self, chat_id: int) -> str | None:
+        return await self.redis.get(record_key(chat_id))
+
+    # ---------------------------------------------------------------- writing
+
+    async def create(self, change: Change) -> None:
+        """Store a new game as the group's current one, unless the group already has one."""
+        table = change.table
+        chat = chat_key(table.chat_id)
+
+        async def write(pipe) -> None:
+            current = await pipe.get(chat)
+            if current is not None:
+                raise ChatBusy(current)
+            pipe.multi()
+            pipe.set(game_key(table.id), table.to_json())
+            pipe.set(chat, table.id)
+            self._queue(pipe, table.id, change.outgoing)
+            self._index_players(pipe, None, table)
+
+        await self.redis.transaction(write, chat)
+
+    async def update(
+        self, game_id: str, mutate: Callable[[Table], Change], record: Callable[[Table], str | None] | None = None
+    ) -> Change:
+        """Apply `mutate` to the stored table and store its result atomically.
+
+        `mutate` may run more than once (when another writer wins the race) and must be
+        pure; a `Refused` it raises leaves everything as it was. `record`, given the new
+        table, may return a finished game's record to keep for the group.
+        """
+        key = game_key(game_id)
+
+        async def write(pipe) -> Change:
+            raw = await pipe.get(key)
+            if raw is None:
+                raise GameGone(game_id)
+            before = Table.from_json(raw)
+            change = mutate(before)
+            after = change.table
+            pipe.multi()
+            if after != before:
+                pipe.set(key, after.to_json())
+            self._queue(pipe, game_id, change.outgoing)
+            self._index_players(pipe, before, after)
+            if before.is_active and not after.is_active:
+                pipe.delete(chat_key(after.chat_id))
+                finished = record(after) if record else None
+                if finished is not None:
+                    pipe.set(record_key(after.chat_id), finished)
+            return change
+
+        return await self.redis.transaction(write, key, value_from_callable=True)
+
+    @staticmethod
+    def _queue(pipe, game_id: str, items: Iterable[outgoing.Outgoing]) -> None:
+        encoded = [outgoing.dumps(item) for item in items]
+        if encoded:
+            pipe.rpush(outbox_key(game_id), *encoded)
+
+    @staticmethod
+    def _index_players(pipe, before: Table | None, after: Table) -> None:
+        now = {p.user_id for p in after.players} if after.is_active else set()
+        then = {p.user_id for p in before.players} if before is not None and before.is_active else set()
+        for user_id in then - now:
+            pipe.srem(user_key(user_id), after.id)
+        for user_id in now - then:
+            pipe.sadd(user_key(user_id), after.id)
+
+    # ---------------------------------------------------------------- messages already sent
+
+    async def remember_message(self, game_id: str, key: str, chat_id: int, message_id: int) -> None:
+        await self.redis.hset(messages_key(game_id), key, f"{chat_id}:{message_id}")
+
+    async def message_of(self, game_id: str, key: str) -> tuple[int, int] | None:
+        raw = await self.redis.hget(messages_key(game_id), key)
+        if raw is None:
+            return None
+        chat_id, message_id = raw.rsplit(":", 1)
+        return int(chat_id), int(message_id)
