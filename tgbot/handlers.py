@@ -11,7 +11,7 @@ from telegram.ext import ContextTypes
 
 from engine import Variants
 from tgbot import render
-from tgbot.callbacks import BadCallback, CancelPress, decode
+from tgbot.callbacks import BadCallback, decode
 from tgbot.i18n import DEFAULT_LANGUAGE, supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
@@ -196,10 +196,12 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except BadCallback:
         await answer_query(query, t(lang, "This button is not valid."))
         return
-    admin = False
-    if isinstance(press, CancelPress) and query.message is not None:
-        admin = await is_admin(context, query.message.chat.id, update.effective_user.id)
-    answer = await service_of(context).press(press, update.effective_user.id, admin, lang)
+    user_id = update.effective_user.id
+
+    async def is_admin_in(chat_id: int) -> bool:
+        return await is_admin(context, chat_id, user_id)
+
+    answer = await service_of(context).press(press, user_id, lang, is_admin_in)
     await answer_query(query, answer.text, answer.alert)
 
 

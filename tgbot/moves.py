@@ -216,21 +216,21 @@ def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: 
         after, events = apply(game, CastVote(seat, press.approve))
     except IllegalAction as refusal:
         raise _refusal(refusal, lang) from None
-    reply = (
-        t(
+    # A callback answer is plain text: the group title goes in as it is, not HTML-escaped.
+    if press.approve:
+        reply = t(
             lang,
             "You voted 👍 Approve (mission %(mission)d, «%(group)s»).",
             mission=current.mission,
-            group=render.group_title(table),
+            group=table.chat_title,
         )
-        if press.approve
-        else t(
+    else:
+        reply = t(
             lang,
             "You voted 👎 Reject (mission %(mission)d, «%(group)s»).",
             mission=current.mission,
-            group=render.group_title(table),
+            group=table.chat_title,
         )
-    )
     return _step(table, after, events, Reply(reply), bot_username)
 
 
@@ -245,7 +245,8 @@ def play_card(table: Table, user_id: int, press: CardPress, lang: str, bot_usern
     except IllegalAction as refusal:
         raise _refusal(refusal, lang) from None
     mission = game.current_round.mission
-    change = _step(table, after, events, Reply(render.card_played(table, seat, mission, press.fail)), bot_username)
+    answer = t(lang, "You played ❌ Fail.") if press.fail else t(lang, "You played ✅ Success.")
+    change = _step(table, after, events, Reply(answer), bot_username)
     played = Edit(
         user_id, render.card_key(press.round_index, seat), render.card_played(table, seat, mission, press.fail)
     )

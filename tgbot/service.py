@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+from collections.abc import Awaitable, Callable
 
 from engine import Variants, export_record
 from tgbot import moves, render
@@ -100,7 +101,15 @@ class GameService:
 
     # ---------------------------------------------------------------- presses
 
-    async def press(self, press: Press, user_id: int, is_admin: bool, lang: str) -> Reply:
+    async def press(
+        self, press: Press, user_id: int, lang: str, is_admin_in: Callable[[int], Awaitable[bool]]
+    ) -> Reply:
+        """Apply a button press. `is_admin_in(chat_id)` asks Telegram, and only for the game's own group."""
+        is_admin = False
+        if isinstance(press, CancelPress):
+            table = await self.store.load(press.game_id)
+            is_admin = table is not None and await is_admin_in(table.chat_id)
+
         def mutate(table: Table) -> Change:
             if isinstance(press, VotePress):
                 return moves.vote(table, user_id, press, lang, self.bot_username)

@@ -26,6 +26,8 @@ from tgbot.moves import Change
 from tgbot.table import Table
 
 PREFIX = "rb:"
+# A finished game stays long enough for late presses to be told it is over, then goes.
+FINISHED_GAME_SECONDS = 7 * 24 * 3600
 
 
 def game_key(game_id: str) -> str:
@@ -131,6 +133,8 @@ class Store:
             self._index_players(pipe, before, after)
             if before.is_active and not after.is_active:
                 pipe.delete(chat_key(after.chat_id))
+                for kept in (key, outbox_key(game_id), messages_key(game_id)):
+                    pipe.expire(kept, FINISHED_GAME_SECONDS)
                 finished = record(after) if record else None
                 if finished is not None:
                     pipe.set(record_key(after.chat_id), finished)
