@@ -100,9 +100,9 @@ async def join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not await groups_only(update, lang):
         return
     service = service_of(context)
-    game_id = await service.store.game_of_chat(update.effective_chat.id)
-    if game_id is None:
-        await reply(update, t(lang, "No game is open here. Start one with /newgame."))
+    game_id, refusal = await service.joinable(update.effective_chat.id, lang)
+    if refusal is not None:
+        await reply(update, refusal.text)
         return
     try:
         await context.bot.send_chat_action(user.id, ChatAction.TYPING)
@@ -154,10 +154,11 @@ async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def status(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """/status: the board as everyone may see it."""
+    """/status: the board as everyone may see it, posted again with its buttons."""
     lang = language_of(update.effective_user)
     if await groups_only(update, lang):
-        await reply(update, await service_of(context).status(update.effective_chat.id, lang))
+        text = await service_of(context).status(update.effective_chat.id, lang)
+        await reply(update, text or "")
 
 
 async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -201,7 +202,8 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     async def is_admin_in(chat_id: int) -> bool:
         return await is_admin(context, chat_id, user_id)
 
-    answer = await service_of(context).press(press, user_id, lang, is_admin_in)
+    chat_id = query.message.chat.id if query.message is not None else None
+    answer = await service_of(context).press(press, user_id, chat_id, lang, is_admin_in)
     await answer_query(query, answer.text, answer.alert)
 
 

@@ -82,9 +82,13 @@ def open_lobby(
     return Change(table, [Send(chat_id, text, buttons, key="lobby")])
 
 
-def join(table: Table, player: Player, lang: str, bot_username: str) -> Change:
+def require_lobby(table: Table, lang: str) -> None:
     if table.stage is not Stage.LOBBY:
         raise refuse(lang, "This game has already started.")
+
+
+def join(table: Table, player: Player, lang: str, bot_username: str) -> Change:
+    require_lobby(table, lang)
     if table.seat_of(player.user_id) is not None:
         raise refuse(lang, "You are already in this game.")
     if len(table.players) >= game_rules.MAX_PLAYERS:
@@ -186,6 +190,23 @@ def cancel(table: Table, user_id: int, is_admin: bool, press: CancelPress, lang:
 
 
 # ---------------------------------------------------------------- presses during a game
+
+
+def require_pressed_in_place(table: Table, press, chat_id: int | None, user_id: int, lang: str) -> None:
+    """A button counts only on the message that carried it: cards in the player's own private
+    chat, everything else in the game's group. Data copied onto another message is refused."""
+    expected = user_id if isinstance(press, CardPress) else table.chat_id
+    if chat_id != expected:
+        raise refuse(lang, "This button is not valid here.")
+
+
+def repost_board(table: Table, bot_username: str) -> Change:
+    """The group's current message again, as a new message that later edits go to."""
+    if table.game is None:
+        text, buttons = render.lobby(table, bot_username)
+        return Change(table, [Send(table.chat_id, text, buttons, key="lobby")])
+    text, buttons = render.round_message(table)
+    return Change(table, [Send(table.chat_id, text, buttons, key=render.proposal_key(table))])
 
 
 def _seat(table: Table, user_id: int, lang: str) -> int:

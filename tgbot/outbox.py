@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from datetime import timedelta
 
 from redis.asyncio import Redis
@@ -17,6 +18,7 @@ from redis.exceptions import RedisError
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.warnings import PTBDeprecationWarning
 
 from tgbot import outgoing
 from tgbot.outgoing import Document, Edit, Keyboard, Send
@@ -28,7 +30,11 @@ LOCK_SECONDS = 60
 ATTEMPTS = 3
 
 
-def seconds(value: int | float | timedelta) -> float:
+def retry_after_seconds(flood: RetryAfter) -> float:
+    with warnings.catch_warnings():
+        # python-telegram-bot 22 warns that the attribute will become a timedelta; both are handled.
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = flood.retry_after
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
@@ -95,7 +101,7 @@ class Outbox:
                 return
             except RetryAfter as flood:
                 # The rate limiter already retried; Telegram still asks us to wait.
-                await asyncio.sleep(seconds(flood.retry_after))
+                await asyncio.sleep(retry_after_seconds(flood))
             except BadRequest as error:
                 log.warning("game %s: Telegram refused a %s: %s", game_id, type(item).__name__, error.message)
                 return

@@ -329,16 +329,6 @@ def closed_proposal(table: Table, round_index: int, proposal_number: int) -> str
     return f"{title}\n{proposal_outcome(table, mission_round, proposal_number, lang)}"
 
 
-def status(table: Table) -> str:
-    lang = table.language
-    if table.game is None:
-        return t(lang, "A lobby is open: %(count)d joined so far.", count=len(table.players))
-    if table.game.is_over:
-        return game_over(table)
-    text, _ = round_message(table)
-    return text
-
-
 # ---------------------------------------------------------------- the end
 
 

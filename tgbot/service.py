@@ -12,7 +12,7 @@ import random
 from collections.abc import Awaitable, Callable
 
 from engine import Variants, export_record
-from tgbot import moves, render
+from tgbot import moves
 from tgbot.callbacks import CancelPress, CardPress, MissionPress, Press, TeamPress, VotePress
 from tgbot.i18n import t
 from tgbot.moves import Change, Refused, Reply
@@ -102,15 +102,24 @@ class GameService:
     # ---------------------------------------------------------------- presses
 
     async def press(
-        self, press: Press, user_id: int, lang: str, is_admin_in: Callable[[int], Awaitable[bool]]
+        self,
+        press: Press,
+        user_id: int,
+        chat_id: int | None,
+        lang: str,
+        is_admin_in: Callable[[int], Awaitable[bool]],
     ) -> Reply:
-        """Apply a button press. `is_admin_in(chat_id)` asks Telegram, and only for the game's own group."""
+        """Apply a button press made on a message in `chat_id`.
+
+        `is_admin_in(chat_id)` asks Telegram, and only for the game's own group.
+        """
         is_admin = False
         if isinstance(press, CancelPress):
             table = await self.store.load(press.game_id)
             is_admin = table is not None and await is_admin_in(table.chat_id)
 
         def mutate(table: Table) -> Change:
+            moves.require_pressed_in_place(table, press, chat_id, user_id, lang)
             if isinstance(press, VotePress):
                 return moves.vote(table, user_id, press, lang, self.bot_username)
             if isinstance(press, CardPress):
@@ -133,13 +142,28 @@ class GameService:
 
     # ---------------------------------------------------------------- looking
 
-    async def status(self, chat_id: int, lang: str) -> str:
+    async def joinable(self, chat_id: int, lang: str) -> tuple[str | None, Reply | None]:
+        """The group's open lobby, or why there is none to join."""
         table = await self.store.table_of_chat(chat_id)
         if table is None:
+            return None, Reply(t(lang, "No game is open here. Start one with /newgame."))
+        try:
+            moves.require_lobby(table, lang)
+        except Refused as refused:
+            return None, refused.reply
+        return table.id, None
+
+    async def status(self, chat_id: int, lang: str) -> str | None:
+        """Post the group's board again (with its buttons); a text to reply when there is no game."""
+        game_id = await self.store.game_of_chat(chat_id)
+        if game_id is None:
             return t(lang, "No game is running here. Start one with /newgame.")
-        if table.game is not None:
-            await drain_quietly(self.outbox, table.id)  # anything a crashed worker left unsent
-        return render.status(table)
+        try:
+            await self.store.update(game_id, lambda table: moves.repost_board(table, self.bot_username))
+        except GameGone:
+            return t(lang, "No game is running here. Start one with /newgame.")
+        await drain_quietly(self.outbox, game_id)
+        return None
 
     async def record_document(self, chat_id: int, lang: str) -> Document | None:
         raw = await self.store.last_record(chat_id)

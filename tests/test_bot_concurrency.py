@@ -1,0 +1,300 @@
+"""Two worker processes on one Redis: presses arriving at the same moment through either of them.
+
+Each `make_bot` call is a separate Application with its own Redis connection, as two
+processes sharing a bot token would be. Every change is a compare-and-set, so a press
+must count exactly once whichever worker handles it and however the presses interleave.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import re
+
+import pytest
+from telegram import Update
+
+from engine import Phase, parse_record
+from engine import rules as game_rules
+from tgbot import moves
+from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.store import outbox_key
+
+REVEAL = re.compile(r"(Approved|Rejected) \d+–\d+")
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@pytest.fixture(autouse=True)
+def no_handler_errors(redis, caplog):
+    """A clean Redis database for every test, and no update may fail inside the bot."""
+    caplog.set_level(logging.INFO)
+    yield
+    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not failures, failures
+
+
+async def send_via(application, update: dict) -> None:
+    await application.process_update(Update.de_json(update, application.bot))
+
+
+async def two_workers(make_bot, telegram, players: int, seed: int = 1):
+    first, second = await make_bot(seed), await make_bot(seed + 100)
+    group = SimulatedGroup(telegram, first, players=players)
+    await group.open_lobby_and_join()
+    await group.start()
+    return group, (first, second)
+
+
+def team_size(table) -> int:
+    game = table.game
+    mission = game.current_round.mission if game.current_round else game.open_missions()[0]
+    return game_rules.team_size(game.players, mission)
+
+
+def button(message, ending: str) -> str:
+    return next(b["callback_data"] for b in message.buttons() if b["callback_data"].endswith(ending))
+
+
+async def propose_alternating(group: SimulatedGroup, workers, seats) -> None:
+    """The leader ticks and proposes, each press through the next worker."""
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    presses = [f":{seat}" for seat in sorted(set(seats) ^ set(table.draft_team))] + [":ok"]
+    for i, ending in enumerate(presses):
+        board = group.latest_with_button(group.chat_id, f"t:{group.game_id}:")
+        update = group.telegram.press(leader, group.chat_id, board.message_id, button(board, ending))
+        await send_via(workers[i % 2], update)
+    assert (await group.table()).game.phase is Phase.VOTING
+
+
+async def vote_burst(group: SimulatedGroup, workers, choices: dict[int, bool]) -> list[dict]:
+    """Every pending vote pressed at the same moment, alternating workers; returns the updates."""
+    table = await group.table()
+    ballot = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
+    updates = [
+        group.telegram.press(
+            table.players[seat].user_id, group.chat_id, ballot.message_id, button(ballot, ":a" if approve else ":r")
+        )
+        for seat, approve in choices.items()
+    ]
+    await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
+    return updates
+
+
+async def card_burst(group: SimulatedGroup, workers, fails: dict[int, bool]) -> list[dict]:
+    table = await group.table()
+    updates = []
+    for seat, fail in fails.items():
+        user = table.players[seat].user_id
+        prompt = group.latest_with_button(user, f"c:{group.game_id}:")
+        updates.append(group.telegram.press(user, user, prompt.message_id, button(prompt, ":f" if fail else ":s")))
+    await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
+    return updates
+
+
+def answers(telegram, updates) -> list[str | None]:
+    return [telegram.callback_answers[u["callback_query"]["id"]]["text"] for u in updates]
+
+
+def group_texts_since(telegram, chat_id: int, start: int) -> list[str]:
+    return [
+        plain_text(str(params.get("text", "")))
+        for method, params in telegram.calls[start:]
+        if method in ("sendMessage", "editMessageText") and int(params.get("chat_id", 0)) == chat_id
+    ]
+
+
+async def outbox_length(group: SimulatedGroup) -> int:
+    return await group.store.redis.llen(outbox_key(group.game_id))
+
+
+# ---------------------------------------------------------------- one proposal's votes at once
+
+
+@pytest.mark.parametrize("approve", [True, False])
+async def test_simultaneous_votes_through_two_workers_count_once_each(make_bot, telegram, monkeypatch, approve):
+    players = 10
+    group, workers = await two_workers(make_bot, telegram, players)
+    table = await group.table()
+    team = list(range(team_size(table)))
+    await propose_alternating(group, workers, team)
+    before = (await group.table()).game
+    # Six of ten approve (a majority) or four (a rejection); every seat's choice is known.
+    choices = {seat: (seat < 6) if approve else (seat < 4) for seat in range(players)}
+    calls_before = len(telegram.calls)
+    attempts = []
+    real_vote = moves.vote
+
+    def counted_vote(*args, **kwargs):
+        attempts.append(args[1])
+        return real_vote(*args, **kwargs)
+
+    monkeypatch.setattr(moves, "vote", counted_vote)
+
+    updates = await vote_burst(group, workers, choices)
+
+    # The presses really raced: some compare-and-set attempts lost and were retried on the newer table.
+    assert len(attempts) > players
+
+    after = (await group.table()).game
+    assert after.version == before.version + players
+    proposal = after.rounds[0].proposals[0]
+    assert proposal.votes == tuple(choices[s] for s in range(players))
+    assert proposal.approved is approve
+    for text, seat in zip(answers(telegram, updates), choices, strict=True):
+        assert text.startswith("You voted 👍 Approve" if choices[seat] else "You voted 👎 Reject"), text
+
+    # The reveal reached the group exactly once, and the ballot ends showing it.
+    shown = group_texts_since(telegram, group.chat_id, calls_before)
+    reveals = [text for text in shown if REVEAL.search(text)]
+    assert len(reveals) == 1, shown
+    ballot_id = next(m.message_id for m in telegram.messages(group.chat_id) if "proposal 1" in plain_text(m.text or ""))
+    final = plain_text(telegram.message(group.chat_id, ballot_id).text)
+    assert ("Approved 6–4." if approve else "Rejected 4–6.") in final and "Voted (" not in final
+    assert telegram.message(group.chat_id, ballot_id).buttons() == []
+    assert await outbox_length(group) == 0
+
+    if approve:
+        assert after.phase is Phase.MISSION
+        for seat in range(players):
+            prompts = [
+                p
+                for m, p in telegram.calls
+                if m == "sendMessage"
+                and int(p["chat_id"]) == table.players[seat].user_id
+                and "Play your card" in p["text"]
+            ]
+            assert len(prompts) == (1 if seat in team else 0)
+    else:
+        assert after.phase is Phase.PROPOSING and after.proposal_number == 2
+        boards = [m for m in telegram.messages(group.chat_id) if "proposal 2" in plain_text(m.text or "")]
+        assert len(boards) == 1
+        new_boards = [
+            p for m, p in telegram.calls[calls_before:] if m == "sendMessage" and int(p["chat_id"]) == group.chat_id
+        ]
+        assert len(new_boards) == 1 and "proposal 2" in plain_text(new_boards[0]["text"])
+
+
+async def test_same_button_pressed_at_once_counts_once(make_bot, telegram):
+    group, workers = await two_workers(make_bot, telegram, 5, seed=3)
+    table = await group.table()
+    team = list(range(team_size(table)))
+    await propose_alternating(group, workers, team)
+
+    # One player's Approve arrives four times at once (a double tap, resent by two workers).
+    ballot = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
+    voter = table.players[2].user_id
+    version = (await group.table()).game.version
+    updates = [telegram.press(voter, group.chat_id, ballot.message_id, button(ballot, ":a")) for _ in range(4)]
+    await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
+    game = (await group.table()).game
+    assert game.version == version + 1
+    assert game.pending_votes == (None, None, True, None, None)
+    texts = answers(telegram, updates)
+    assert sum(t.startswith("You voted 👍 Approve") for t in texts) == 1
+    assert texts.count("You have already voted.") == 3
+
+    await vote_burst(group, workers, {seat: True for seat in range(5) if seat != 2})
+    assert (await group.table()).game.phase is Phase.MISSION
+
+    # A team member's Success card, pressed four times at once through both workers.
+    player = table.players[team[0]].user_id
+    prompt = group.latest_with_button(player, f"c:{group.game_id}:")
+    version = (await group.table()).game.version
+    updates = [telegram.press(player, player, prompt.message_id, button(prompt, ":s")) for _ in range(4)]
+    await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
+    game = (await group.table()).game
+    assert game.version == version + 1
+    assert game.pending_cards == ((team[0], False),)
+    texts = answers(telegram, updates)
+    assert sum("played ✅ Success" in t for t in texts) == 1
+    assert texts.count("You have already played your card.") == 3
+    assert plain_text(telegram.message(player, prompt.message_id).text) == (
+        "«Demo group», mission 1: you played ✅ Success."
+    )
+    assert await outbox_length(group) == 0
+
+    # Both cards at once from the last member: only one of them counts, and the mission ends once.
+    last_seat = team[1]
+    last = table.players[last_seat].user_id
+    prompt = group.latest_with_button(last, f"c:{group.game_id}:")
+    calls_before = len(telegram.calls)
+    updates = [telegram.press(last, last, prompt.message_id, button(prompt, end)) for end in (":s", ":f", ":s", ":f")]
+    await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
+    game = (await group.table()).game
+    texts = answers(telegram, updates)
+    played = [t for t in texts if "you played" in t.lower()]
+    assert len(played) == 1
+    assert game.rounds[0].fails == (1 if "Fail" in played[0] else 0)
+    if last_seat not in game.spies:
+        assert game.rounds[0].fails == 0
+    assert game.phase is Phase.PROPOSING
+    outcome = "succeeded ✅" if game.rounds[0].fails == 0 else "failed ❌"
+    results = [t for t in group_texts_since(telegram, group.chat_id, calls_before) if f"Mission 1 {outcome}" in t]
+    assert len(results) == 1
+    boards = [m for m in telegram.messages(group.chat_id) if "choose 3 players for mission 2" in (m.text or "")]
+    assert len(boards) == 1
+    assert await outbox_length(group) == 0
+
+
+# ---------------------------------------------------------------- a whole game through two workers
+
+
+@pytest.mark.parametrize(("players", "seed"), [(5, 21), (8, 22), (10, 23)])
+async def test_whole_game_through_two_workers_with_bursts(make_bot, telegram, players, seed):
+    group, workers = await two_workers(make_bot, telegram, players, seed=seed)
+    policy = Policy(rng=random.Random(seed), approve_rate=0.6, spy_fail_rate=0.7)
+    expected_version = 0
+    reveals_expected = 0
+    for _ in range(200):
+        table = await group.table()
+        game = table.game
+        if game.is_over:
+            break
+        assert game.version == expected_version
+        if game.phase is Phase.PROPOSING:
+            team = policy.choose_team(table, game.leader, team_size(table))
+            await propose_alternating(group, workers, team)
+            expected_version += 1
+        elif game.phase is Phase.VOTING:
+            choices = {seat: policy.vote(table, seat) for seat in range(players)}
+            updates = await vote_burst(group, workers, choices)
+            assert all(t.startswith("You voted") for t in answers(telegram, updates))
+            expected_version += players
+            reveals_expected += 1
+            votes = (await group.table()).game.rounds[-1].proposals[-1].votes
+            assert votes == tuple(choices[s] for s in range(players))
+        else:
+            team = game.current_round.team
+            fails = {seat: policy.fail(table, seat) for seat in team}
+            updates = await card_burst(group, workers, fails)
+            assert all("you played" in t.lower() for t in answers(telegram, updates))
+            expected_version += len(team)
+            played = (await group.table()).game.rounds[-1]
+            assert played.fails == sum(fails.values())
+    else:
+        pytest.fail("the game did not end")
+
+    table = await group.table()
+    assert table.game.is_over and table.game.version == expected_version
+    assert await outbox_length(group) == 0
+    record = parse_record(json.loads(await group.store.last_record(group.chat_id)))
+    assert record.outcome is not None and record.outcome.winner is table.game.winner
+    assert sum(len(m.proposals) for m in record.missions) == reveals_expected
+
+    # The group: every proposal's message ends revealed, exactly one per proposal, and one game-over message.
+    group_now = [plain_text(m.text or "") for m in telegram.messages(group.chat_id)]
+    assert sum(bool(REVEAL.search(text)) for text in group_now) == reveals_expected
+    assert sum(text.startswith("🏁") for text in group_now) == 1
+    assert group_now[-1].startswith("🏁")
+    assert not any(m.buttons() for m in telegram.messages(group.chat_id))
+    # Every team member got one card prompt per mission they were on, all answered.
+    for seat, player in enumerate(table.players):
+        missions_on = sum(1 for r in table.game.played_rounds if seat in r.team)
+        prompts = [m for m in telegram.messages(player.user_id) if (m.text or "").startswith("«Demo group», mission")]
+        assert len(prompts) == missions_on
+        assert all("you played" in m.text and not m.buttons() for m in prompts)

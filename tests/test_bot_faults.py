@@ -1,0 +1,325 @@
+"""Telegram failing the bot: blocked players, refused edits, expired queries, flood waits, timeouts."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+
+from engine import Phase
+from engine import rules as game_rules
+from tgbot.offline.fake_telegram import NOT_MODIFIED
+from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.store import outbox_key
+
+OPEN_CHAT_LINK = "https://t.me/resistance_test_bot?start=hello"
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@pytest.fixture(autouse=True)
+def no_handler_errors(redis, caplog):
+    """A clean Redis database for every test, and no update may fail inside the bot."""
+    caplog.set_level(logging.INFO)
+    yield
+    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not failures, failures
+
+
+async def started(make_bot, telegram, players=5, seed=1) -> SimulatedGroup:
+    application = await make_bot(seed)
+    group = SimulatedGroup(telegram, application, players=players)
+    await group.open_lobby_and_join()
+    await group.start()
+    return group
+
+
+def team_size(table) -> int:
+    game = table.game
+    mission = game.current_round.mission if game.current_round else game.open_missions()[0]
+    return game_rules.team_size(game.players, mission)
+
+
+async def propose(group: SimulatedGroup, seats) -> None:
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    for seat in sorted(set(seats) ^ set(table.draft_team)):
+        await group.press(leader, group.chat_id, "t:", f":{seat}")
+    await group.press(leader, group.chat_id, "t:", ":ok")
+    assert (await group.table()).game.phase is Phase.VOTING
+
+
+async def vote_all(group: SimulatedGroup, approve: bool) -> None:
+    table = await group.table()
+    for seat, player in enumerate(table.players):
+        if table.game.pending_votes[seat] is None:
+            await group.press(player.user_id, group.chat_id, "v:", ":a" if approve else ":r")
+
+
+async def outbox_length(group: SimulatedGroup) -> int:
+    return await group.store.redis.llen(outbox_key(group.game_id))
+
+
+def texts(telegram, chat_id: int) -> list[str]:
+    return [plain_text(m.text or "") for m in telegram.messages(chat_id)]
+
+
+class AlwaysApprove(Policy):
+    def vote(self, table, seat):
+        return True
+
+    def fail(self, table, seat):
+        return False
+
+
+# ---------------------------------------------------------------- a player who blocked the bot
+
+
+async def test_blocked_player_holds_the_mission_until_they_come_back(make_bot, telegram):
+    group = await started(make_bot, telegram)
+    table = await group.table()
+    size = team_size(table)
+    team = list(range(size))
+    blocked_seat = team[-1]
+    blocked = group.user_ids[blocked_seat]
+    name = table.name(blocked_seat)
+    await propose(group, team)
+    telegram.block(blocked)
+    group_messages_before = len(telegram.messages(group.chat_id))
+    private_before = texts(telegram, blocked)
+
+    await vote_all(group, approve=True)
+    game = (await group.table()).game
+    assert game.phase is Phase.MISSION
+
+    # The group is told, with a link that opens the private chat.
+    notice = next(
+        m for m in telegram.messages(group.chat_id)[group_messages_before:] if "cannot write to you" in (m.text or "")
+    )
+    assert plain_text(notice.text) == (
+        f"{name}, I cannot write to you in private, so the game is waiting for you. Press the button, "
+        "then Start (or unblock me): I will send you what you need."
+    )
+    assert f'href="tg://user?id={blocked}"' in notice.text
+    assert notice.buttons() == [{"text": "Open the private chat", "url": OPEN_CHAT_LINK}]
+    assert texts(telegram, blocked) == private_before  # nothing reached them
+
+    # The rest of the team plays; the mission waits for the blocked player.
+    for seat in team[:-1]:
+        await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
+    game = (await group.table()).game
+    assert game.phase is Phase.MISSION and blocked_seat not in game.played_seats
+    assert set(game.played_seats) == set(team[:-1])
+    waiting = [text for text in texts(telegram, group.chat_id) if "Waiting for:" in text]
+    assert len(waiting) == 1 and waiting[0].endswith(f"Waiting for: {name}")
+    assert await outbox_length(group) == 0
+
+    # They unblock the bot and send /start: role and card prompt come again.
+    telegram.unblock(blocked)
+    await group.send(telegram.command(blocked, blocked, "/start"))
+    private = texts(telegram, blocked)[len(private_before) :]
+    assert any(text.startswith("Your game in «Demo group»") for text in private)
+    prompt = group.latest_with_button(blocked, "c:")
+    assert plain_text(prompt.text) == "«Demo group», mission 1: you are on the team. Play your card."
+    await group.press(blocked, blocked, "c:", ":s")
+
+    game = (await group.table()).game
+    assert game.phase is Phase.PROPOSING and game.mission_track()[0] is True
+    assert plain_text(telegram.message(blocked, prompt.message_id).text) == (
+        "«Demo group», mission 1: you played ✅ Success."
+    )
+    assert telegram.message(blocked, prompt.message_id).buttons() == []
+    assert "Mission 1 succeeded ✅ with 0 Fail cards." in "\n".join(texts(telegram, group.chat_id))
+    assert await outbox_length(group) == 0
+
+    # And the game plays on to its end.
+    table = await group.play(AlwaysApprove())
+    assert table.game.is_over
+    assert await outbox_length(group) == 0
+
+
+async def test_player_blocked_from_the_start_gets_role_and_card_after_start(make_bot, telegram):
+    application = await make_bot(3)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    blocked = group.user_ids[2]
+    telegram.block(blocked)
+    await group.start()
+    table = await group.table()
+    notices = [m for m in telegram.messages(group.chat_id) if "cannot write to you" in (m.text or "")]
+    assert len(notices) == 1 and plain_text(notices[0].text).startswith(f"{table.name(2)}, I cannot write")
+    assert not any(text.startswith("Your game in") for text in texts(telegram, blocked))
+    # The game itself is not held up by a role message.
+    assert table.game.phase is Phase.PROPOSING
+
+    await group.send(telegram.command(blocked, blocked, "/start"))
+    roles = [text for text in texts(telegram, blocked) if text.startswith("Your game in")]
+    assert len(roles) == 1
+    assert ("you are a spy" in roles[0]) == (2 in table.game.spies)
+    assert not any("Play your card" in text for text in texts(telegram, blocked))
+    assert await outbox_length(group) == 0
+
+
+# ---------------------------------------------------------------- refused edits
+
+
+async def test_message_not_modified_is_ignored(make_bot, telegram, caplog):
+    group = await started(make_bot, telegram)
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    board = group.latest_with_button(group.chat_id, "t:")
+    size = team_size(table)
+
+    await group.press(leader, group.chat_id, "t:", ":0")
+    assert "Chosen: Ann" in plain_text(telegram.message(group.chat_id, board.message_id).text)
+
+    telegram.fail_next("editMessageText", status=400, description=NOT_MODIFIED)
+    update = telegram.press(
+        leader,
+        group.chat_id,
+        board.message_id,
+        next(b["callback_data"] for b in board.buttons() if b["callback_data"].endswith(":1")),
+    )
+    await group.send(update)
+    # The press was taken and answered; the refused edit left the old text, and nothing broke.
+    assert telegram.callback_answers[update["callback_query"]["id"]]["show_alert"] is False
+    assert (await group.table()).draft_team == (0, 1)
+    assert plain_text(telegram.message(group.chat_id, board.message_id).text).endswith("Chosen: Ann")
+    assert await outbox_length(group) == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+    # The next redraw shows the whole truth.
+    await group.press(leader, group.chat_id, "t:", ":4")
+    assert "Chosen: Ann, Bob, Eve" in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    await group.press(leader, group.chat_id, "t:", ":4")
+    for seat in range(2, size):
+        await group.press(leader, group.chat_id, "t:", f":{seat}")
+    names = ", ".join(table.name(s) for s in range(size))
+    assert f"Chosen: {names}" in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    await group.press(leader, group.chat_id, "t:", ":ok")
+    game = (await group.table()).game
+    assert game.phase is Phase.VOTING and game.current_round.team == tuple(range(size))
+
+    # A not-modified refusal during the votes loses no vote either.
+    telegram.fail_next("editMessageText", status=400, description=NOT_MODIFIED, times=2)
+    await vote_all(group, approve=False)
+    game = (await group.table()).game
+    assert game.current_round.proposals[0].votes == (False,) * 5
+    assert game.phase is Phase.PROPOSING and game.proposal_number == 2
+    assert await outbox_length(group) == 0
+
+
+async def test_a_deleted_round_message_is_posted_again(make_bot, telegram):
+    group = await started(make_bot, telegram)
+    table = await group.table()
+    team = list(range(team_size(table)))
+    await propose(group, team)
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    await vote_all(group, approve=True)
+    assert "Waiting for: Ann, Bob" in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    await group.application.bot.delete_message(group.chat_id, ballot.message_id)  # an admin tidies up
+
+    # The next card's edit finds the message gone and posts it again.
+    await group.press(group.user_ids[0], group.user_ids[0], "c:", ":s")
+    reposted = telegram.messages(group.chat_id)[-1]
+    assert reposted.message_id > ballot.message_id
+    assert "Waiting for: Bob" in plain_text(reposted.text) and "Waiting for: Ann" not in plain_text(reposted.text)
+    # Later edits go to the new message.
+    await group.press(group.user_ids[1], group.user_ids[1], "c:", ":s")
+    closed = plain_text(telegram.message(group.chat_id, reposted.message_id).text)
+    assert "Mission 1 succeeded ✅ with 0 Fail cards." in closed
+    game = (await group.table()).game
+    assert game.phase is Phase.PROPOSING and game.mission_track()[0] is True
+    assert len([m for m in telegram.messages(group.chat_id) if "Mission 1 succeeded" in (m.text or "")]) == 1
+    assert await outbox_length(group) == 0
+
+
+# ---------------------------------------------------------------- expired queries
+
+
+async def test_expired_callback_query_still_records_the_vote(make_bot, telegram, caplog):
+    group = await started(make_bot, telegram)
+    await propose(group, range(team_size(await group.table())))
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    approve = next(b["callback_data"] for b in ballot.buttons() if b["callback_data"].endswith(":a"))
+    version = (await group.table()).game.version
+
+    update = telegram.press(group.user_ids[2], group.chat_id, ballot.message_id, approve)
+    telegram.expire_callback_queries()  # the bot was busy for too long before it read the press
+    await group.send(update)
+
+    game = (await group.table()).game
+    assert game.pending_votes == (None, None, True, None, None)
+    assert game.version == version + 1
+    assert update["callback_query"]["id"] not in telegram.callback_answers
+    assert "Voted (1/5): Cy" in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    assert any("callback answer refused" in r.getMessage() for r in caplog.records)
+    assert await outbox_length(group) == 0
+
+    # The others vote normally and the proposal is decided.
+    await vote_all(group, approve=True)
+    assert (await group.table()).game.phase is Phase.MISSION
+
+
+# ---------------------------------------------------------------- flood waits and timeouts
+
+
+async def test_flood_wait_delays_but_delivers(make_bot, telegram):
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    telegram.fail_next("sendMessage", status=429, description="Too Many Requests: retry after 1", retry_after=1)
+    began = time.monotonic()
+    await group.start()
+    elapsed = time.monotonic() - began
+
+    assert elapsed >= 0.9, "the bot waited as Telegram asked"
+    table = await group.table()
+    for player in table.players:
+        roles = [text for text in texts(telegram, player.user_id) if text.startswith("Your game in")]
+        assert len(roles) == 1, player.name
+    boards = [
+        m
+        for m in telegram.messages(group.chat_id)
+        if any(b.get("callback_data", "").startswith("t:") for b in m.buttons())
+    ]
+    assert len(boards) == 1
+    assert await outbox_length(group) == 0
+    # The order of the queue was kept: the round message came after every role.
+    sends = [p for m, p in telegram.calls if m == "sendMessage"]
+    assert int(sends[-1]["chat_id"]) == group.chat_id
+    assert sum(1 for p in sends if str(p["text"]).startswith("Your game in")) == 6  # one refused, five delivered
+
+
+async def test_timeouts_are_retried(make_bot, telegram, caplog):
+    group = await started(make_bot, telegram)
+    await propose(group, range(team_size(await group.table())))
+    table = await group.table()
+    # The last vote rejects the team: the next proposal's message must survive two timeouts.
+    for seat in range(4):
+        await group.press(table.players[seat].user_id, group.chat_id, "v:", ":r")
+    telegram.fail_next("sendMessage", status=0, description="Timed out", times=2)
+    await group.press(table.players[4].user_id, group.chat_id, "v:", ":r")
+
+    game = (await group.table()).game
+    assert game.phase is Phase.PROPOSING and game.proposal_number == 2
+    boards = [m for m in telegram.messages(group.chat_id) if "proposal 2" in plain_text(m.text or "")]
+    assert len(boards) == 1 and any(b["callback_data"].startswith("t:") for b in boards[0].buttons())
+    retries = [r.getMessage() for r in caplog.records if "delivery attempt" in r.getMessage()]
+    assert len(retries) == 2 and all("TimedOut" in r for r in retries)
+    assert await outbox_length(group) == 0
+
+    # A timeout on an edit is retried too.
+    leader = (await group.table()).players[game.leader].user_id
+    telegram.fail_next("editMessageText", status=0, description="Timed out")
+    await group.press(leader, group.chat_id, "t:", ":0")
+    assert "Chosen: Ann" in plain_text(telegram.message(group.chat_id, boards[0].message_id).text)
+    assert (await group.table()).draft_team == (0,)
+    assert await outbox_length(group) == 0
+
+    # The game goes on to its end with an empty outbox.
+    table = await group.play(AlwaysApprove())
+    assert table.game.is_over
+    assert await outbox_length(group) == 0
