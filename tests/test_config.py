@@ -1,0 +1,73 @@
+"""Start-up settings: a mistake is one clear line and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tgbot.config import ConfigError, load_settings
+
+TOKEN = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ012345678"
+
+
+def test_a_complete_environment_is_read():
+    settings = load_settings(
+        {
+            "TELEGRAM_BOT_TOKEN": TOKEN,
+            "REDIS_URL": "redis://127.0.0.1:6379/0",
+            "TELEGRAM_API_BASE_URL": "http://127.0.0.1:8081/bot/",
+            "LOG_LEVEL": "debug",
+        }
+    )
+    assert settings.token == TOKEN and settings.redis_url == "redis://127.0.0.1:6379/0"
+    assert settings.api_base_url == "http://127.0.0.1:8081/bot"
+    assert settings.api_base_file_url == "http://127.0.0.1:8081/file/bot"
+    assert settings.log_level == "DEBUG"
+
+
+def test_defaults_without_redis_or_base_url():
+    settings = load_settings({"TELEGRAM_BOT_TOKEN": TOKEN})
+    assert (settings.redis_url, settings.api_base_url, settings.log_level) == (None, None, "INFO")
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({}, "TELEGRAM_BOT_TOKEN"),
+        ({"TELEGRAM_BOT_TOKEN": "not-a-token"}, "TELEGRAM_BOT_TOKEN"),
+        ({"TELEGRAM_BOT_TOKEN": TOKEN, "REDIS_URL": "http://localhost"}, "REDIS_URL"),
+        ({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE_URL": "ftp://x/bot"}, "TELEGRAM_API_BASE_URL"),
+        ({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE_URL": "http://x:8081/api"}, "TELEGRAM_API_BASE_URL"),
+        ({"TELEGRAM_BOT_TOKEN": TOKEN, "LOG_LEVEL": "LOUD"}, "LOG_LEVEL"),
+    ],
+)
+def test_a_bad_setting_is_named(env, named):
+    with pytest.raises(ConfigError, match=named):
+        load_settings(env)
+
+
+def test_the_command_stops_with_one_line_and_no_traceback():
+    done = subprocess.run(
+        [sys.executable, "-m", "tgbot"], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "resistance-bot: TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and export it"
+    ]
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_the_offline_demo_plays_a_whole_game():
+    done = subprocess.run(
+        [sys.executable, "-m", "tgbot", "demo", "--players", "5", "--seed", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    group = done.stdout.split("'s private chat")[0]
+    assert "🏁" in group and "Spies:" in group and "Resistance:" in group
+    assert done.stdout.count("'s private chat") == 5
+    assert "you are a spy" not in group.lower()
