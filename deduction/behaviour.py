@@ -116,7 +116,7 @@ def log_weights(arrays: RecordArrays, assignments: np.ndarray, params: Behaviour
     team_sizes = arrays.teams.sum(axis=1)
     leader_on_team = arrays.teams[proposal_index, arrays.leaders].astype(np.intp)
     proposals = params.proposal_log_prob[leader_spy, arrays.players, team_sizes, team_spies, leader_on_team]
-    total += params.proposal_exponent * proposals.sum(axis=1)
+    total += params.proposal_exponent * (proposals * arrays.chosen).sum(axis=1)
 
     # A proposal's votes sum to: every voter as Resistance, plus, for each spy, the
     # difference its being a spy makes. The second part is one matrix product.
@@ -127,5 +127,5 @@ def log_weights(arrays: RecordArrays, assignments: np.ndarray, params: Behaviour
     by_situation = (as_int @ spy_difference).reshape(len(assignments), count, situations) + as_resistance
     situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
     votes = np.take_along_axis(by_situation, situation[:, :, None], axis=2)[:, :, 0]
-    total += params.vote_exponent * votes.sum(axis=1)
+    total += params.vote_exponent * (votes * arrays.chosen).sum(axis=1)
     return total

@@ -53,6 +53,8 @@ class RecordArrays:
     played_missions: np.ndarray  # (M,) mission number
     played_fails: np.ndarray  # (M,) Fail cards shown
     played_fails_required: np.ndarray  # (M,)
+    # (P,) False for a turn the leader let run out: nobody chose that team or cast those votes
+    chosen: np.ndarray
 
     @property
     def proposal_count(self) -> int:
@@ -61,12 +63,13 @@ class RecordArrays:
 
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
-    leaders, teams, votes, numbers, missions, prefix, succ, fail = [], [], [], [], [], [], [], []
+    leaders, teams, votes, numbers, missions, prefix, succ, fail, chosen = [], [], [], [], [], [], [], [], []
     played_index, played_missions, played_fails, played_required = [], [], [], []
     successes = failures = 0
     for m in record.missions:
         for number, p in enumerate(m.proposals, 1):
             leaders.append(p.leader)
+            chosen.append(not p.timed_out)
             row = np.zeros(players, dtype=bool)
             row[list(p.team)] = True
             teams.append(row)
@@ -100,6 +103,7 @@ def record_arrays(record: GameRecord) -> RecordArrays:
         played_missions=np.array(played_missions, dtype=np.intp),
         played_fails=np.array(played_fails, dtype=np.intp),
         played_fails_required=np.array(played_required, dtype=np.intp),
+        chosen=np.array(chosen, dtype=bool),
     )
     if count:
         arrays.team_suspicion[:] = _team_suspicion(arrays, np.array(prefix, dtype=np.intp))

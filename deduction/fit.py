@@ -62,11 +62,12 @@ class Observations:
             if count:
                 tensor = vote_feature_tensor(arrays)
                 bucket = np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)
-                x = tensor[np.arange(count), :, leader_spy, bucket]  # (P, players, F)
+                chosen = arrays.chosen
+                x = tensor[np.arange(count), :, leader_spy, bucket][chosen]  # (chosen P, players, F)
                 obs.vote_x.append(x.reshape(-1, len(VOTE_FEATURES)))
-                obs.vote_y.append(arrays.votes.reshape(-1).astype(float))
-                obs.vote_role.append(np.tile(spies, count))
-                obs.vote_game.append(np.full(count * record.players, g))
+                obs.vote_y.append(arrays.votes[chosen].reshape(-1).astype(float))
+                obs.vote_role.append(np.tile(spies, int(chosen.sum())))
+                obs.vote_game.append(np.full(int(chosen.sum()) * record.players, g))
             for row, mission, fails, required in zip(
                 arrays.played_index,
                 arrays.played_missions,
@@ -76,7 +77,7 @@ class Observations:
             ):
                 obs.sabotage.append((g, int(mission), int(required), int(team_spies[row]), int(fails)))
             sizes = arrays.teams.sum(axis=1)
-            for p in range(count):
+            for p in np.flatnonzero(arrays.chosen):
                 on_team = int(arrays.teams[p, arrays.leaders[p]])
                 obs.proposals.append(
                     (g, int(leader_spy[p]), record.players, int(sizes[p]), int(team_spies[p]), on_team)

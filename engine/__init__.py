@@ -4,16 +4,19 @@ Start with `new_game`, then feed actions to `apply`, which returns the next stat
 what happened. `public_view` and `seat_view` are the only ways secrets leave.
 """
 
-from engine.actions import Action, CastVote, PlayCard, ProposeTeam
+from engine.actions import Action, CardsTimedOut, CastVote, LeaderTimedOut, PlayCard, ProposeTeam, VotesTimedOut
 from engine.errors import IllegalAction, Reason, RecordError, StateFormatError
 from engine.events import (
     CardPlayed,
+    CardsFilled,
     Event,
     GameOver,
     LeaderChanged,
     MissionCompleted,
     TeamProposed,
+    TurnTimedOut,
     VoteCast,
+    VotesFilled,
     VotesRevealed,
 )
 from engine.game import apply, new_game
@@ -33,6 +36,12 @@ from engine.views import PublicView, SeatView, public_view, seat_view
 
 __all__ = [
     "Action",
+    "CardsTimedOut",
+    "LeaderTimedOut",
+    "VotesTimedOut",
+    "CardsFilled",
+    "TurnTimedOut",
+    "VotesFilled",
     "CastVote",
     "PlayCard",
     "ProposeTeam",

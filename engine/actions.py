@@ -1,4 +1,4 @@
-"""What a player can do. Each action names the seat that does it."""
+"""What a player can do (each names its seat), and what a deadline does when nobody acted in time."""
 
 from __future__ import annotations
 
@@ -26,4 +26,28 @@ class PlayCard:
     fail: bool
 
 
-Action = ProposeTeam | CastVote | PlayCard
+@dataclass(frozen=True)
+class LeaderTimedOut:
+    """The leader did not propose in time: the turn counts as a rejected proposal.
+
+    Under Targeting, `mission` is the mission the leader had picked, if any.
+    """
+
+    mission: int | None = None
+
+
+@dataclass(frozen=True)
+class VotesTimedOut:
+    """Voting time ran out: every missing vote counts as `approve`."""
+
+    approve: bool
+
+
+@dataclass(frozen=True)
+class CardsTimedOut:
+    """Mission time ran out: every card not played counts as Success."""
+
+
+PLAYER_ACTIONS = (ProposeTeam, CastVote, PlayCard)
+DEADLINE_ACTIONS = (LeaderTimedOut, VotesTimedOut, CardsTimedOut)
+Action = ProposeTeam | CastVote | PlayCard | LeaderTimedOut | VotesTimedOut | CardsTimedOut

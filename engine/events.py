@@ -48,6 +48,31 @@ class MissionCompleted:
 
 
 @dataclass(frozen=True)
+class TurnTimedOut:
+    """The leader did not propose in time; the turn counts as a rejected proposal."""
+
+    mission: int
+    proposal_number: int
+    leader: int
+    rejections: int
+
+
+@dataclass(frozen=True)
+class VotesFilled:
+    """Votes missing at the deadline were filled in; says whose, never anyone's own choice."""
+
+    seats: tuple[int, ...]
+    approve: bool
+
+
+@dataclass(frozen=True)
+class CardsFilled:
+    """Cards missing at the deadline were played as Success."""
+
+    seats: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class LeaderChanged:
     leader: int
 
@@ -59,4 +84,15 @@ class GameOver:
     spies: tuple[int, ...]
 
 
-Event = TeamProposed | VoteCast | VotesRevealed | CardPlayed | MissionCompleted | LeaderChanged | GameOver
+Event = (
+    TeamProposed
+    | VoteCast
+    | VotesRevealed
+    | CardPlayed
+    | MissionCompleted
+    | TurnTimedOut
+    | VotesFilled
+    | CardsFilled
+    | LeaderChanged
+    | GameOver
+)

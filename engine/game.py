@@ -10,16 +10,29 @@ import random
 from dataclasses import replace
 
 from engine import rules
-from engine.actions import Action, CastVote, PlayCard, ProposeTeam
+from engine.actions import (
+    DEADLINE_ACTIONS,
+    PLAYER_ACTIONS,
+    Action,
+    CardsTimedOut,
+    CastVote,
+    LeaderTimedOut,
+    PlayCard,
+    ProposeTeam,
+    VotesTimedOut,
+)
 from engine.errors import IllegalAction, Reason
 from engine.events import (
     CardPlayed,
+    CardsFilled,
     Event,
     GameOver,
     LeaderChanged,
     MissionCompleted,
     TeamProposed,
+    TurnTimedOut,
     VoteCast,
+    VotesFilled,
     VotesRevealed,
 )
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Role, Side, Variants
@@ -55,18 +68,24 @@ def new_game(
 
 
 def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...]]:
-    if not isinstance(action, ProposeTeam | CastVote | PlayCard):
+    if not isinstance(action, PLAYER_ACTIONS + DEADLINE_ACTIONS):
         raise IllegalAction(Reason.UNKNOWN_ACTION, type(action).__name__)
     if state.is_over:
         raise IllegalAction(Reason.GAME_OVER)
-    if not _is_seat(action.seat, state.players):
+    if isinstance(action, PLAYER_ACTIONS) and not _is_seat(action.seat, state.players):
         raise IllegalAction(Reason.NOT_A_PLAYER, f"no seat {action.seat!r}")
     if isinstance(action, ProposeTeam):
         new_state, events = _propose(state, action)
     elif isinstance(action, CastVote):
         new_state, events = _vote(state, action)
-    else:
+    elif isinstance(action, PlayCard):
         new_state, events = _play_card(state, action)
+    elif isinstance(action, LeaderTimedOut):
+        new_state, events = _skip_turn(state, action)
+    elif isinstance(action, VotesTimedOut):
+        new_state, events = _fill_votes(state, action)
+    else:
+        new_state, events = _fill_cards(state, action)
     return replace(new_state, version=state.version + 1), events
 
 
@@ -152,8 +171,19 @@ def _vote(state: GameState, action: CastVote) -> tuple[GameState, tuple[Event, .
     events: list[Event] = [VoteCast(seat=action.seat)]
     if any(v is None for v in votes):
         return replace(state, pending_votes=tuple(votes)), tuple(events)
+    return _reveal_votes(state, tuple(bool(v) for v in votes), events)
 
-    revealed = tuple(bool(v) for v in votes)
+
+def _fill_votes(state: GameState, action: VotesTimedOut) -> tuple[GameState, tuple[Event, ...]]:
+    _require_phase(state, Phase.VOTING)
+    missing = tuple(seat for seat, vote in enumerate(state.pending_votes) if vote is None)
+    votes = tuple(bool(action.approve) if vote is None else vote for vote in state.pending_votes)
+    return _reveal_votes(state, votes, [VotesFilled(seats=missing, approve=bool(action.approve))])
+
+
+def _reveal_votes(
+    state: GameState, revealed: tuple[bool, ...], events: list[Event]
+) -> tuple[GameState, tuple[Event, ...]]:
     current = state.current_round
     assert current is not None
     proposal = replace(current.proposals[-1], votes=revealed)
@@ -170,12 +200,53 @@ def _vote(state: GameState, action: CastVote) -> tuple[GameState, tuple[Event, .
     )
     if proposal.approved:
         return replace(state, phase=Phase.MISSION, pending_cards=()), tuple(events)
+    return _after_rejection(state, current, events)
 
+
+def _after_rejection(
+    state: GameState, current: MissionRound, events: list[Event]
+) -> tuple[GameState, tuple[Event, ...]]:
     if current.rejections >= rules.MAX_PROPOSALS_PER_MISSION:
         return _end(state, Side.SPIES, EndReason.FIVE_REJECTIONS, events)
     leader = state.next_seat(state.leader)
     events.append(LeaderChanged(leader=leader))
     return replace(state, phase=Phase.PROPOSING, leader=leader), tuple(events)
+
+
+def _skip_turn(state: GameState, action: LeaderTimedOut) -> tuple[GameState, tuple[Event, ...]]:
+    """The leader let the time run out: the turn counts as a rejected proposal.
+
+    The game record has no other way to count it toward the five rejections, so it is kept
+    as a proposal of the leader and the next seats clockwise that everyone rejected, marked
+    `timed_out` so that nobody's votes or choice are read into it.
+    """
+    _require_phase(state, Phase.PROPOSING)
+    current = state.current_round
+    if current is not None:
+        mission = current.mission
+    elif action.mission is not None and action.mission in state.open_missions():
+        mission = action.mission
+    else:
+        mission = state.open_missions()[0]
+    size = rules.team_size(state.players, mission)
+    team = tuple(sorted((state.leader + i) % state.players for i in range(size)))
+    proposal = Proposal(leader=state.leader, team=team, votes=(False,) * state.players, timed_out=True)
+    if current is None:
+        current = MissionRound(mission, size, rules.fails_required(state.players, mission), (proposal,))
+        rounds = state.rounds + (current,)
+    else:
+        current = replace(current, proposals=current.proposals + (proposal,))
+        rounds = state.rounds[:-1] + (current,)
+    state = replace(state, rounds=rounds)
+    events: list[Event] = [
+        TurnTimedOut(
+            mission=mission,
+            proposal_number=len(current.proposals),
+            leader=proposal.leader,
+            rejections=current.rejections,
+        )
+    ]
+    return _after_rejection(state, current, events)
 
 
 def _play_card(state: GameState, action: PlayCard) -> tuple[GameState, tuple[Event, ...]]:
@@ -192,7 +263,24 @@ def _play_card(state: GameState, action: PlayCard) -> tuple[GameState, tuple[Eve
     events: list[Event] = [CardPlayed(seat=action.seat)]
     if len(cards) < len(current.team):
         return replace(state, pending_cards=cards), tuple(events)
+    return _complete_mission(state, cards, events)
 
+
+def _fill_cards(state: GameState, action: CardsTimedOut) -> tuple[GameState, tuple[Event, ...]]:
+    """Cards not played in time count as Success."""
+    _require_phase(state, Phase.MISSION)
+    current = state.current_round
+    assert current is not None and current.team is not None
+    missing = tuple(seat for seat in current.team if seat not in state.played_seats)
+    cards = state.pending_cards + tuple((seat, False) for seat in missing)
+    return _complete_mission(state, cards, [CardsFilled(seats=missing)])
+
+
+def _complete_mission(
+    state: GameState, cards: tuple[tuple[int, bool], ...], events: list[Event]
+) -> tuple[GameState, tuple[Event, ...]]:
+    current = state.current_round
+    assert current is not None and current.team is not None
     fails = sum(1 for _, is_fail in cards if is_fail)
     current = replace(current, fails=fails)
     state = replace(state, rounds=state.rounds[:-1] + (current,), pending_cards=())

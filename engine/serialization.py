@@ -30,7 +30,12 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
                 "team_size": r.team_size,
                 "fails_required": r.fails_required,
                 "proposals": [
-                    {"leader": p.leader, "team": list(p.team), "votes": None if p.votes is None else list(p.votes)}
+                    {
+                        "leader": p.leader,
+                        "team": list(p.team),
+                        "votes": None if p.votes is None else list(p.votes),
+                        "timed_out": p.timed_out,
+                    }
                     for p in r.proposals
                 ],
                 "fails": r.fails,
@@ -121,6 +126,7 @@ def _round(r: Any, players: int) -> MissionRound:
                 votes=None
                 if p["votes"] is None
                 else tuple(_bool(v, "proposals[].votes[]") for v in _list(p["votes"], "proposals[].votes", players)),
+                timed_out=_bool(p.get("timed_out", False), "proposals[].timed_out"),
             )
             for p in _list(r["proposals"], "rounds[].proposals")
         ),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from engine import rules
-from engine.actions import Action, CastVote, PlayCard, ProposeTeam
+from engine.actions import Action, CardsTimedOut, CastVote, LeaderTimedOut, PlayCard, ProposeTeam, VotesTimedOut
 from engine.events import Event
 from engine.game import apply
 from engine.state import GameState, Phase
@@ -16,8 +16,16 @@ def random_action(
     rng: random.Random,
     approve_rate: float = 0.6,
     spy_fail_rate: float = 0.5,
+    deadline_rate: float = 0.0,
 ) -> Action:
-    """One legal action for whoever must act next, chosen at random."""
+    """One legal action for whoever must act next, chosen at random; with `deadline_rate`,
+    the phase's deadline runs out instead."""
+    if not state.is_over and rng.random() < deadline_rate:
+        if state.phase is Phase.PROPOSING:
+            return LeaderTimedOut(rng.choice(state.open_missions()))
+        if state.phase is Phase.VOTING:
+            return VotesTimedOut(rng.random() < 0.5)
+        return CardsTimedOut()
     if state.phase is Phase.PROPOSING:
         mission = rng.choice(state.open_missions())
         team = tuple(sorted(rng.sample(range(state.players), rules.team_size(state.players, mission))))

@@ -44,6 +44,7 @@ class Proposal:
     leader: int
     team: tuple[int, ...]
     votes: tuple[bool, ...] | None = None  # None until every vote is in and revealed
+    timed_out: bool = False  # the leader let the time run out: nobody chose this team or these votes
 
     @property
     def approved(self) -> bool:

@@ -138,3 +138,30 @@ def test_batch_answer_ignores_the_outcome(game: Game, data: st.DataObject) -> No
         assert set(expected) == {"spy_probability", "consistent"}
         for variant in variants:
             assert batch.answer(json.dumps({"record": variant, "viewer": seat}), model) == expected
+
+
+def test_a_missed_turn_tells_nothing_about_anyone():
+    """A leader's missed turn is kept as a proposal nobody chose: its team and votes are not evidence."""
+    from dataclasses import replace as replaced
+
+    from engine import CastVote, LeaderTimedOut, ProposeTeam, apply, new_game, record_of
+
+    state = new_game(7, spies=(1, 4, 6), first_leader=0)
+    state, _ = apply(state, ProposeTeam(0, (0, 2)))
+    for seat in range(7):
+        state, _ = apply(state, CastVote(seat, seat % 3 == 0))
+    state, _ = apply(state, LeaderTimedOut())
+    record = record_of(state, "g")
+    missed = record.missions[0].proposals[-1]
+    assert missed.timed_out
+
+    def with_missed(proposal):
+        mission = replaced(record.missions[0], proposals=record.missions[0].proposals[:-1] + (proposal,))
+        return replaced(record, missions=(mission,))
+
+    other_content = replaced(missed, team=(3, 5), votes=(True,) * 7)
+    viewer = Viewer.resistance(3)
+    assert deduce(with_missed(other_content), viewer).spy_probability == deduce(record, viewer).spy_probability
+    # Read as a real proposal, the same content would move the answer.
+    as_chosen = replaced(other_content, timed_out=False)
+    assert deduce(with_missed(as_chosen), viewer).spy_probability != deduce(record, viewer).spy_probability

@@ -35,6 +35,7 @@ games = st.fixed_dictionaries(
         "seed": st.integers(0, 2**32),
         "approve_rate": st.floats(0.0, 1.0),
         "spy_fail_rate": st.floats(0.0, 1.0),
+        "deadline_rate": st.sampled_from([0.0, 0.0, 0.1, 0.4]),
     }
 )
 
@@ -42,7 +43,13 @@ games = st.fixed_dictionaries(
 def play(game: dict):
     rng = random.Random(game["seed"])
     start = new_game(game["players"], rng, Variants(targeting=game["targeting"], blind_spies=game["blind_spies"]))
-    steps = play_to_end(start, rng, approve_rate=game["approve_rate"], spy_fail_rate=game["spy_fail_rate"])
+    steps = play_to_end(
+        start,
+        rng,
+        approve_rate=game["approve_rate"],
+        spy_fail_rate=game["spy_fail_rate"],
+        deadline_rate=game["deadline_rate"],
+    )
     return start, steps
 
 

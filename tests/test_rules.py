@@ -16,12 +16,15 @@ import pytest
 
 from engine import (
     CardPlayed,
+    CardsFilled,
+    CardsTimedOut,
     CastVote,
     EndReason,
     GameOver,
     GameState,
     IllegalAction,
     LeaderChanged,
+    LeaderTimedOut,
     MissionCompleted,
     Phase,
     PlayCard,
@@ -31,11 +34,16 @@ from engine import (
     Side,
     StateFormatError,
     TeamProposed,
+    TurnTimedOut,
     Variants,
     VoteCast,
+    VotesFilled,
     VotesRevealed,
+    VotesTimedOut,
     apply,
+    export_record,
     new_game,
+    parse_record,
     public_view,
     rules,
     seat_view,
@@ -998,3 +1006,80 @@ def test_something_that_is_not_an_action_is_refused(not_an_action):
 def test_a_seat_that_is_not_a_seat_number_is_refused(seat):
     state = new_table(7)
     assert_refused(state, ProposeTeam(seat, (0, 1)), Reason.NOT_A_PLAYER)
+
+
+# ----------------------------------------------------------------------------- deadlines
+
+
+def test_a_leader_who_lets_the_time_run_out_loses_the_turn_as_a_rejected_proposal():
+    state = new_table(5, leader=3)
+    state, events = act(state, LeaderTimedOut())
+    assert isinstance(events[0], TurnTimedOut) and events[0].rejections == 1 and events[0].leader == 3
+    assert of_type(events, LeaderChanged) == [LeaderChanged(leader=4)]
+    assert state.phase is Phase.PROPOSING and state.leader == 4
+    missed = state.rounds[-1].proposals[-1]
+    # The record counts it as a proposal of the leader and the next seats that everyone rejected.
+    assert (missed.leader, missed.team, missed.votes, missed.timed_out) == (3, (3, 4), (False,) * 5, True)
+    assert parse_record(export_record(state, "g")).missions[0].rejections == 1
+
+
+def test_five_missed_or_rejected_turns_end_the_game_for_the_spies():
+    state = new_table(5)
+    for _ in range(2):
+        state, _ = propose(state, (0, 1))
+        state, _ = vote(state, set())
+    for _ in range(3):
+        state, events = act(state, LeaderTimedOut())
+    assert state.is_over and state.end_reason is EndReason.FIVE_REJECTIONS and state.winner is Side.SPIES
+    assert of_type(events, GameOver)
+
+
+def test_under_targeting_a_missed_turn_counts_against_the_picked_mission():
+    state = new_table(5, targeting=True)
+    state, _ = act(state, LeaderTimedOut(mission=3))
+    assert state.rounds[-1].mission == 3
+    state, _ = act(state, LeaderTimedOut(mission=1))  # the round's mission is kept
+    assert len(state.rounds) == 1 and state.rounds[0].rejections == 2
+
+
+@pytest.mark.parametrize("approve", [True, False])
+def test_missing_votes_are_filled_in_at_the_deadline(approve):
+    state = new_table(5)
+    state, _ = propose(state, (0, 1))
+    state, _ = act(state, CastVote(seat=0, approve=not approve))
+    state, events = act(state, VotesTimedOut(approve=approve))
+    assert events[0] == VotesFilled(seats=(1, 2, 3, 4), approve=approve)
+    revealed = of_type(events, VotesRevealed)[0]
+    assert revealed.votes == (not approve,) + (approve,) * 4
+    assert revealed.approved is approve
+
+
+def test_cards_missing_at_the_deadline_count_as_success():
+    state = new_table(5, spies=(3, 4))
+    state, _ = propose(state, (0, 3))
+    state, _ = vote(state, everyone(state))
+    state, _ = act(state, PlayCard(seat=3, fail=True))
+    state, events = act(state, CardsTimedOut())
+    assert events[0] == CardsFilled(seats=(0,))
+    completed = of_type(events, MissionCompleted)[0]
+    assert (completed.fails, completed.succeeded) == (1, False)
+
+
+@pytest.mark.parametrize(
+    ("phase_setup", "deadline"),
+    [
+        ("proposing", VotesTimedOut(approve=True)),
+        ("proposing", CardsTimedOut()),
+        ("voting", LeaderTimedOut()),
+        ("voting", CardsTimedOut()),
+        ("mission", LeaderTimedOut()),
+        ("mission", VotesTimedOut(approve=False)),
+    ],
+)
+def test_a_deadline_of_another_phase_is_refused(phase_setup, deadline):
+    state = new_table(5)
+    if phase_setup in ("voting", "mission"):
+        state, _ = propose(state, (0, 1))
+    if phase_setup == "mission":
+        state, _ = vote(state, everyone(state))
+    assert_refused(state, deadline, Reason.WRONG_PHASE)
