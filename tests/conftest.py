@@ -87,7 +87,12 @@ async def make_bot(telegram: FakeTelegram, redis_url: str):
         settings = Settings(token=telegram.token, redis_url=redis_url, api_base_url=None, log_level="INFO")
         client = Redis.from_url(redis_url, decode_responses=True)
         application = build_application(
-            settings, client, request=telegram.request(), updates_request=telegram.request(), rate_limited=False
+            settings,
+            client,
+            request=telegram.request(),
+            updates_request=telegram.request(),
+            rate_limited=False,
+            clock_seconds=0,
         )
         await application.initialize()
         await prepare(application)

@@ -291,7 +291,10 @@ async def test_whole_game_through_two_workers_with_bursts(make_bot, telegram, pl
     assert sum(bool(REVEAL.search(text)) for text in group_now) == reveals_expected
     assert sum(text.startswith("🏁") for text in group_now) == 1
     assert group_now[-1].startswith("🏁")
-    assert not any(m.buttons() for m in telegram.messages(group.chat_id))
+    # Only the game-over message keeps a button: Play again.
+    assert [m.buttons() for m in telegram.messages(group.chat_id) if m.buttons()] == [
+        [{"text": "🔁 Play again", "callback_data": f"r:{group.game_id}"}]
+    ]
     # Every team member got one card prompt per mission they were on, all answered.
     for seat, player in enumerate(table.players):
         missions_on = sum(1 for r in table.game.played_rounds if seat in r.team)

@@ -12,12 +12,15 @@ from telegram.request import BaseRequest
 
 from tgbot import handlers
 from tgbot.config import Settings
-from tgbot.i18n import DEFAULT_LANGUAGE, t
+from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
 from tgbot.outbox import Outbox
 from tgbot.service import GameService
 from tgbot.store import Store
 
 log = logging.getLogger(__name__)
+
+# How often each worker looks for due deadlines.
+CLOCK_SECONDS = 2.0
 
 COMMANDS = (
     ("newgame", "Open a game in this group"),
@@ -27,6 +30,9 @@ COMMANDS = (
     ("status", "Show the missions and whose turn it is"),
     ("cancel", "End the lobby or the game"),
     ("record", "The last finished game's record"),
+    ("hints", "Private hints: who could the spies be?"),
+    ("settings", "Variants, deadlines, hints, language"),
+    ("language", "The language I speak in this group"),
     ("rules", "How to play"),
     ("help", "All commands"),
 )
@@ -46,6 +52,23 @@ async def prepare(application: Application) -> None:
     outbox = Outbox(store, application.bot)
     application.bot_data["service"] = GameService(store, outbox, application.bot.username)
     await application.bot.set_my_commands(command_menu(DEFAULT_LANGUAGE))
+    for lang in LANGUAGES:
+        await application.bot.set_my_commands(command_menu(lang), language_code=lang)
+    if application.job_queue is not None and application.bot_data.get("clock_seconds"):
+        application.job_queue.run_repeating(
+            _tick,
+            interval=application.bot_data["clock_seconds"],
+            first=application.bot_data["clock_seconds"],
+            name="deadlines",
+        )
+
+
+async def _tick(context) -> None:
+    """Fire due reminders and deadlines. Every worker ticks; Redis makes each fire once."""
+    try:
+        await context.application.bot_data["service"].fire_due()
+    except RedisError as error:
+        log.warning("deadlines skipped: storage unavailable (%s)", type(error).__name__)
 
 
 async def _on_error(update: object, context) -> None:
@@ -78,8 +101,10 @@ def build_application(
     request: BaseRequest | None = None,
     updates_request: BaseRequest | None = None,
     rate_limited: bool = True,
+    clock_seconds: float = CLOCK_SECONDS,
 ) -> Application:
-    """`rate_limited=False` is for a local fake Bot API, which has no flood limits to respect."""
+    """`rate_limited=False` is for a local fake Bot API, which has no flood limits to respect;
+    `clock_seconds=0` leaves firing deadlines to the caller (tests drive the clock themselves)."""
     builder = ApplicationBuilder().token(settings.token).concurrent_updates(True).post_init(prepare)
     if rate_limited:
         builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
@@ -89,6 +114,7 @@ def build_application(
         builder = builder.request(request).get_updates_request(updates_request or request)
     application = builder.build()
     application.bot_data["store"] = Store(redis)
+    application.bot_data["clock_seconds"] = clock_seconds
 
     commands = {
         "start": handlers.start,
@@ -99,6 +125,9 @@ def build_application(
         "cancel": handlers.cancel,
         "status": handlers.status,
         "record": handlers.record,
+        "hints": handlers.hints,
+        "settings": handlers.settings,
+        "language": handlers.language,
         "rules": handlers.rules,
         "help": handlers.help_command,
     }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import replace
 
 from telegram import Chat, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
@@ -11,11 +13,12 @@ from telegram.ext import ContextTypes
 
 from engine import Variants
 from tgbot import render
-from tgbot.callbacks import BadCallback, decode
+from tgbot.callbacks import BadCallback, HintsPress, LanguagePress, RematchPress, SettingsPress, decode
 from tgbot.i18n import DEFAULT_LANGUAGE, supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
 from tgbot.service import GameService
+from tgbot.settings import GroupSettings
 from tgbot.table import Player
 
 log = logging.getLogger(__name__)
@@ -188,6 +191,61 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 # ---------------------------------------------------------------- buttons
 
 
+async def settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/settings: the group's settings as a keyboard that edits itself."""
+    lang = language_of(update.effective_user)
+    if not await groups_only(update, lang):
+        return
+    chat_id = update.effective_chat.id
+    service = service_of(context)
+    if not await service.may_configure(
+        chat_id, update.effective_user.id, await is_admin(context, chat_id, update.effective_user.id)
+    ):
+        await reply(update, t(lang, "Only a group admin, or whoever opened the lobby, can change the settings."))
+        return
+    current = await service.store.settings(chat_id)
+    text, buttons = render.settings_menu(chat_id, current, current.language or lang)
+    await reply(update, text, buttons)
+
+
+async def language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/language: choose the language the bot speaks in this group."""
+    lang = language_of(update.effective_user)
+    if not await groups_only(update, lang):
+        return
+    chat_id = update.effective_chat.id
+    if not await service_of(context).may_configure(
+        chat_id, update.effective_user.id, await is_admin(context, chat_id, update.effective_user.id)
+    ):
+        await reply(update, t(lang, "Only a group admin, or whoever opened the lobby, can change the settings."))
+        return
+    text, buttons = render.language_menu(chat_id, lang)
+    await reply(update, text, buttons)
+
+
+async def hints(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """/hints: private deduction hints for your running game; never in the group."""
+    user, lang = update.effective_user, language_of(update.effective_user)
+    text, buttons = await service_of(context).hints(user.id, lang)
+    if not in_group(update.effective_chat):
+        await reply(update, text, buttons)
+        return
+    try:
+        await context.bot.send_message(user.id, text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+    except Forbidden:
+        link = render.open_chat_link(context.bot.username)
+        await reply(
+            update,
+            t(lang, "Hints come in private: open the chat with me and send /hints there."),
+            ((Button(t(lang, "Open the private chat"), url=link),),),
+        )
+        return
+    await reply(update, t(lang, "I sent your hints in private."))
+
+
+# ---------------------------------------------------------------- buttons
+
+
 async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Any inline button: check it against the stored game, apply it, answer the presser privately."""
     query = update.callback_query
@@ -198,13 +256,64 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await answer_query(query, t(lang, "This button is not valid."))
         return
     user_id = update.effective_user.id
-
-    async def is_admin_in(chat_id: int) -> bool:
-        return await is_admin(context, chat_id, user_id)
-
     chat_id = query.message.chat.id if query.message is not None else None
-    answer = await service_of(context).press(press, user_id, chat_id, lang, is_admin_in)
+    service = service_of(context)
+
+    async def is_admin_in(group_id: int) -> bool:
+        return await is_admin(context, group_id, user_id)
+
+    if isinstance(press, SettingsPress | LanguagePress):
+        await group_settings_button(query, press, user_id, chat_id, lang, service, is_admin_in)
+        return
+    if isinstance(press, HintsPress):
+        text, buttons = await service.hints(user_id, lang, press.game_id)
+        await answer_query(query, "")
+        await context.bot.send_message(user_id, text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+        return
+    if isinstance(press, RematchPress):
+        answer = await service.rematch(press.game_id, user_id, lang)
+        await answer_query(query, answer.text)
+        return
+    answer = await service.press(press, user_id, chat_id, lang, is_admin_in)
     await answer_query(query, answer.text, answer.alert)
+
+
+def settings_change(press: SettingsPress | LanguagePress) -> Callable[[GroupSettings], GroupSettings]:
+    if isinstance(press, LanguagePress):
+        return lambda current: replace(current, language=press.language)
+    return lambda current: current.stepped(press.setting)
+
+
+async def group_settings_button(query, press, user_id, chat_id, lang, service, is_admin_in) -> None:
+    if chat_id != press.chat_id:
+        await answer_query(query, t(lang, "This button is not valid here."))
+        return
+    if isinstance(press, SettingsPress) and press.setting == "done":
+        current = await service.store.settings(press.chat_id)
+        await query.edit_message_text(
+            render.settings_closed(current, current.language or lang), parse_mode=ParseMode.HTML
+        )
+        await answer_query(query, "")
+        return
+    settings, answer = await service.change_settings(
+        press.chat_id, user_id, await is_admin_in(press.chat_id), lang, settings_change(press)
+    )
+    if settings is None:
+        await answer_query(query, answer.text)
+        return
+    shown_in = settings.language or lang
+    if isinstance(press, LanguagePress):
+        await query.edit_message_text(
+            t(shown_in, "I will speak %(language)s here.", language=render.LANGUAGE_NAMES[settings.language])
+        )
+    else:
+        text, buttons = render.settings_menu(press.chat_id, settings, shown_in)
+        try:
+            await query.edit_message_text(text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+        except BadRequest as error:
+            if "not modified" not in error.message.lower():
+                raise
+    await answer_query(query, "")
 
 
 async def answer_query(query, text: str, alert: bool = False) -> None:

@@ -12,15 +12,19 @@ import random
 from dataclasses import dataclass, field, replace
 
 from engine import (
+    CardsFilled,
+    CardsTimedOut,
     CastVote,
     Event,
     IllegalAction,
+    LeaderTimedOut,
     Phase,
     PlayCard,
     ProposeTeam,
     Reason,
-    Variants,
+    VotesFilled,
     VotesRevealed,
+    VotesTimedOut,
     apply,
     new_game,
 )
@@ -29,6 +33,7 @@ from tgbot import render
 from tgbot.callbacks import CancelPress, CardPress, MissionPress, TeamPress, VotePress, encode
 from tgbot.i18n import N_, t
 from tgbot.outgoing import Button, Edit, Keyboard, Outgoing, Send
+from tgbot.settings import GroupSettings
 from tgbot.table import Player, Stage, Table
 
 
@@ -66,20 +71,30 @@ def open_lobby(
     chat_id: int,
     chat_title: str,
     host: Player,
-    language: str,
+    settings: GroupSettings,
     bot_username: str,
-    variants: Variants | None = None,
+    players: tuple[Player, ...] = (),
 ) -> Change:
+    """A new lobby with the group's settings; a rematch brings its `players` already seated."""
     table = Table(
         id=game_id,
         chat_id=chat_id,
         chat_title=chat_title,
         creator_id=host.user_id,
-        language=language,
-        variants=variants or Variants(),
+        settings=settings,
+        players=players,
     )
     text, buttons = render.lobby(table, bot_username)
     return Change(table, [Send(chat_id, text, buttons, key="lobby")])
+
+
+def follow_settings(table: Table, settings: GroupSettings, bot_username: str) -> Change:
+    """An open lobby takes the group's new settings; a game that has started keeps its own."""
+    if table.stage is not Stage.LOBBY or table.settings == settings:
+        return Change(table)
+    table = replace(table, settings=settings)
+    text, buttons = render.lobby(table, bot_username)
+    return Change(table, [Edit(table.chat_id, "lobby", text, buttons)])
 
 
 def require_lobby(table: Table, lang: str) -> None:
@@ -152,7 +167,16 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
     table = replace(table, stage=Stage.PLAYING, game=game)
     out: list[Outgoing] = [Edit(table.chat_id, "lobby", render.lobby_started(table))]
     for seat in range(len(table.players)):
-        out.append(_private(table, seat, render.role_message(table, seat), (), f"role:{seat}", bot_username))
+        out.append(
+            _private(
+                table,
+                seat,
+                render.role_message(table, seat),
+                render.role_buttons(table, seat),
+                f"role:{seat}",
+                bot_username,
+            )
+        )
     text, buttons = render.round_message(table)
     out.append(Send(table.chat_id, text, buttons, key=render.proposal_key(table)))
     return Change(table, out)
@@ -340,7 +364,7 @@ def _refusal(refusal: IllegalAction, lang: str) -> Refused:
 # ---------------------------------------------------------------- what a step shows
 
 
-def _step(table: Table, after_game, events: tuple[Event, ...], reply: Reply, bot_username: str) -> Change:
+def _step(table: Table, after_game, events: tuple[Event, ...], reply: Reply | None, bot_username: str) -> Change:
     """Store the engine's new state and turn its events into messages."""
     before = table
     after = table.with_game(after_game)
@@ -354,13 +378,15 @@ def _step(table: Table, after_game, events: tuple[Event, ...], reply: Reply, bot
         if round_index < len(after_game.rounds) and number <= len(after_game.rounds[round_index].proposals):
             out.append(Edit(chat, old_key, render.closed_proposal(after, round_index, number)))
         if after_game.is_over:
-            out.append(Send(chat, render.game_over(after)))
+            out.append(Send(chat, render.game_over(after), render.play_again(after)))
         else:
             text, buttons = render.round_message(after)
             out.append(Send(chat, text, buttons, key=render.proposal_key(after)))
     else:
         text, buttons = render.round_message(after)
         out.append(Edit(chat, old_key, text, buttons))
+    notices = [render.deadline_notice(after, event) for event in events if isinstance(event, VotesFilled | CardsFilled)]
+    out[:0] = [Send(chat, text) for text in notices if text]
     for event in events:
         if isinstance(event, VotesRevealed) and event.approved:
             round_index = len(after_game.rounds) - 1
@@ -391,9 +417,75 @@ def pending_private(table: Table, user_id: int, bot_username: str) -> list[Outgo
     seat = table.seat_of(user_id)
     if seat is None or table.game is None or table.stage is not Stage.PLAYING:
         return []
-    out: list[Outgoing] = [Send(user_id, render.role_message(table, seat))]
+    out: list[Outgoing] = [Send(user_id, render.role_message(table, seat), render.role_buttons(table, seat))]
     game = table.game
     if game.phase is Phase.MISSION and seat in game.current_round.team and seat not in game.played_seats:
         text, buttons = render.card_prompt(table, seat)
         out.append(Send(user_id, text, buttons, key=render.card_key(len(game.rounds) - 1, seat)))
     return out
+
+
+# ---------------------------------------------------------------- the clock
+
+
+def step_of(table: Table) -> str:
+    """Names the step a deadline belongs to; a new name means a new deadline."""
+    if table.stage is Stage.LOBBY:
+        return "lobby"
+    if table.stage is not Stage.PLAYING or table.game is None:
+        return ""
+    game = table.game
+    return f"{game.phase.value}:{len(game.rounds)}:{game.proposal_number}"
+
+
+def step_seconds(table: Table) -> int:
+    settings = table.settings
+    if table.stage is Stage.LOBBY:
+        return settings.lobby_seconds
+    phase = table.game.phase
+    if phase is Phase.PROPOSING:
+        return settings.proposal_seconds
+    if phase is Phase.VOTING:
+        return settings.vote_seconds
+    return settings.mission_seconds
+
+
+def rescheduled(change: Change, now: float) -> Change:
+    """Give the table's step a fresh deadline (and half-way reminder) if the step is new."""
+    table = change.table
+    step = step_of(table)
+    if step == table.step:
+        return change
+    if not step:
+        return replace(change, table=replace(table, step="", deadline=None, reminder_at=None))
+    seconds = step_seconds(table)
+    return replace(change, table=replace(table, step=step, deadline=now + seconds, reminder_at=now + seconds / 2))
+
+
+def on_clock(table: Table, now: float, rng: random.Random, bot_username: str) -> Change:
+    """What the clock does to the table at `now`: nothing, a reminder, or the deadline's rule."""
+    if not table.is_active or table.deadline is None:
+        return Change(table)
+    if now >= table.deadline:
+        return _deadline(table, rng, bot_username)
+    if table.reminder_at is not None and now >= table.reminder_at:
+        text = render.reminder(table)
+        return Change(replace(table, reminder_at=None), [Send(table.chat_id, text)] if text else [])
+    return Change(table)
+
+
+def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
+    if table.stage is Stage.LOBBY:
+        if len(table.players) >= game_rules.MIN_PLAYERS:
+            return start_game(table, table.creator_id, True, table.language, rng, bot_username)
+        closed = replace(table, stage=Stage.CANCELLED)
+        return Change(closed, [Edit(table.chat_id, "lobby", render.lobby_timed_out(table))])
+    game = table.game
+    if game.phase is Phase.PROPOSING:
+        action = LeaderTimedOut(table.draft_mission)
+    elif game.phase is Phase.VOTING:
+        action = VotesTimedOut(table.settings.missing_vote_approves)
+    else:
+        action = CardsTimedOut()
+    after, events = apply(game, action)
+    return _step(replace(table, draft_team=(), draft_mission=None), after, events, None, bot_username)

@@ -10,14 +10,24 @@ from html import escape
 
 from telegram.helpers import create_deep_linked_url
 
-from engine import Phase, Side, public_view, seat_view
+from engine import CardsFilled, Phase, Side, VotesFilled, public_view, seat_view
 from engine import rules as game_rules
 from engine.record import GameRecord
 from engine.state import EndReason, MissionRound
 from tgbot import callbacks
-from tgbot.callbacks import CardPress, MissionPress, TeamPress, VotePress
+from tgbot.callbacks import (
+    CardPress,
+    HintsPress,
+    LanguagePress,
+    MissionPress,
+    RematchPress,
+    SettingsPress,
+    TeamPress,
+    VotePress,
+)
 from tgbot.i18n import supported, t, tn
 from tgbot.outgoing import Button, Keyboard
+from tgbot.settings import GroupSettings
 from tgbot.table import Player, Table
 
 TRACK_SUCCESS, TRACK_FAIL, TRACK_OPEN = "✅", "❌", "⬜"
@@ -57,14 +67,7 @@ def group_title(table: Table) -> str:
 
 
 def variants_line(table: Table, lang: str) -> str:
-    chosen = []
-    if table.variants.targeting:
-        chosen.append(t(lang, "Targeting"))
-    if table.variants.blind_spies:
-        chosen.append(t(lang, "Blind Spies"))
-    if not chosen:
-        return t(lang, "Rules: standard, no variants.")
-    return t(lang, "Variants: %(variants)s.", variants=", ".join(chosen))
+    return variants_line_for(table.settings, lang)
 
 
 def lobby(table: Table, bot_username: str) -> tuple[str, Keyboard]:
@@ -73,6 +76,7 @@ def lobby(table: Table, bot_username: str) -> tuple[str, Keyboard]:
     lines = [
         t(lang, "🕵️ <b>The Resistance</b>: a new game is open."),
         variants_line(table, lang),
+        settings_line(table.settings, lang),
         tn(
             lang,
             "%(n)d player of %(max)d: %(names)s",
@@ -91,6 +95,31 @@ def lobby(table: Table, bot_username: str) -> tuple[str, Keyboard]:
     lines.append(t(lang, "Press Join: it opens a private chat with me, where your role and cards will come."))
     buttons = ((Button(t(lang, "Join"), url=join_link(bot_username, table.id)),),)
     return "\n".join(lines), buttons
+
+
+def minutes(seconds: int) -> str:
+    return f"{seconds / 60:g}"
+
+
+def settings_line(settings: GroupSettings, lang: str) -> str:
+    missing = t(lang, "👍 Approve") if settings.missing_vote_approves else t(lang, "👎 Reject")
+    hints = t(lang, "on") if settings.hints else t(lang, "off")
+    return t(
+        lang,
+        "Time to choose a team: %(team)s min, to vote: %(vote)s min, to play a card: %(card)s min. "
+        "A missing vote counts as %(missing)s. Hints: %(hints)s.",
+        team=minutes(settings.proposal_seconds),
+        vote=minutes(settings.vote_seconds),
+        card=minutes(settings.mission_seconds),
+        missing=missing,
+        hints=hints,
+    )
+
+
+def lobby_timed_out(table: Table) -> str:
+    return t(
+        table.language, "🕵️ This lobby closed: fewer than %(min)d players joined in time.", min=game_rules.MIN_PLAYERS
+    )
 
 
 def lobby_started(table: Table) -> str:
@@ -241,6 +270,13 @@ def _voting(table: Table, lang: str) -> tuple[str, Keyboard]:
 def proposal_outcome(table: Table, mission_round: MissionRound, number: int, lang: str) -> str:
     """The revealed votes of one proposal, and the mission's result if it was played."""
     proposal = mission_round.proposals[number - 1]
+    if proposal.timed_out:
+        return t(
+            lang,
+            "%(leader)s did not propose a team in time: this counts as a rejected team (%(count)d/5).",
+            leader=escape(table.name(proposal.leader)),
+            count=_rejections_up_to(mission_round, number),
+        )
     approvers = [s for s, v in enumerate(proposal.votes or ()) if v]
     rejecters = [s for s, v in enumerate(proposal.votes or ()) if not v]
     lines = [
@@ -332,6 +368,10 @@ def closed_proposal(table: Table, round_index: int, proposal_number: int) -> str
 # ---------------------------------------------------------------- the end
 
 
+def play_again(table: Table) -> Keyboard:
+    return ((Button(t(table.language, "🔁 Play again"), data=callbacks.encode(RematchPress(table.id))),),)
+
+
 def game_over(table: Table) -> str:
     lang = table.language
     view = public_view(table.game)
@@ -391,6 +431,11 @@ def card_key(round_index: int, seat: int) -> str:
     return f"card:{round_index}:{seat}"
 
 
+def role_buttons(table: Table, seat: int) -> Keyboard:
+    hint = hints_button(table, player_language(table, table.players[seat]))
+    return (hint,) if hint else ()
+
+
 def card_prompt(table: Table, seat: int) -> tuple[str, Keyboard]:
     player = table.players[seat]
     lang = player_language(table, player)
@@ -408,7 +453,8 @@ def card_prompt(table: Table, seat: int) -> tuple[str, Keyboard]:
             Button(t(lang, "❌ Fail"), data=callbacks.encode(CardPress(table.id, round_index, True))),
         ),
     )
-    return text, buttons
+    hint = hints_button(table, lang)
+    return text, buttons + ((hint,) if hint else ())
 
 
 def card_played(table: Table, seat: int, mission: int, fail: bool) -> str:
@@ -452,6 +498,9 @@ def help_text(lang: str) -> str:
         "/status — the missions, the leader, whose turn it is\n"
         "/cancel — end the lobby or the game (whoever opened it, or an admin)\n"
         "/record — the last finished game's record as a file\n"
+        "/hints — in private: who could the spies be, and why\n"
+        "/settings — variants, deadlines, hints, language (admins)\n"
+        "/language — the language I speak in this group (admins)\n"
         "/rules — how to play",
     )
 
@@ -469,5 +518,261 @@ def rules_text(lang: str) -> str:
         "Three successful missions win for the Resistance, three failed ones for the spies. The leader's role "
         "passes to the next player after every proposal.\n"
         "Variants: under Targeting the leader also picks which mission the team attempts (mission 5 only after "
-        "two successes); under Blind Spies the spies do not learn who the other spies are.",
+        "two successes); under Blind Spies the spies do not learn who the other spies are.\n"
+        "Deadlines (see /settings): a leader who does not propose in time loses the turn, which counts as a "
+        "rejected team; missing votes count as the group's setting says (Approve unless changed), and the group "
+        "is told whose; a card not played in time counts as Success. A lobby that has not reached 5 players in "
+        "time closes; one that has starts by itself.",
     )
+
+
+# ---------------------------------------------------------------- deadlines
+
+
+def reminder(table: Table) -> str:
+    """Half the step's time is gone: who the table is waiting for (never what anyone chose)."""
+    lang = table.language
+    if table.game is None:
+        missing = game_rules.MIN_PLAYERS - len(table.players)
+        if missing > 0:
+            return tn(
+                lang,
+                "⏰ Half the lobby time is gone: %(n)d more player needed.",
+                "⏰ Half the lobby time is gone: %(n)d more players needed.",
+                missing,
+            )
+        return t(lang, "⏰ Half the lobby time is gone: the game starts by itself when it runs out.")
+    game = table.game
+    if game.phase is Phase.PROPOSING:
+        waiting = [game.leader]
+    elif game.phase is Phase.VOTING:
+        waiting = [s for s in range(game.players) if s not in game.voted_seats]
+    else:
+        waiting = [s for s in game.current_round.team if s not in game.played_seats]
+    return t(
+        lang,
+        "⏰ Half the time is gone. Still waiting for: %(names)s",
+        names=", ".join(mention(table.players[s]) for s in waiting),
+    )
+
+
+def deadline_notice(table: Table, event) -> str:
+    lang = table.language
+    if isinstance(event, VotesFilled):
+        if not event.seats:
+            return ""
+        if event.approve:
+            return t(
+                lang,
+                "⏰ Time is up. These votes were counted as 👍 Approve: %(names)s",
+                names=names(table, event.seats),
+            )
+        return t(
+            lang, "⏰ Time is up. These votes were counted as 👎 Reject: %(names)s", names=names(table, event.seats)
+        )
+    if isinstance(event, CardsFilled) and event.seats:
+        return t(
+            lang, "⏰ Time is up. Cards not played count as ✅ Success: %(names)s", names=names(table, event.seats)
+        )
+    return ""
+
+
+# ---------------------------------------------------------------- settings
+
+
+LANGUAGE_NAMES = {"en": "English", "es": "Español", "ru": "Русский", "bg": "Български", "eo": "Esperanto"}
+
+
+def _switch(lang: str, on: bool, when_on: str, when_off: str) -> str:
+    return t(lang, when_on) if on else t(lang, when_off)
+
+
+def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str, Keyboard]:
+    def press(name: str) -> str:
+        return callbacks.encode(SettingsPress(chat_id, name))
+
+    text = "\n".join(
+        [
+            t(lang, "⚙️ <b>Settings for this group</b>"),
+            t(lang, "Press a button to change it. Changes apply to the next game, and to a lobby that is open."),
+            settings_line(settings, lang),
+        ]
+    )
+    missing = (
+        t(lang, "Missing vote: 👍 Approve") if settings.missing_vote_approves else t(lang, "Missing vote: 👎 Reject")
+    )
+    buttons = (
+        (
+            Button(_switch(lang, settings.targeting, "Targeting: on", "Targeting: off"), data=press("targeting")),
+            Button(
+                _switch(lang, settings.blind_spies, "Blind Spies: on", "Blind Spies: off"), data=press("blind_spies")
+            ),
+        ),
+        (
+            Button(_switch(lang, settings.hints, "Hints: on", "Hints: off"), data=press("hints")),
+            Button(missing, data=press("missing_vote_approves")),
+        ),
+        (
+            Button(
+                t(lang, "Team time: %(minutes)s min", minutes=minutes(settings.proposal_seconds)),
+                data=press("proposal_seconds"),
+            ),
+            Button(
+                t(lang, "Vote time: %(minutes)s min", minutes=minutes(settings.vote_seconds)),
+                data=press("vote_seconds"),
+            ),
+        ),
+        (
+            Button(
+                t(lang, "Card time: %(minutes)s min", minutes=minutes(settings.mission_seconds)),
+                data=press("mission_seconds"),
+            ),
+            Button(
+                t(lang, "Lobby time: %(minutes)s min", minutes=minutes(settings.lobby_seconds)),
+                data=press("lobby_seconds"),
+            ),
+        ),
+        (
+            Button(LANGUAGE_NAMES[settings.language or lang], data=press("language")),
+            Button(t(lang, "Done"), data=press("done")),
+        ),
+    )
+    return text, buttons
+
+
+def settings_closed(settings: GroupSettings, lang: str) -> str:
+    return "\n".join([t(lang, "⚙️ Settings saved."), variants_line_for(settings, lang), settings_line(settings, lang)])
+
+
+def variants_line_for(settings: GroupSettings, lang: str) -> str:
+    if settings.targeting and settings.blind_spies:
+        return t(lang, "Variants: Targeting, Blind Spies.")
+    if settings.targeting:
+        return t(lang, "Variants: Targeting.")
+    if settings.blind_spies:
+        return t(lang, "Variants: Blind Spies.")
+    return t(lang, "Rules: standard, no variants.")
+
+
+def language_menu(chat_id: int, lang: str) -> tuple[str, Keyboard]:
+    buttons = tuple(
+        (Button(name, data=callbacks.encode(LanguagePress(chat_id, code))),) for code, name in LANGUAGE_NAMES.items()
+    )
+    return t(lang, "Which language should I speak in this group?"), buttons
+
+
+# ---------------------------------------------------------------- hints
+
+
+def hints_button(table: Table, lang: str) -> tuple[Button, ...]:
+    if not table.settings.hints:
+        return ()
+    return (Button(t(lang, "🔎 Hints"), data=callbacks.encode(HintsPress(table.id))),)
+
+
+def probability_bar(p: float) -> str:
+    filled = round(p * 5)
+    return "▓" * filled + "░" * (5 - filled)
+
+
+def hints(table: Table, seat: int, probabilities, possible: int, reasons, spy_view: bool) -> str:
+    player = table.players[seat]
+    lang = player_language(table, player)
+    group = group_title(table)
+    if spy_view:
+        lines = [
+            t(
+                lang,
+                "🔎 «%(group)s»: you are a spy. This is how the Resistance, seeing only the public "
+                "record, sees each player, you included:",
+                group=group,
+            )
+        ]
+    else:
+        lines = [t(lang, "🔎 «%(group)s»: how likely each other player is to be a spy.", group=group)]
+    shown = [s for s in range(len(table.players)) if spy_view or s != seat]
+    for other in sorted(shown, key=lambda s: -probabilities[s]):
+        name = escape(table.name(other))
+        if other == seat:
+            name = t(lang, "%(name)s (you)", name=name)
+        lines.append(
+            f"<code>{probability_bar(probabilities[other])} {round(probabilities[other] * 100):3d}%</code> {name}"
+        )
+    lines.append("")
+    lines.append(
+        tn(
+            lang,
+            "%(n)d way to seat the spies is still possible.",
+            "%(n)d ways to seat the spies are still possible.",
+            possible,
+        )
+    )
+    if reasons:
+        lines.append(t(lang, "Why:"))
+        lines.extend("• " + reason_text(table, reason, lang) for reason in reasons)
+    return "\n".join(lines)
+
+
+def reason_text(table: Table, reason, lang: str) -> str:
+    a = reason.args
+    name = escape(table.name(a["seat"])) if "seat" in a else ""
+    code = reason.code
+    if code == "certain_spy":
+        return t(lang, "%(name)s is certainly a spy.", name=name)
+    if code == "certain_resistance":
+        return t(lang, "%(name)s is certainly in the Resistance.", name=name)
+    if code == "assignments_remaining":
+        return tn(
+            lang, "Only %(n)d way to seat the spies remains.", "Only %(n)d ways to seat the spies remain.", a["count"]
+        )
+    if code == "mission_fails":
+        if a["at_least"] == 1:
+            return t(
+                lang,
+                "Mission %(mission)d had a Fail card: at least one of %(names)s is a spy.",
+                mission=a["mission"],
+                names=names(table, a["seats"]),
+            )
+        return tn(
+            lang,
+            "Mission %(mission)d had %(n)d Fail card: at least %(n)d of %(names)s is a spy.",
+            "Mission %(mission)d had %(n)d Fail cards: at least %(n)d of %(names)s are spies.",
+            a["at_least"],
+            mission=a["mission"],
+            names=names(table, a["seats"]),
+        )
+    if code == "approved_failed_teams":
+        return tn(
+            lang,
+            "%(name)s approved %(n)d team that then failed, without being on it.",
+            "%(name)s approved %(n)d teams that then failed, without being on them.",
+            a["count"],
+            name=name,
+        )
+    if code == "led_failed_team":
+        return t(
+            lang,
+            "%(name)s led a team that then failed (mission %(missions)s).",
+            name=name,
+            missions=", ".join(str(m) for m in a["missions"]),
+        )
+    if code == "rejected_successful_teams":
+        return tn(
+            lang,
+            "%(name)s voted against %(n)d team that then succeeded.",
+            "%(name)s voted against %(n)d teams that then succeeded.",
+            a["count"],
+            name=name,
+        )
+    if code == "behaviour_suspicious":
+        return t(lang, "%(name)s's votes and choices look more like a spy's.", name=name)
+    return t(lang, "%(name)s's votes and choices look more like the Resistance's.", name=name)
+
+
+def hints_off(table: Table, lang: str) -> str:
+    return t(lang, "Hints are switched off in «%(group)s».", group=group_title(table))
+
+
+def choose_game(tables: list[Table], lang: str) -> tuple[str, Keyboard]:
+    buttons = tuple((Button(table.chat_title, data=callbacks.encode(HintsPress(table.id))),) for table in tables)
+    return t(lang, "You play in several groups. Hints for which game?"), buttons

@@ -9,15 +9,19 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from engine import Variants, export_record
-from tgbot import moves
+from tgbot import moves, render
 from tgbot.callbacks import CancelPress, CardPress, MissionPress, Press, TeamPress, VotePress
+from tgbot.hints import hints_text
 from tgbot.i18n import t
 from tgbot.moves import Change, Refused, Reply
 from tgbot.outbox import Outbox, drain_quietly
-from tgbot.outgoing import Document
+from tgbot.outgoing import Document, Keyboard
+from tgbot.settings import GroupSettings
 from tgbot.store import ChatBusy, GameGone, Store
 from tgbot.table import Player, Stage, Table
 
@@ -32,15 +36,26 @@ def finished_record(table: Table) -> str | None:
 
 
 class GameService:
-    def __init__(self, store: Store, outbox: Outbox, bot_username: str, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        outbox: Outbox,
+        bot_username: str,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.store = store
         self.outbox = outbox
         self.bot_username = bot_username
         self.rng = rng if rng is not None else random.SystemRandom()
+        self.clock = clock
 
-    async def _apply(self, game_id: str, mutate) -> Reply:
+    async def _apply(self, game_id: str, mutate: Callable[[Table], Change]) -> Reply:
+        now = self.clock()
         try:
-            change: Change = await self.store.update(game_id, mutate, record=finished_record)
+            change = await self.store.update(
+                game_id, lambda table: moves.rescheduled(mutate(table), now), record=finished_record
+            )
         except Refused as refused:
             return refused.reply
         log.info("game %s: stored (%d messages queued)", game_id, len(change.outgoing))
@@ -50,18 +65,44 @@ class GameService:
     # ---------------------------------------------------------------- lobby
 
     async def open_lobby(
-        self, chat_id: int, chat_title: str, host: Player, lang: str, variants: Variants | None = None
+        self,
+        chat_id: int,
+        chat_title: str,
+        host: Player,
+        lang: str,
+        variants: Variants | None = None,
+        players: tuple[Player, ...] = (),
     ) -> Reply | None:
-        """Open a lobby in the group; None when it was opened (the lobby message says it all)."""
+        """Open a lobby with the group's settings (the variants named with /newgame on top).
+
+        The group's language is set by whoever opens its first lobby. Returns None when the
+        lobby opened: its message says it all.
+        """
+        _, settings = await self.store.update_settings(
+            chat_id, lambda current: current if current.language else replace(current, language=lang)
+        )
+        if variants is not None and (variants.targeting or variants.blind_spies):
+            settings = replace(settings, targeting=variants.targeting, blind_spies=variants.blind_spies)
         game_id = Table.new_id()
-        change = moves.open_lobby(game_id, chat_id, chat_title, host, lang, self.bot_username, variants)
+        change = moves.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
         try:
-            await self.store.create(change)
+            await self.store.create(moves.rescheduled(change, self.clock()))
         except ChatBusy:
             return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
         log.info("game %s: lobby opened", game_id)
         await drain_quietly(self.outbox, game_id)
         return None
+
+    async def rematch(self, game_id: str, user_id: int, lang: str) -> Reply:
+        """Play again: a new lobby in the same group with the same players already seated."""
+        finished = await self.store.load(game_id)
+        if finished is None or finished.stage is not Stage.OVER:
+            return Reply(t(lang, "This game is not over yet."))
+        if finished.seat_of(user_id) is None:
+            return Reply(t(lang, "Only the players of that game can start a rematch."))
+        host = finished.players[finished.seat_of(user_id)]
+        refusal = await self.open_lobby(finished.chat_id, finished.chat_title, host, lang, players=finished.players)
+        return refusal or Reply(t(lang, "A new game is open with the same players."))
 
     async def join(self, game_id: str, player: Player, lang: str) -> Reply:
         return await self._in_game(game_id, lang, lambda table: moves.join(table, player, lang, self.bot_username))
@@ -139,6 +180,74 @@ class GameService:
             return await self._apply(game_id, mutate)
         except GameGone:
             return Reply(t(lang, gone))
+
+    # ---------------------------------------------------------------- the clock
+
+    async def fire_due(self, now: float | None = None) -> int:
+        """Run every reminder and deadline that is due; safe to call from several workers at once."""
+        now = self.clock() if now is None else now
+        fired = 0
+        for game_id in await self.store.due(now):
+            seed = self.rng.getrandbits(64)
+            try:
+                change = await self.store.update(
+                    game_id,
+                    lambda table, seed=seed: moves.rescheduled(
+                        moves.on_clock(table, now, random.Random(seed), self.bot_username), now
+                    ),
+                    record=finished_record,
+                )
+            except GameGone:
+                await self.store.forget_deadline(game_id)
+                continue
+            if change.outgoing:
+                fired += 1
+                log.info("game %s: clock fired", game_id)
+                await drain_quietly(self.outbox, game_id)
+        return fired
+
+    # ---------------------------------------------------------------- group settings
+
+    async def may_configure(self, chat_id: int, user_id: int, is_admin: bool) -> bool:
+        """Group admins may change the settings, and so may whoever opened the group's open lobby."""
+        if is_admin:
+            return True
+        table = await self.store.table_of_chat(chat_id)
+        return table is not None and table.stage is Stage.LOBBY and table.creator_id == user_id
+
+    async def change_settings(
+        self, chat_id: int, user_id: int, is_admin: bool, lang: str, change: Callable[[GroupSettings], GroupSettings]
+    ) -> tuple[GroupSettings | None, Reply]:
+        """Change the group's settings between games; an open lobby follows them."""
+        if not await self.may_configure(chat_id, user_id, is_admin):
+            return None, Reply(t(lang, "Only a group admin, or whoever opened the lobby, can change the settings."))
+        table = await self.store.table_of_chat(chat_id)
+        if table is not None and table.stage is Stage.PLAYING:
+            return None, Reply(t(lang, "Settings can be changed between games."))
+        _, settings = await self.store.update_settings(chat_id, change)
+        if table is not None:
+            await self._apply(table.id, lambda current: moves.follow_settings(current, settings, self.bot_username))
+        return settings, Reply("")
+
+    # ---------------------------------------------------------------- hints
+
+    async def hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard]:
+        """Hints for one of the player's running games (a choice of game when there are several)."""
+        if game_id is not None:
+            tables = [await self.store.load(game_id)]
+        else:
+            tables = [await self.store.load(g) for g in await self.store.games_of_user(user_id)]
+        playing = [
+            t_ for t_ in tables if t_ is not None and t_.stage is Stage.PLAYING and t_.seat_of(user_id) is not None
+        ]
+        if not playing:
+            return t(lang, "You are not in a running game. Hints come once a game has started."), ()
+        if len(playing) > 1:
+            return render.choose_game(playing, lang)
+        table = playing[0]
+        if not table.settings.hints:
+            return render.hints_off(table, lang), ()
+        return hints_text(table, table.seat_of(user_id)), ()
 
     # ---------------------------------------------------------------- looking
 

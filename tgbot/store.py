@@ -13,6 +13,8 @@ Keys (prefix `rb:`):
   chat:{chat_id}:game  the id of the group's open lobby or running game
   chat:{chat_id}:record  the last finished game's record (resistance-record/1 JSON)
   user:{user_id}:games set of ids of the active games the user sits in
+  chat:{chat_id}:settings  the group's settings (JSON)
+  deadlines            sorted set: game id -> when its clock next has something to do
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from redis.asyncio import Redis
 
 from tgbot import outgoing
 from tgbot.moves import Change
+from tgbot.settings import GroupSettings
 from tgbot.table import Table
 
 PREFIX = "rb:"
@@ -52,6 +55,14 @@ def record_key(chat_id: int) -> str:
 
 def user_key(user_id: int) -> str:
     return f"{PREFIX}user:{user_id}:games"
+
+
+def settings_key(chat_id: int) -> str:
+    return f"{PREFIX}chat:{chat_id}:settings"
+
+
+# Sorted set: game id -> when its clock next has something to do (seconds since the epoch).
+DEADLINES_KEY = f"{PREFIX}deadlines"
 
 
 class ChatBusy(Exception):
@@ -105,6 +116,7 @@ class Store:
             pipe.set(chat, table.id)
             self._queue(pipe, table.id, change.outgoing)
             self._index_players(pipe, None, table)
+            self._schedule(pipe, None, table)
 
         await self.redis.transaction(write, chat)
 
@@ -131,6 +143,7 @@ class Store:
                 pipe.set(key, after.to_json())
             self._queue(pipe, game_id, change.outgoing)
             self._index_players(pipe, before, after)
+            self._schedule(pipe, before, after)
             if before.is_active and not after.is_active:
                 pipe.delete(chat_key(after.chat_id))
                 for kept in (key, outbox_key(game_id), messages_key(game_id)):
@@ -147,6 +160,44 @@ class Store:
         encoded = [outgoing.dumps(item) for item in items]
         if encoded:
             pipe.rpush(outbox_key(game_id), *encoded)
+
+    @staticmethod
+    def _schedule(pipe, before: Table | None, after: Table) -> None:
+        wake = after.next_wake
+        if before is not None and before.next_wake == wake:
+            return
+        if wake is None:
+            pipe.zrem(DEADLINES_KEY, after.id)
+        else:
+            pipe.zadd(DEADLINES_KEY, {after.id: wake})
+
+    async def due(self, now: float, limit: int = 100) -> list[str]:
+        """Ids of games whose clock has something to do by `now`."""
+        return await self.redis.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
+
+    async def forget_deadline(self, game_id: str) -> None:
+        await self.redis.zrem(DEADLINES_KEY, game_id)
+
+    # ---------------------------------------------------------------- group settings
+
+    async def settings(self, chat_id: int) -> GroupSettings:
+        return GroupSettings.from_json(await self.redis.get(settings_key(chat_id)))
+
+    async def update_settings(
+        self, chat_id: int, change: Callable[[GroupSettings], GroupSettings]
+    ) -> tuple[GroupSettings, GroupSettings]:
+        """Compare-and-set the group's settings; returns (before, after)."""
+        key = settings_key(chat_id)
+
+        async def write(pipe) -> tuple[GroupSettings, GroupSettings]:
+            before = GroupSettings.from_json(await pipe.get(key))
+            after = change(before)
+            pipe.multi()
+            if after != before:
+                pipe.set(key, after.to_json())
+            return before, after
+
+        return await self.redis.transaction(write, key, value_from_callable=True)
 
     @staticmethod
     def _index_players(pipe, before: Table | None, after: Table) -> None:

@@ -13,6 +13,8 @@ from enum import StrEnum
 from typing import Any
 
 from engine import GameState, Variants, state_from_dict, state_to_dict
+from tgbot.i18n import DEFAULT_LANGUAGE
+from tgbot.settings import GroupSettings
 
 DOCUMENT_SCHEMA = 1
 
@@ -39,11 +41,27 @@ class Table:
     creator_id: int
     players: tuple[Player, ...] = ()  # join order in the lobby; seat order once the game starts
     stage: Stage = Stage.LOBBY
-    variants: Variants = field(default_factory=Variants)
+    settings: GroupSettings = field(default_factory=GroupSettings)
     game: GameState | None = None
     draft_team: tuple[int, ...] = ()  # seats the leader has ticked but not yet proposed
     draft_mission: int | None = None  # under Targeting: the mission the leader has picked
-    language: str = "en"
+    deadline: float | None = None  # when the current step times out (seconds since the epoch)
+    reminder_at: float | None = None  # when to remind the group, once per step; None once reminded
+    step: str = ""  # names the step the deadline belongs to
+
+    @property
+    def variants(self) -> Variants:
+        return self.settings.variants
+
+    @property
+    def language(self) -> str:
+        return self.settings.language or DEFAULT_LANGUAGE
+
+    @property
+    def next_wake(self) -> float | None:
+        """When the clock next has something to do for this table."""
+        times = [t for t in (self.reminder_at, self.deadline) if t is not None]
+        return min(times) if times and self.is_active else None
 
     @staticmethod
     def new_id() -> str:
@@ -77,11 +95,13 @@ class Table:
                 "creator_id": self.creator_id,
                 "players": [[p.user_id, p.name, p.language] for p in self.players],
                 "stage": self.stage.value,
-                "variants": {"targeting": self.variants.targeting, "blind_spies": self.variants.blind_spies},
+                "settings": json.loads(self.settings.to_json()),
                 "game": None if self.game is None else state_to_dict(self.game),
                 "draft_team": list(self.draft_team),
                 "draft_mission": self.draft_mission,
-                "language": self.language,
+                "deadline": self.deadline,
+                "reminder_at": self.reminder_at,
+                "step": self.step,
             },
             separators=(",", ":"),
         )
@@ -98,9 +118,11 @@ class Table:
             creator_id=data["creator_id"],
             players=tuple(Player(user_id, name, language) for user_id, name, language in data["players"]),
             stage=Stage(data["stage"]),
-            variants=Variants(**data["variants"]),
+            settings=GroupSettings.from_json(json.dumps(data["settings"])),
             game=None if data["game"] is None else state_from_dict(data["game"]),
             draft_team=tuple(data["draft_team"]),
             draft_mission=data["draft_mission"],
-            language=data["language"],
+            deadline=data["deadline"],
+            reminder_at=data["reminder_at"],
+            step=data["step"],
         )

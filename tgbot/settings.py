@@ -1,0 +1,69 @@
+"""A group's settings: variants, hints, deadlines, what a missing vote counts as, language.
+
+Stored per group; a lobby takes a copy when it opens (and follows changes until the game
+starts), so a running game never changes its rules.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields, replace
+
+from engine import Variants
+from tgbot.i18n import LANGUAGES
+
+# The values each setting steps through when its button is pressed.
+CHOICES: dict[str, tuple] = {
+    "targeting": (False, True),
+    "blind_spies": (False, True),
+    "hints": (True, False),
+    "missing_vote_approves": (True, False),
+    "proposal_seconds": (60, 120, 180, 300, 600),
+    "vote_seconds": (60, 120, 180, 300),
+    "mission_seconds": (60, 120, 180, 300),
+    "lobby_seconds": (300, 600, 900, 1800, 3600),
+    "language": LANGUAGES,
+}
+
+
+@dataclass(frozen=True)
+class GroupSettings:
+    targeting: bool = False
+    blind_spies: bool = False
+    hints: bool = True
+    missing_vote_approves: bool = True  # at the vote deadline, a missing vote counts as Approve
+    proposal_seconds: int = 180
+    vote_seconds: int = 120
+    mission_seconds: int = 120
+    lobby_seconds: int = 900
+    language: str | None = None  # None until the group's first lobby sets it
+
+    @property
+    def variants(self) -> Variants:
+        return Variants(targeting=self.targeting, blind_spies=self.blind_spies)
+
+    def stepped(self, name: str) -> GroupSettings:
+        """The settings with `name` moved to its next choice."""
+        if name not in CHOICES:
+            raise KeyError(name)
+        choices = CHOICES[name]
+        current = getattr(self, name)
+        position = choices.index(current) if current in choices else -1
+        return replace(self, **{name: choices[(position + 1) % len(choices)]})
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str | bytes | None) -> GroupSettings:
+        if not text:
+            return cls()
+        data = json.loads(text)
+        known = {f.name for f in fields(cls)}
+        settings = cls(**{k: v for k, v in data.items() if k in known})
+        # A value no longer offered (an old choice) falls back to the default.
+        defaults = cls()
+        for name, choices in CHOICES.items():
+            if getattr(settings, name) not in choices and not (name == "language" and settings.language is None):
+                settings = replace(settings, **{name: getattr(defaults, name)})
+        return settings
