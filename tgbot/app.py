@@ -12,7 +12,7 @@ from telegram.request import BaseRequest
 
 from tgbot import handlers
 from tgbot.config import Settings
-from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, t
+from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, t
 from tgbot.outbox import Outbox
 from tgbot.service import GameService
 from tgbot.store import Store
@@ -23,18 +23,18 @@ log = logging.getLogger(__name__)
 CLOCK_SECONDS = 2.0
 
 COMMANDS = (
-    ("newgame", "Open a game in this group"),
-    ("join", "Join the open game"),
-    ("leave", "Leave the game before it starts"),
-    ("startgame", "Start the game"),
-    ("status", "Show the missions and whose turn it is"),
-    ("cancel", "End the lobby or the game"),
-    ("record", "The last finished game's record"),
-    ("hints", "Private hints: who could the spies be?"),
-    ("settings", "Variants, deadlines, hints, language"),
-    ("language", "The language I speak in this group"),
-    ("rules", "How to play"),
-    ("help", "All commands"),
+    ("newgame", N_("Open a game in this group")),
+    ("join", N_("Join the open game")),
+    ("leave", N_("Leave the game before it starts")),
+    ("startgame", N_("Start the game")),
+    ("status", N_("Show the missions and whose turn it is")),
+    ("cancel", N_("End the lobby or the game")),
+    ("record", N_("The last finished game's record")),
+    ("hints", N_("Private hints: who could the spies be?")),
+    ("settings", N_("Variants, deadlines, hints, language")),
+    ("language", N_("The language I speak in this group")),
+    ("rules", N_("How to play")),
+    ("help", N_("All commands")),
 )
 
 

@@ -1,4 +1,8 @@
-"""Translations: gettext catalogs compiled from `tgbot/locales/<lang>/LC_MESSAGES/messages.po`.
+"""Translations: the gettext catalogs `tgbot/locales/<lang>/LC_MESSAGES/messages.po`.
+
+The catalogs are kept as .po text only and compiled in memory with Babel when first used,
+so there is no generated binary to forget to rebuild. `tools/update_catalogs.sh` extracts
+the messages again after the code changes.
 
 Every message is a whole sentence with named placeholders (`%(name)s`), so a translator
 sees and reorders the whole thing; nothing is assembled from translated fragments.
@@ -8,8 +12,11 @@ Messages are always formatted with a mapping, so a literal percent sign is writt
 from __future__ import annotations
 
 from functools import cache
+from io import BytesIO
 from pathlib import Path
 
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
 from babel.support import NullTranslations, Translations
 
 LANGUAGES = ("en", "es", "ru", "bg", "eo")
@@ -26,11 +33,20 @@ def supported(language_code: str | None) -> str | None:
     return base if base in LANGUAGES else None
 
 
+def catalog_path(language: str) -> Path:
+    return LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
 @cache
 def translations(language: str) -> NullTranslations:
     if language == DEFAULT_LANGUAGE or language not in LANGUAGES:
         return NullTranslations()
-    return Translations.load(str(LOCALE_DIR), [language], DOMAIN)
+    with catalog_path(language).open("rb") as po:
+        catalog = read_po(po, locale=language, domain=DOMAIN)
+    compiled = BytesIO()
+    write_mo(compiled, catalog, use_fuzzy=False)
+    compiled.seek(0)
+    return Translations(fp=compiled, domain=DOMAIN)
 
 
 def t(language: str, message: str, **values: object) -> str:

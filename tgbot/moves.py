@@ -246,7 +246,7 @@ def _playing(table: Table, lang: str, closed_message: str) -> None:
 
 
 def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: str) -> Change:
-    _playing(table, lang, "This vote is closed.")
+    _playing(table, lang, N_("This vote is closed."))
     seat = _seat(table, user_id, lang)
     game = table.game
     current = game.current_round
@@ -280,7 +280,7 @@ def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: 
 
 
 def play_card(table: Table, user_id: int, press: CardPress, lang: str, bot_username: str) -> Change:
-    _playing(table, lang, "This mission is over.")
+    _playing(table, lang, N_("This mission is over."))
     seat = _seat(table, user_id, lang)
     game = table.game
     if game.phase is not Phase.MISSION or press.round_index != len(game.rounds) - 1:
@@ -316,7 +316,7 @@ def pick_mission(table: Table, user_id: int, press: MissionPress, lang: str) -> 
 
 
 def _leader_turn(table: Table, user_id: int, version: int, lang: str):
-    _playing(table, lang, "This choice is closed.")
+    _playing(table, lang, N_("This choice is closed."))
     seat = _seat(table, user_id, lang)
     game = table.game
     if game.phase is not Phase.PROPOSING or version != game.version:

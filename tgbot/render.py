@@ -25,7 +25,7 @@ from tgbot.callbacks import (
     TeamPress,
     VotePress,
 )
-from tgbot.i18n import supported, t, tn
+from tgbot.i18n import N_, supported, t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.settings import GroupSettings
 from tgbot.table import Player, Table
@@ -603,13 +603,16 @@ def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str
     )
     buttons = (
         (
-            Button(_switch(lang, settings.targeting, "Targeting: on", "Targeting: off"), data=press("targeting")),
             Button(
-                _switch(lang, settings.blind_spies, "Blind Spies: on", "Blind Spies: off"), data=press("blind_spies")
+                _switch(lang, settings.targeting, N_("Targeting: on"), N_("Targeting: off")), data=press("targeting")
+            ),
+            Button(
+                _switch(lang, settings.blind_spies, N_("Blind Spies: on"), N_("Blind Spies: off")),
+                data=press("blind_spies"),
             ),
         ),
         (
-            Button(_switch(lang, settings.hints, "Hints: on", "Hints: off"), data=press("hints")),
+            Button(_switch(lang, settings.hints, N_("Hints: on"), N_("Hints: off")), data=press("hints")),
             Button(missing, data=press("missing_vote_approves")),
         ),
         (

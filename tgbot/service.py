@@ -17,7 +17,7 @@ from engine import Variants, export_record
 from tgbot import moves, render
 from tgbot.callbacks import CancelPress, CardPress, MissionPress, Press, TeamPress, VotePress
 from tgbot.hints import hints_text
-from tgbot.i18n import t
+from tgbot.i18n import N_, t
 from tgbot.moves import Change, Refused, Reply
 from tgbot.outbox import Outbox, drain_quietly
 from tgbot.outgoing import Document, Keyboard
@@ -173,9 +173,9 @@ class GameService:
                 return moves.cancel(table, user_id, is_admin, press, lang)
             raise TypeError(type(press).__name__)
 
-        return await self._in_game(press.game_id, lang, mutate, gone="This button belongs to a game that is over.")
+        return await self._in_game(press.game_id, lang, mutate, gone=N_("This button belongs to a game that is over."))
 
-    async def _in_game(self, game_id: str, lang: str, mutate, gone: str = "This game is over.") -> Reply:
+    async def _in_game(self, game_id: str, lang: str, mutate, gone: str = N_("This game is over.")) -> Reply:
         try:
             return await self._apply(game_id, mutate)
         except GameGone:
