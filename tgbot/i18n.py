@@ -49,11 +49,11 @@ def translations(language: str) -> NullTranslations:
     return Translations(fp=compiled, domain=DOMAIN)
 
 
-def t(language: str, message: str, **values: object) -> str:
+def t(language: str, message: str, /, **values: object) -> str:
     return translations(language).gettext(message) % values
 
 
-def tn(language: str, singular: str, plural: str, n: int, **values: object) -> str:
+def tn(language: str, singular: str, plural: str, n: int, /, **values: object) -> str:
     return translations(language).ngettext(singular, plural, n) % {"n": n, **values}
 
 

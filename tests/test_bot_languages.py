@@ -1,0 +1,298 @@
+"""Whole games in every language: nothing the bot sends may be an untranslated English message.
+
+The English messages are the msgids of `tgbot/locales/messages.pot`. Each is cut into its fixed
+fragments (between placeholders, HTML tags and line breaks); a fragment of 12 or more characters
+and at least two words found verbatim in a text the bot sent means an English message got through.
+The same check on an English game must find such fragments, so the check can fail.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+from html import unescape
+
+import pytest
+from babel.messages.pofile import read_po
+
+from engine import Phase
+from tgbot.app import COMMANDS
+from tgbot.i18n import LOCALE_DIR
+from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.settings import GroupSettings
+from tgbot.table import Stage
+
+T0 = 1_000_000.0
+DEFAULTS = GroupSettings()
+TRANSLATED = ("es", "ru", "bg", "eo")
+# Names the translations may keep as they are: the game's title and the record format's name.
+KEPT_AS_IS = ("<b>The Resistance</b>", "resistance-record/1")
+SPLIT = re.compile(r"%\(\w+\)[sd]|%%|<[^>]*>|\n|\x00")
+WORD = re.compile(r"[A-Za-z]{2,}")
+MIN_FRAGMENT = 12
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@pytest.fixture(autouse=True)
+def no_handler_errors(redis, caplog):
+    """A clean Redis database for every test, and no update may fail inside the bot."""
+    caplog.set_level(logging.INFO)
+    yield
+    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not failures, failures
+
+
+def english_fragments() -> dict[str, str]:
+    """Fixed English fragments of every msgid (singular and plural) -> the msgid they come from."""
+    with (LOCALE_DIR / "messages.pot").open("rb") as pot:
+        catalog = read_po(pot)
+    fragments: dict[str, str] = {}
+    for message in catalog:
+        if not message.id:
+            continue
+        for msgid in message.id if isinstance(message.id, tuple) else (message.id,):
+            text = msgid
+            for kept in KEPT_AS_IS:
+                text = text.replace(kept, "\x00")
+            for piece in SPLIT.split(text):
+                fragment = unescape(piece).strip()
+                if len(fragment) >= MIN_FRAGMENT and len(WORD.findall(fragment)) >= 2:
+                    fragments.setdefault(fragment, msgid)
+    return fragments
+
+
+def button_texts(markup) -> list[str]:
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    if not markup:
+        return []
+    return [button["text"] for row in markup.get("inline_keyboard", []) for button in row]
+
+
+def sent_texts(telegram) -> list[str]:
+    """Every text the bot sent: messages, edits, captions, callback answers and button labels."""
+    found = []
+    for method, params in telegram.calls:
+        if method in ("sendMessage", "editMessageText") and params.get("text"):
+            found.append(plain_text(str(params["text"])))
+        elif method == "sendDocument" and params.get("caption"):
+            found.append(plain_text(str(params["caption"])))
+        elif method == "answerCallbackQuery" and params.get("text"):
+            found.append(str(params["text"]))
+        if method in ("sendMessage", "editMessageText", "sendDocument"):
+            found.extend(button_texts(params.get("reply_markup")))
+    return found
+
+
+def english_in(texts: list[str]) -> list[tuple[str, str, str]]:
+    """(fragment, its msgid, the sent text) for every English fragment found in a sent text."""
+    fragments = english_fragments()
+    return [(fragment, msgid, text) for text in texts for fragment, msgid in fragments.items() if fragment in text]
+
+
+async def press(group: SimulatedGroup, user_id: int, message, data: str) -> str | None:
+    update = group.telegram.press(user_id, message.chat_id, message.message_id, data)
+    await group.send(update)
+    return group.telegram.callback_answers[update["callback_query"]["id"]]["text"]
+
+
+async def command(group: SimulatedGroup, user_id: int, text: str, chat_id: int | None = None):
+    chat = group.chat_id if chat_id is None else chat_id
+    await group.send(group.telegram.command(user_id, chat, text))
+    message = group.telegram.messages(chat)[-1]
+    assert message.from_bot, f"{text!r} got no answer"
+    return message
+
+
+def data_ending(message, ending: str) -> str:
+    return next(b["callback_data"] for b in message.buttons() if b.get("callback_data", "").endswith(ending))
+
+
+def lobby_message(telegram, chat_id: int):
+    return next(m for m in reversed(telegram.messages(chat_id)) if any("url" in b for b in m.buttons()))
+
+
+async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup:
+    """One group's life in `language`: menus, a lobby, every kind of deadline and reminder,
+    refusals, hints, a whole game, its record, Play again and a cancelled lobby."""
+    application = await make_bot(21)
+    service = application.bot_data["service"]
+    now = [T0]
+    service.clock = lambda: now[0]
+    group = SimulatedGroup(telegram, application, players=6, language=language)
+    users, chat = group.user_ids, group.chat_id
+    admin, outsider = users[0], users[5]
+
+    # Menus and help before any game.
+    await command(group, admin, "/help")
+    await command(group, admin, "/rules")
+    await command(group, admin, "/status")
+    await command(group, admin, "/record")
+    await command(group, users[1], "/settings")  # refused: no admin
+    menu = await command(group, admin, "/settings")
+    for code in ("tg", "tg", "mv", "mv", "ok"):
+        await press(group, admin, menu, f"s:{chat}:{code}")
+    await command(group, admin, "/language")
+    await command(group, admin, "/newgame", chat_id=admin)  # in private: games are played in groups
+    update = telegram.forged_press(admin, chat, menu.message_id, "v:nonsense")
+    await group.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"]
+
+    # A lobby: too few to start, a reminder, then enough.
+    await group.open_lobby_and_join(joining=users[:3])
+    assert (await group.table()).language == language
+    await command(group, users[0], "/join")  # already in
+    await command(group, users[1], "/startgame")  # not the host
+    await command(group, admin, "/startgame")  # too few
+    now[0] = T0 + DEFAULTS.lobby_seconds / 2
+    assert await service.fire_due() == 1
+    link = lobby_message(telegram, chat).buttons()[0]["url"]
+    for user in users[3:5]:
+        await group.send(telegram.open_link(user, link))
+    await command(group, users[4], "/leave")
+    await group.send(telegram.open_link(users[4], link))
+    now[0] += 10
+    await group.start()
+    table = await group.table()
+    assert table.stage is Stage.PLAYING
+    start = now[0]
+
+    # The leader's reminder and deadline.
+    now[0] = start + DEFAULTS.proposal_seconds / 2
+    assert await service.fire_due() == 1
+    now[0] = start + DEFAULTS.proposal_seconds
+    assert await service.fire_due() == 1
+    table = await group.table()
+    assert table.game.rounds[0].proposals[0].timed_out
+    await command(group, admin, "/status")
+
+    # A team is proposed (after a refusal of a wrong size); two vote, a reminder, the vote deadline.
+    now[0] += 10
+    game = table.game
+    leader = table.players[game.leader].user_id
+    not_leader = next(u for u in users[:5] if u != leader)
+    board = group.latest_with_button(chat, "t:")
+    assert await press(group, not_leader, board, data_ending(board, ":ok"))  # only the leader
+    assert await press(group, leader, board, data_ending(board, ":ok"))  # wrong size
+    team = sorted([game.leader, game.next_seat(game.leader)])
+    for seat in team:
+        await group.press(leader, chat, "t:", f":{seat}")
+    await group.press(leader, chat, "t:", ":ok")
+    vote_start = now[0]
+    ballot = group.latest_with_button(chat, "v:")
+    stale_vote = data_ending(ballot, ":r")
+    await press(group, users[0], ballot, data_ending(ballot, ":a"))
+    await press(group, users[1], ballot, data_ending(ballot, ":r"))
+    assert await press(group, users[1], ballot, data_ending(ballot, ":a"))  # already voted
+    assert await press(group, outsider, ballot, data_ending(ballot, ":a"))  # not playing
+    now[0] = vote_start + DEFAULTS.vote_seconds / 2
+    assert await service.fire_due() == 1
+    now[0] = vote_start + DEFAULTS.vote_seconds
+    assert await service.fire_due() == 1
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION
+    # A client still showing the old ballot: the vote is closed.
+    update = telegram.forged_press(users[2], chat, ballot.message_id, stale_vote)
+    await group.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"]
+
+    # The mission: a refused Fail, one card, a reminder, the mission deadline.
+    mission_start = now[0]
+    honest = next((s for s in team if s not in table.game.spies), None)
+    if honest is not None:
+        user = table.players[honest].user_id
+        prompt = group.latest_with_button(user, "c:")
+        assert await press(group, user, prompt, data_ending(prompt, ":f"))  # the Resistance must succeed
+        assert await press(group, user, prompt, data_ending(prompt, ":s"))
+    now[0] = mission_start + DEFAULTS.mission_seconds / 2
+    assert await service.fire_due() == 1
+    now[0] = mission_start + DEFAULTS.mission_seconds
+    assert await service.fire_due() == 1
+    table = await group.table()
+    assert table.game.played_rounds
+
+    # Hints: in private, with the button, and asked in the group.
+    hinted = table.players[0].user_id
+    await command(group, hinted, "/hints", chat_id=hinted)
+    role = next(m for m in telegram.messages(hinted) if m.buttons() and m.buttons()[0]["callback_data"][:2] == "h:")
+    await press(group, hinted, role, role.buttons()[0]["callback_data"])
+    await command(group, users[1], "/hints")
+    await command(group, outsider, "/hints", chat_id=outsider)
+
+    # The rest of the game, its end and its record.
+    finished = await group.play(Policy(rng=random.Random(5)))
+    assert finished.stage is Stage.OVER
+    over = telegram.messages(chat)[-1]
+    await command(group, users[3], "/record")
+    assert over.buttons() and over.buttons()[0]["callback_data"].startswith("r:")
+    again = over.buttons()[0]["callback_data"]
+
+    # Play again: refused to an outsider, opened by a player, refused while that lobby is open.
+    assert await press(group, outsider, over, again)
+    assert await press(group, users[2], over, again)
+    assert (await group.store.table_of_chat(chat)).stage is Stage.LOBBY
+    assert await press(group, users[3], over, again)
+
+    # The new lobby is cancelled after a change of mind.
+    prompt = await command(group, users[2], "/cancel")
+    await press(group, users[2], prompt, data_ending(prompt, ":n"))
+    prompt = await command(group, users[2], "/cancel")
+    await press(group, users[2], prompt, data_ending(prompt, ":y"))
+    await command(group, users[2], "/cancel")
+    await command(group, users[2], "/leave")
+    return group
+
+
+# ---------------------------------------------------------------- the checks
+
+
+def test_the_fragment_check_knows_the_messages():
+    fragments = english_fragments()
+    assert any("a new game is open." in fragment for fragment in fragments)
+    assert "The Resistance" not in fragments
+    assert len(fragments) > 100
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+async def test_a_whole_game_sends_no_english(make_bot, telegram, language):
+    await play_a_whole_game(make_bot, telegram, language)
+    texts = sent_texts(telegram)
+    assert len(texts) > 100
+    found = english_in(texts)
+    report = "\n".join(sorted({f"{fragment!r}  (from {msgid!r})" for fragment, msgid, _ in found}))
+    assert not found, f"{len({f for f, _, _ in found})} untranslated English fragments in {language}:\n{report}"
+
+
+async def test_the_check_finds_english_in_an_english_game(make_bot, telegram):
+    await play_a_whole_game(make_bot, telegram, "en")
+    found = {fragment for fragment, _, _ in english_in(sent_texts(telegram))}
+    assert len(found) > 50
+    for expected in (
+        ": a new game is open.",
+        "⏰ Half the time is gone. Still waiting for:",
+        "did not propose a team in time: this counts as a rejected team (",
+        "⏰ Time is up. These votes were counted as 👍 Approve:",
+        "⏰ Time is up. Cards not played count as ✅ Success:",
+        "ways to seat the spies are still possible.",
+        "A new game is open with the same players.",
+        "🔁 Play again",
+    ):
+        assert any(expected in fragment or fragment in expected for fragment in found), expected
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+async def test_the_command_menu_is_registered_in_every_language(make_bot, telegram, language):
+    await make_bot()
+    assert {None, *TRANSLATED} <= set(telegram.commands)
+    english = {c["command"]: c["description"] for c in telegram.commands[None]}
+    assert list(english) == [name for name, _ in COMMANDS]
+    assert english == dict(COMMANDS)
+    translated = {c["command"]: c["description"] for c in telegram.commands[language]}
+    assert list(translated) == list(english)
+    same = {name: description for name, description in translated.items() if description == english[name]}
+    assert not same, f"descriptions left in English for {language}: {same}"
+    assert all(translated.values())

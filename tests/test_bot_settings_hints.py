@@ -1,0 +1,601 @@
+"""Group settings (/settings, /language), private hints (/hints and the Hints button) and Play again."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import replace
+
+import pytest
+
+from deduction.analysis import deduce
+from deduction.knowledge import Viewer
+from engine import Phase, record_of
+from tgbot.i18n import t
+from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.settings import GroupSettings
+from tgbot.table import Stage
+
+T0 = 1_000_000.0
+ADMINS_ONLY = "Only a group admin, or whoever opened the lobby, can change the settings."
+HINT_LINE = re.compile(r"^([▓░]{5}) +(\d+)% (.+)$")
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@pytest.fixture(autouse=True)
+def no_handler_errors(redis, caplog):
+    """A clean Redis database for every test, and no update may fail inside the bot."""
+    caplog.set_level(logging.INFO)
+    yield
+    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not failures, failures
+
+
+class GameGroup(SimulatedGroup):
+    """Presses only this game's buttons, so a player seated in two groups finds the right ones."""
+
+    async def press(self, user_id: int, chat_id: int, prefix: str, ending: str) -> None:
+        await super().press(user_id, chat_id, f"{prefix}{self.game_id}:", ending)
+
+
+def texts(telegram, chat_id: int) -> list[str]:
+    return [plain_text(m.text or "") for m in telegram.messages(chat_id)]
+
+
+async def command(group: SimulatedGroup, user_id: int, text: str, chat_id: int | None = None):
+    """Send a command; return the bot's newest message in that chat."""
+    chat = group.chat_id if chat_id is None else chat_id
+    await group.send(group.telegram.command(user_id, chat, text))
+    message = group.telegram.messages(chat)[-1]
+    assert message.from_bot, f"{text!r} got no answer"
+    return message
+
+
+async def press(group: SimulatedGroup, user_id: int, message, data: str) -> str | None:
+    """Press the button carrying `data` on `message`; return the callback answer's text."""
+    update = group.telegram.press(user_id, message.chat_id, message.message_id, data)
+    await group.send(update)
+    return group.telegram.callback_answers[update["callback_query"]["id"]]["text"]
+
+
+def labels(message) -> dict[str, str]:
+    return {b["text"]: b.get("callback_data") or b.get("url") for b in message.buttons()}
+
+
+def card_prompt_buttons(telegram) -> list[list[str]]:
+    """The button data of every card prompt the bot sent, as it was sent."""
+    found = []
+    for method, params in telegram.calls:
+        if method == "sendMessage" and "Play your card." in params["text"]:
+            markup = params.get("reply_markup")
+            markup = json.loads(markup) if isinstance(markup, str) else markup
+            found.append([b.get("callback_data", "") for row in markup["inline_keyboard"] for b in row])
+    return found
+
+
+def lobby_message(telegram, chat_id: int):
+    return next(m for m in reversed(telegram.messages(chat_id)) if any("url" in b for b in m.buttons()))
+
+
+def setting(chat_id: int, code: str) -> str:
+    return f"s:{chat_id}:{code}"
+
+
+class AlwaysApprove(Policy):
+    def vote(self, table, seat):
+        return True
+
+
+class SpyOnEveryTeam(AlwaysApprove):
+    """Each team takes the first spy and fills up with the next seats; the spy fails."""
+
+    def choose_team(self, table, seat, size):
+        spy = table.game.spies[0]
+        return sorted([spy, *[s for s in range(len(table.players)) if s != spy][: size - 1]])
+
+    def fail(self, table, seat):
+        return seat in table.game.spies
+
+
+async def one_failed_mission(group: SimulatedGroup) -> None:
+    """Play until the first mission has been played (and failed): the hints have something to go on."""
+    policy = SpyOnEveryTeam()
+    while not (await group.table()).game.played_rounds:
+        assert await group.step(policy)
+    assert (await group.table()).game.played_rounds[0].fails == 1
+
+
+def expected_hints(table, seat: int):
+    """What the deduction engine says `seat` may be told: (probabilities, possible ways, spy view)."""
+    spy = seat in table.game.spies
+    viewer = Viewer.outsider() if spy else Viewer.resistance(seat)
+    deduction = deduce(record_of(table.game, table.id), viewer)
+    return deduction.spy_probability, deduction.possible, spy
+
+
+def check_hints(text: str, table, seat: int) -> None:
+    """The hints text for `seat` shows exactly the deduction engine's numbers, as its rules say."""
+    probabilities, possible, spy = expected_hints(table, seat)
+    lines = text.split("\n")
+    group = table.chat_title
+    if spy:
+        assert lines[0] == (
+            f"🔎 «{group}»: you are a spy. This is how the Resistance, seeing only the public record, "
+            "sees each player, you included:"
+        )
+    else:
+        assert lines[0] == f"🔎 «{group}»: how likely each other player is to be a spy."
+    rows = [HINT_LINE.match(line) for line in lines[1:] if HINT_LINE.match(line)]
+    shown = {}
+    for row in rows:
+        bar, percent, name = row.group(1), int(row.group(2)), row.group(3)
+        shown[name] = (bar, percent)
+    expected_names = {
+        (f"{table.name(s)} (you)" if s == seat else table.name(s))
+        for s in range(len(table.players))
+        if spy or s != seat
+    }
+    assert set(shown) == expected_names
+    assert len(rows) == len(expected_names)
+    assert all(table.name(seat) != name for name in shown) or spy
+    for other in range(len(table.players)):
+        if other == seat and not spy:
+            continue
+        name = f"{table.name(other)} (you)" if other == seat else table.name(other)
+        bar, percent = shown[name]
+        p = probabilities[other]
+        assert abs(percent - 100 * p) <= 0.5, (name, percent, p)
+        filled = bar.count("▓")
+        assert bar == "▓" * filled + "░" * (5 - filled)
+        assert abs(filled - 5 * p) <= 0.5, (name, bar, p)
+    percents = [int(row.group(2)) for row in rows]
+    assert percents == sorted(percents, reverse=True)
+    if possible == 1:
+        assert "1 way to seat the spies is still possible." in lines
+    else:
+        assert f"{possible} ways to seat the spies are still possible." in lines
+    reasons = [line for line in lines if line.startswith("• ")]
+    assert len(reasons) <= 3
+    assert ("Why:" in lines) == bool(reasons)
+
+
+# ---------------------------------------------------------------- /settings
+
+
+async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(make_bot, telegram):
+    application = await make_bot()
+    north = SimulatedGroup(telegram, application, chat_id=-100, title="North", players=3)
+    south = SimulatedGroup(telegram, application, chat_id=-200, title="South", players=2)
+    admin, member = north.user_ids[0], north.user_ids[1]
+
+    # A member who is no admin and opened no lobby is refused, with no keyboard.
+    refusal = await command(north, member, "/settings")
+    assert plain_text(refusal.text) == ADMINS_ONLY and refusal.buttons() == []
+
+    # The group's owner gets the keyboard.
+    menu = await command(north, admin, "/settings")
+    assert plain_text(menu.text) == (
+        "⚙️ Settings for this group\n"
+        "Press a button to change it. Changes apply to the next game, and to a lobby that is open.\n"
+        "Time to choose a team: 3 min, to vote: 2 min, to play a card: 2 min. "
+        "A missing vote counts as 👍 Approve. Hints: on."
+    )
+    chat = north.chat_id
+    assert labels(menu) == {
+        "Targeting: off": setting(chat, "tg"),
+        "Blind Spies: off": setting(chat, "bs"),
+        "Hints: on": setting(chat, "hi"),
+        "Missing vote: 👍 Approve": setting(chat, "mv"),
+        "Team time: 3 min": setting(chat, "pt"),
+        "Vote time: 2 min": setting(chat, "vt"),
+        "Card time: 2 min": setting(chat, "mt"),
+        "Lobby time: 15 min": setting(chat, "lt"),
+        "English": setting(chat, "la"),
+        "Done": setting(chat, "ok"),
+    }
+
+    # A member pressing the admin's keyboard is refused and changes nothing.
+    assert await press(north, member, menu, setting(chat, "tg")) == ADMINS_ONLY
+    assert (await north.store.settings(chat)).targeting is False
+    assert telegram.message(chat, menu.message_id).edits == 0
+
+    # Each press moves one setting to its next value; the same message edits itself.
+    assert await press(north, admin, menu, setting(chat, "tg")) is None
+    menu = telegram.message(chat, menu.message_id)
+    assert menu.edits == 1 and "Targeting: on" in labels(menu)
+    assert (await north.store.settings(chat)).targeting is True
+
+    for minutes in ("3", "5", "1"):
+        await press(north, admin, menu, setting(chat, "vt"))
+        menu = telegram.message(chat, menu.message_id)
+        assert f"Vote time: {minutes} min" in labels(menu)
+        assert f"to vote: {minutes} min" in plain_text(menu.text)
+    await press(north, admin, menu, setting(chat, "mv"))
+    await press(north, admin, menu, setting(chat, "hi"))
+    await press(north, admin, menu, setting(chat, "lt"))
+    menu = telegram.message(chat, menu.message_id)
+    assert menu.edits == 7
+    assert {"Missing vote: 👎 Reject", "Hints: off", "Lobby time: 30 min"} <= set(labels(menu))
+    assert "A missing vote counts as 👎 Reject. Hints: off." in plain_text(menu.text)
+    stored = await north.store.settings(chat)
+    assert stored == replace(
+        GroupSettings(),
+        targeting=True,
+        vote_seconds=60,
+        missing_vote_approves=False,
+        hints=False,
+        lobby_seconds=1800,
+        language=stored.language,
+    )
+    # An administrator who is not the owner may change them too.
+    telegram.add_group(chat, "North", admins=[admin, north.user_ids[2]])
+    other_menu = await command(north, north.user_ids[2], "/settings")
+    assert "Hints: off" in labels(other_menu)
+    assert await press(north, north.user_ids[2], other_menu, setting(chat, "hi")) is None
+    assert (await north.store.settings(chat)).hints is True
+    await press(north, north.user_ids[2], other_menu, setting(chat, "hi"))
+
+    # Another group keeps its own (default) settings.
+    assert await south.store.settings(south.chat_id) == GroupSettings()
+
+    # A keyboard forged from North's message, pressed on South's own settings message, is refused.
+    south_admin = south.user_ids[0]
+    south_menu = await command(south, south_admin, "/settings")
+    update = telegram.forged_press(south_admin, south.chat_id, south_menu.message_id, setting(chat, "bs"))
+    await south.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"] == "This button is not valid here."
+    update = telegram.forged_press(admin, south.chat_id, south_menu.message_id, setting(chat, "bs"))
+    await south.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"] == "This button is not valid here."
+    assert await north.store.settings(chat) == stored
+    assert await south.store.settings(south.chat_id) == GroupSettings()
+    assert telegram.message(south.chat_id, south_menu.message_id).edits == 0
+
+    # Done closes the menu with a summary and no buttons.
+    await press(north, admin, menu, setting(chat, "ok"))
+    closed = telegram.message(chat, menu.message_id)
+    assert closed.buttons() == []
+    assert plain_text(closed.text).startswith("⚙️ Settings saved.\nVariants: Targeting.\nTime to choose a team: 3 min")
+
+
+async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    admin, host = group.user_ids[0], group.user_ids[1]
+    # Bob, no admin, opens the lobby: he may change the settings while it is open.
+    await group.send(telegram.command(host, group.chat_id, "/newgame"))
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    menu = await command(group, host, "/settings")
+    assert await press(group, host, menu, setting(group.chat_id, "bs")) is None
+    assert (await group.table()).settings.blind_spies is True
+    link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
+    for user in group.user_ids:
+        await group.send(telegram.open_link(user, link))
+    await group.send(telegram.command(host, group.chat_id, "/startgame"))
+    table = await group.table()
+    assert table.stage is Stage.PLAYING
+
+    # Once the game runs, Bob is no longer allowed, and even an admin cannot change the rules.
+    assert plain_text((await command(group, host, "/settings")).text) == ADMINS_ONLY
+    assert await press(group, host, menu, setting(group.chat_id, "tg")) == ADMINS_ONLY
+    admin_menu = await command(group, admin, "/settings")
+    before = await group.store.settings(group.chat_id)
+    assert await press(group, admin, admin_menu, setting(group.chat_id, "tg")) == (
+        "Settings can be changed between games."
+    )
+    assert await press(group, admin, admin_menu, setting(group.chat_id, "vt")) == (
+        "Settings can be changed between games."
+    )
+    assert await group.store.settings(group.chat_id) == before
+    assert (await group.table()).settings == table.settings
+    assert telegram.message(group.chat_id, admin_menu.message_id).edits == 0
+
+
+async def test_settings_changed_in_an_open_lobby_show_there_and_rule_the_next_game(make_bot, telegram):
+    application = await make_bot(3)
+    service = application.bot_data["service"]
+    now = [T0]
+    service.clock = lambda: now[0]
+    group = SimulatedGroup(telegram, application, players=6)
+    admin, chat = group.user_ids[0], group.chat_id
+    await group.open_lobby_and_join(joining=group.user_ids[:5])
+    lobby = lobby_message(telegram, chat)
+    assert "Rules: standard, no variants." in plain_text(lobby.text)
+
+    menu = await command(group, admin, "/settings")
+    for code in ("tg", "bs", "vt", "vt", "vt"):
+        await press(group, admin, menu, setting(chat, code))
+    lobby = telegram.message(chat, lobby.message_id)
+    shown = plain_text(lobby.text)
+    assert "Variants: Targeting, Blind Spies." in shown
+    assert "to vote: 1 min" in shown
+    assert "5 players of 10: Ann, Bob, Cy, Dan, Eve" in shown
+    table = await group.table()
+    assert table.variants.targeting and table.variants.blind_spies and table.settings.vote_seconds == 60
+    # The lobby keeps its Join button.
+    assert lobby.buttons()[0]["url"].endswith(f"join_{group.game_id}")
+
+    await group.start()
+    table = await group.table()
+    game = table.game
+    assert game.variants.targeting and game.variants.blind_spies
+    # Targeting: the leader is asked for a mission first.
+    board = group.latest_with_button(chat, f"m:{group.game_id}:")
+    leader = table.players[game.leader]
+    assert f"{leader.name}, choose which mission the team attempts." in plain_text(board.text)
+    assert not any(b["callback_data"].startswith("t:") for b in board.buttons())
+    # Blind Spies: the spies are told they do not know the other spies.
+    for seat in game.spies:
+        role = next(text for text in texts(telegram, table.players[seat].user_id) if "you are a spy" in text)
+        assert "Under Blind Spies you do not know the other spies." in role
+        assert not any(table.name(s) in role for s in game.spies if s != seat)
+
+    # A shorter vote time: the stored deadline of the vote matches it.
+    now[0] = T0 + 30
+    await group.press(leader.user_id, chat, "m:", ":1")
+    assert (await group.table()).draft_mission == 1
+    for seat in (game.leader, game.next_seat(game.leader)):
+        await group.press(leader.user_id, chat, "t:", f":{seat}")
+    await group.press(leader.user_id, chat, "t:", ":ok")
+    table = await group.table()
+    assert table.game.phase is Phase.VOTING
+    assert table.deadline == T0 + 30 + 60 and table.reminder_at == T0 + 30 + 30
+
+
+async def test_language_button_in_settings_sets_the_group_language(make_bot, telegram):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=2)
+    admin, chat = group.user_ids[0], group.chat_id
+    menu = await command(group, admin, "/settings")
+    # No language yet: the first press settles on English, the next one on Spanish.
+    await press(group, admin, menu, setting(chat, "la"))
+    assert (await group.store.settings(chat)).language == "en"
+    await press(group, admin, menu, setting(chat, "la"))
+    assert (await group.store.settings(chat)).language == "es"
+    menu = telegram.message(chat, menu.message_id)
+    assert "Español" in labels(menu)
+    spanish_title = plain_text(t("es", "⚙️ <b>Settings for this group</b>"))
+    assert spanish_title != "⚙️ Settings for this group"
+    assert plain_text(menu.text).startswith(spanish_title)
+    # A lobby opened by an English-speaking user now speaks Spanish.
+    await group.send(telegram.command(group.user_ids[1], chat, "/newgame"))
+    opened = plain_text(t("es", "🕵️ <b>The Resistance</b>: a new game is open."))
+    assert opened != "🕵️ The Resistance: a new game is open."
+    assert plain_text(lobby_message(telegram, chat).text).startswith(opened)
+
+
+# ---------------------------------------------------------------- /language
+
+
+async def test_language_menu_is_for_admins(make_bot, telegram):
+    # An admin's press on a language button is not tested: it fails inside the bot (handlers.py passes
+    # `language=` to t(), whose first parameter is also called `language`: TypeError).
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=3)
+    admin, member, chat = group.user_ids[0], group.user_ids[1], group.chat_id
+
+    refusal = await command(group, member, "/language")
+    assert plain_text(refusal.text) == ADMINS_ONLY and refusal.buttons() == []
+
+    menu = await command(group, admin, "/language")
+    assert plain_text(menu.text) == "Which language should I speak in this group?"
+    assert labels(menu) == {
+        "English": f"l:{chat}:en",
+        "Español": f"l:{chat}:es",
+        "Русский": f"l:{chat}:ru",
+        "Български": f"l:{chat}:bg",
+        "Esperanto": f"l:{chat}:eo",
+    }
+    assert await press(group, member, menu, f"l:{chat}:ru") == ADMINS_ONLY
+    assert (await group.store.settings(chat)).language is None
+    assert telegram.message(chat, menu.message_id).edits == 0
+    # A language button forged onto another group's message is refused.
+    other = SimulatedGroup(telegram, application, chat_id=-200, title="Other", players=1)
+    other_menu = await command(other, other.user_ids[0], "/language")
+    update = telegram.forged_press(other.user_ids[0], other.chat_id, other_menu.message_id, f"l:{chat}:ru")
+    await other.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"] == "This button is not valid here."
+    assert (await group.store.settings(chat)).language is None
+
+
+# ---------------------------------------------------------------- hints
+
+
+async def test_hints_in_private_show_the_deduction_for_each_role(make_bot, telegram):
+    application = await make_bot(11)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    await one_failed_mission(group)
+    table = await group.table()
+    honest = next(s for s in range(5) if s not in table.game.spies)
+    spy = table.game.spies[0]
+
+    # A Resistance player: every other player, with the numbers of their own deduction.
+    user = table.players[honest].user_id
+    reply = plain_text((await command(group, user, "/hints", chat_id=user)).text)
+    check_hints(reply, table, honest)
+
+    # A spy: told so, and shown the public view of every player, themself included.
+    spy_user = table.players[spy].user_id
+    spy_reply = plain_text((await command(group, spy_user, "/hints", chat_id=spy_user)).text)
+    assert "you are a spy" in spy_reply
+    assert f"{table.name(spy)} (you)" in spy_reply
+    check_hints(spy_reply, table, spy)
+
+    # The Hints button under the role message sends the same in private.
+    role = next(m for m in telegram.messages(user) if plain_text(m.text or "").startswith("Your game in"))
+    assert labels(role) == {"🔎 Hints": f"h:{group.game_id}"}
+    count = len(telegram.messages(user))
+    assert await press(group, user, role, f"h:{group.game_id}") is None
+    assert len(telegram.messages(user)) == count + 1
+    assert plain_text(telegram.messages(user)[-1].text) == reply
+
+    # The spy's button answers with the spy's hints.
+    spy_role = next(m for m in telegram.messages(spy_user) if plain_text(m.text or "").startswith("Your game in"))
+    await press(group, spy_user, spy_role, f"h:{group.game_id}")
+    assert plain_text(telegram.messages(spy_user)[-1].text) == spy_reply
+
+    # Card prompts carry the Hints button too.
+    prompts = card_prompt_buttons(telegram)
+    assert len(prompts) == 2 and all(f"h:{group.game_id}" in buttons for buttons in prompts)
+
+    # Someone not playing is told so.
+    outsider = SimulatedGroup(telegram, application, chat_id=-300, players=1).user_ids[0]
+    assert plain_text((await command(group, outsider, "/hints", chat_id=outsider)).text) == (
+        "You are not in a running game. Hints come once a game has started."
+    )
+
+
+async def test_hints_asked_in_the_group_go_to_private(make_bot, telegram):
+    application = await make_bot(11)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    await one_failed_mission(group)
+    table = await group.table()
+    honest = next(s for s in range(5) if s not in table.game.spies)
+    user = table.players[honest].user_id
+
+    private_before = len(telegram.messages(user))
+    group_before = len(telegram.messages(group.chat_id))
+    pointer = await command(group, user, "/hints")
+    assert plain_text(pointer.text) == "I sent your hints in private."
+    # The group got the command and the pointer, nothing else; the hints went to the private chat.
+    new_in_group = texts(telegram, group.chat_id)[group_before:]
+    assert new_in_group == ["/hints", "I sent your hints in private."]
+    assert not any("▓" in text or "░" in text or "seat the spies" in text for text in texts(telegram, group.chat_id))
+    assert len(telegram.messages(user)) == private_before + 1
+    check_hints(plain_text(telegram.messages(user)[-1].text), table, honest)
+
+
+async def test_hints_switched_off(make_bot, telegram):
+    application = await make_bot(11)
+    group = SimulatedGroup(telegram, application, players=5)
+    admin = group.user_ids[0]
+    menu = await command(group, admin, "/settings")
+    await press(group, admin, menu, setting(group.chat_id, "hi"))
+    assert (await group.store.settings(group.chat_id)).hints is False
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    assert table.settings.hints is False
+
+    for player in table.players:
+        role = next(m for m in telegram.messages(player.user_id) if plain_text(m.text or "").startswith("Your game"))
+        assert role.buttons() == []
+    reply = await command(group, admin, "/hints", chat_id=admin)
+    assert plain_text(reply.text) == "Hints are switched off in «Demo group»."
+    assert "▓" not in reply.text and "░" not in reply.text
+
+    # Card prompts carry no Hints button either.
+    await one_failed_mission(group)
+    prompts = card_prompt_buttons(telegram)
+    assert len(prompts) == 2
+    assert all(not data.startswith("h:") for buttons in prompts for data in buttons)
+
+
+async def test_a_player_in_two_games_chooses_which_hints(make_bot, telegram):
+    application = await make_bot(7)
+    north = GameGroup(telegram, application, chat_id=-100, title="North", players=5)
+    south = GameGroup(telegram, application, chat_id=-200, title="South", players=4)
+    shared = north.user_ids[1]
+    await north.open_lobby_and_join()
+    await south.open_lobby_and_join()
+    await south.send(telegram.open_link(shared, lobby_message(telegram, south.chat_id).buttons()[0]["url"]))
+    await north.start()
+    await south.start()
+    await one_failed_mission(south)
+
+    choice = await command(north, shared, "/hints", chat_id=shared)
+    assert plain_text(choice.text) == "You play in several groups. Hints for which game?"
+    assert labels(choice) == {"North": f"h:{north.game_id}", "South": f"h:{south.game_id}"}
+
+    await press(south, shared, choice, f"h:{south.game_id}")
+    south_table = await south.table()
+    south_hints = plain_text(telegram.messages(shared)[-1].text)
+    assert south_hints.startswith("🔎 «South»")
+    check_hints(south_hints, south_table, south_table.seat_of(shared))
+
+    await press(north, shared, choice, f"h:{north.game_id}")
+    north_table = await north.table()
+    north_hints = plain_text(telegram.messages(shared)[-1].text)
+    assert north_hints.startswith("🔎 «North»")
+    check_hints(north_hints, north_table, north_table.seat_of(shared))
+
+
+# ---------------------------------------------------------------- play again
+
+
+async def test_play_again_opens_a_lobby_with_the_same_players_and_settings(make_bot, telegram):
+    application = await make_bot(5)
+    group = SimulatedGroup(telegram, application, players=6)
+    admin, chat = group.user_ids[0], group.chat_id
+    menu = await command(group, admin, "/settings")
+    for code in ("mv", "pt"):
+        await press(group, admin, menu, setting(chat, code))
+    settings = await group.store.settings(chat)
+    assert settings.missing_vote_approves is False and settings.proposal_seconds == 300
+
+    players = group.user_ids[1:]  # Ann, the owner, does not play
+    await group.open_lobby_and_join(joining=players)
+    await group.start()
+    finished = await group.play(SpyOnEveryTeam())
+    assert finished.stage is Stage.OVER
+    over = telegram.messages(chat)[-1]
+    assert plain_text(over.text).startswith("🏁")
+    assert labels(over) == {"🔁 Play again": f"r:{finished.id}"}
+
+    # Someone who did not play is refused.
+    assert await press(group, admin, over, f"r:{finished.id}") == "Only the players of that game can start a rematch."
+    assert await group.store.game_of_chat(chat) is None
+
+    # A player presses: a new lobby, the same players already seated, the group's settings.
+    presser = finished.players[2].user_id
+    assert await press(group, presser, over, f"r:{finished.id}") == "A new game is open with the same players."
+    new_id = await group.store.game_of_chat(chat)
+    assert new_id is not None and new_id != finished.id
+    rematch = await group.store.load(new_id)
+    assert rematch.stage is Stage.LOBBY and rematch.creator_id == presser
+    assert [p.user_id for p in rematch.players] == [p.user_id for p in finished.players]
+    assert rematch.settings == finished.settings == await group.store.settings(chat)
+    assert rematch.settings == replace(settings, language="en")
+    lobby = lobby_message(telegram, chat)
+    shown = plain_text(lobby.text)
+    assert shown.startswith("🕵️ The Resistance: a new game is open.")
+    assert f"5 players of 10: {', '.join(p.name for p in finished.players)}" in shown
+    assert "A missing vote counts as 👎 Reject." in shown and "Time to choose a team: 5 min" in shown
+    for user in players:
+        assert new_id in await group.store.games_of_user(user)
+
+    # Pressing again while that lobby is open is refused; there is still one lobby.
+    other = finished.players[0].user_id
+    assert await press(group, other, over, f"r:{finished.id}") == (
+        "A game is already open in this group: /join it, or see /status."
+    )
+    assert await group.store.game_of_chat(chat) == new_id
+    lobbies = [p for method, p in telegram.calls if method == "sendMessage" and "a new game is open" in p["text"]]
+    assert len(lobbies) == 2  # the first game's and the rematch's
+
+    # The rematch starts like any lobby.
+    group.game_id = new_id
+    await group.send(telegram.command(presser, chat, "/startgame"))
+    assert (await group.table()).stage is Stage.PLAYING
+
+
+async def test_language_menu_sets_the_group_language(make_bot, telegram):
+    application = await make_bot(5)
+    group = SimulatedGroup(telegram, application, players=5)
+    admin = group.user_ids[0]
+    await group.send(telegram.command(admin, group.chat_id, "/language"))
+    menu = telegram.messages(group.chat_id)[-1]
+    await group.send(telegram.press(admin, group.chat_id, menu.message_id, text="Español"))
+    assert plain_text(telegram.message(group.chat_id, menu.message_id).text) == "Aquí hablaré Español."
+    assert not telegram.message(group.chat_id, menu.message_id).buttons()
+    assert (await group.store.settings(group.chat_id)).language == "es"
+    await group.open_lobby_and_join(joining=group.user_ids[:2])
+    lobby = next(m for m in telegram.messages(group.chat_id) if any("url" in b for b in m.buttons()))
+    assert "Resistance" in lobby.text and "jugador" in plain_text(lobby.text)
