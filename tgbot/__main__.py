@@ -35,6 +35,7 @@ def configure_logging(level: str) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # Request URLs carry the bot token; keep the HTTP client's own lines out of INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
 def run() -> int:
@@ -44,8 +45,14 @@ def run() -> int:
         print(f"resistance-bot: {error}", file=sys.stderr)
         return 2
     configure_logging(settings.log_level)
-    application = build_application(settings, connect_redis(settings))
-    application.run_polling(allowed_updates=["message", "callback_query"])
+    redis = connect_redis(settings)
+    application = build_application(settings, redis)
+    if settings.webhook is not None:
+        from tgbot import webhook
+
+        asyncio.run(webhook.serve(application, settings.webhook, redis))
+    else:
+        application.run_polling(allowed_updates=["message", "callback_query"])
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Build the python-telegram-bot Application: handlers, rate limiter, storage, command menu."""
+"""Build the python-telegram-bot Application: handlers, a rate limiter shared by all workers,
+storage, command menu, the deadline clock."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import logging
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from telegram import BotCommand, Update
-from telegram.ext import AIORateLimiter, Application, ApplicationBuilder, CallbackQueryHandler, CommandHandler
+from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, CommandHandler
 from telegram.request import BaseRequest
 
 from tgbot import handlers
 from tgbot.config import Settings
 from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, t
 from tgbot.outbox import Outbox
+from tgbot.ratelimit import RedisRateLimiter
 from tgbot.service import GameService
 from tgbot.store import Store
 
@@ -107,7 +109,7 @@ def build_application(
     `clock_seconds=0` leaves firing deadlines to the caller (tests drive the clock themselves)."""
     builder = ApplicationBuilder().token(settings.token).concurrent_updates(True).post_init(prepare)
     if rate_limited:
-        builder = builder.rate_limiter(AIORateLimiter(max_retries=3))
+        builder = builder.rate_limiter(RedisRateLimiter(redis))
     if settings.api_base_url:
         builder = builder.base_url(settings.api_base_url).base_file_url(settings.api_base_file_url)
     if request is not None:

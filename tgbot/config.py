@@ -10,10 +10,24 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 _TOKEN = re.compile(r"\d+:[A-Za-z0-9_-]{20,}")
+# Telegram accepts 1-256 characters of A-Z, a-z, 0-9, _ and - as a webhook's secret token.
+_SECRET = re.compile(r"[A-Za-z0-9_-]{16,256}")
 
 
 class ConfigError(ValueError):
     """A missing or malformed setting; the message names it and says what is expected."""
+
+
+@dataclass(frozen=True)
+class Webhook:
+    url: str  # the public HTTPS address Telegram posts updates to
+    listen: str  # the address this worker listens on
+    port: int
+    secret: str  # every request must carry it in X-Telegram-Bot-Api-Secret-Token
+
+    @property
+    def path(self) -> str:
+        return urlparse(self.url).path or "/"
 
 
 @dataclass(frozen=True)
@@ -22,6 +36,7 @@ class Settings:
     redis_url: str | None
     api_base_url: str | None
     log_level: str
+    webhook: Webhook | None = None  # None: long polling
 
     @property
     def api_base_file_url(self) -> str | None:
@@ -52,4 +67,24 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_token: bool = Tr
     level = env.get("LOG_LEVEL", "INFO").strip().upper() or "INFO"
     if not isinstance(logging.getLevelName(level), int):
         raise ConfigError("LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
-    return Settings(token=token, redis_url=redis_url, api_base_url=base_url, log_level=level)
+    return Settings(token=token, redis_url=redis_url, api_base_url=base_url, log_level=level, webhook=_webhook(env))
+
+
+def _webhook(env: Mapping[str, str]) -> Webhook | None:
+    mode = env.get("BOT_MODE", "polling").strip().lower() or "polling"
+    if mode == "polling":
+        return None
+    if mode != "webhook":
+        raise ConfigError("BOT_MODE must be 'polling' or 'webhook'")
+    url = env.get("WEBHOOK_URL", "").strip()
+    parsed = urlparse(url)
+    if parsed.scheme != "https" or not parsed.netloc:
+        raise ConfigError("WEBHOOK_URL must be the public https:// address Telegram posts updates to")
+    secret = env.get("WEBHOOK_SECRET", "").strip()
+    if not _SECRET.fullmatch(secret):
+        raise ConfigError("WEBHOOK_SECRET must be 16 to 256 characters of A-Z, a-z, 0-9, _ and -")
+    port_text = env.get("WEBHOOK_PORT", "8080").strip() or "8080"
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ConfigError("WEBHOOK_PORT must be a port number")
+    listen = env.get("WEBHOOK_LISTEN", "0.0.0.0").strip() or "0.0.0.0"
+    return Webhook(url=url, listen=listen, port=int(port_text), secret=secret)

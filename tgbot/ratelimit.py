@@ -1,0 +1,117 @@
+"""Telegram's flood limits kept across every worker: about 30 messages a second per bot and
+20 a minute per group, counted in Redis, and a 429's `retry_after` honoured by all workers.
+
+python-telegram-bot's `AIORateLimiter` counts within one process; behind a load balancer
+each worker would spend the whole budget. This limiter has the same shape (a
+`BaseRateLimiter`) but keeps its counters in Redis: a generic cell rate algorithm in one
+Lua script per request, so workers never race on a counter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from telegram.error import RetryAfter
+from telegram.ext import BaseRateLimiter
+
+from tgbot.outbox import retry_after_seconds
+from tgbot.store import PREFIX
+
+log = logging.getLogger(__name__)
+
+# Returns how many milliseconds to wait before the request may go (0: go now, and counted).
+_GCRA = """
+local now_parts = redis.call('TIME')
+local now = now_parts[1] * 1000 + math.floor(now_parts[2] / 1000)
+local interval = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+if tat - burst > now then return tat - burst - now end
+local next_tat = tat + interval
+redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil(next_tat - now + burst))
+return 0
+"""
+
+PAUSE_KEY = f"{PREFIX}ratelimit:pause"
+
+
+class RedisRateLimiter(BaseRateLimiter[int]):
+    def __init__(
+        self,
+        redis: Redis,
+        bot_rate: tuple[int, float] = (30, 1.0),
+        group_rate: tuple[int, float] = (20, 60.0),
+        max_retries: int = 3,
+    ) -> None:
+        self.redis = redis
+        self.bot_rate = bot_rate
+        self.group_rate = group_rate
+        self.max_retries = max_retries
+        self._take = redis.register_script(_GCRA)
+
+    async def initialize(self) -> None:
+        pass
+
+    async def shutdown(self) -> None:
+        pass
+
+    async def _wait_turn(self, key: str, rate: tuple[int, float]) -> None:
+        count, seconds = rate
+        interval = seconds * 1000 / count
+        while True:
+            wait_ms = await self._take(keys=[key], args=[interval, interval * (count - 1)])
+            if not wait_ms:
+                return
+            await asyncio.sleep(int(wait_ms) / 1000)
+
+    async def _wait_for_pause(self) -> None:
+        remaining = await self.redis.pttl(PAUSE_KEY)
+        if remaining and remaining > 0:
+            await asyncio.sleep(remaining / 1000)
+
+    async def _before(self, chat_id: Any) -> None:
+        try:
+            await self._wait_for_pause()
+            if chat_id is None:
+                return
+            if isinstance(chat_id, int) and chat_id < 0 or isinstance(chat_id, str):
+                await self._wait_turn(f"{PREFIX}ratelimit:chat:{chat_id}", self.group_rate)
+            await self._wait_turn(f"{PREFIX}ratelimit:bot", self.bot_rate)
+        except RedisError as error:
+            # Without Redis the bot can still say it is unavailable; it must not wait forever to do so.
+            log.warning("rate limiter without storage (%s): sending unmetered", type(error).__name__)
+
+    async def process_request(
+        self,
+        callback: Callable[..., Coroutine[Any, Any, Any]],
+        args: Any,
+        kwargs: dict[str, Any],
+        endpoint: str,
+        data: dict[str, Any],
+        rate_limit_args: int | None,
+    ) -> Any:
+        chat_id = data.get("chat_id")
+        with contextlib.suppress(TypeError, ValueError):
+            chat_id = int(chat_id) if chat_id is not None else None
+        retries = rate_limit_args if rate_limit_args is not None else self.max_retries
+        for attempt in range(retries + 1):
+            await self._before(chat_id)
+            try:
+                return await callback(*args, **kwargs)
+            except RetryAfter as flood:
+                if attempt == retries:
+                    raise
+                pause = retry_after_seconds(flood) + 0.1
+                log.info("flood control on %s: every worker pauses %.1f s", endpoint, pause)
+                try:
+                    await self.redis.set(PAUSE_KEY, "1", px=int(pause * 1000))
+                except RedisError:
+                    await asyncio.sleep(pause)
+        raise AssertionError("unreachable")
