@@ -1,0 +1,74 @@
+"""The flood limits are shared by every worker through Redis, and a 429 pauses them all."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from telegram.error import RetryAfter
+
+from tgbot.ratelimit import PAUSE_KEY, RedisRateLimiter
+
+
+def limiters(redis, count=2, **rates):
+    return [RedisRateLimiter(redis, **rates) for _ in range(count)]
+
+
+async def send_through(limiter, chat_id, sent, label):
+    async def call():
+        sent.append((label, time.monotonic()))
+        return True
+
+    return await limiter.process_request(call, (), {}, "sendMessage", {"chat_id": chat_id}, None)
+
+
+async def test_a_group_budget_is_shared_by_two_workers(redis):
+    first, second = limiters(redis, group_rate=(4, 1.0), bot_rate=(1000, 1.0))
+    sent = []
+    started = time.monotonic()
+    await asyncio.gather(*(send_through(w, -100, sent, i) for i, w in enumerate([first, second] * 4)))
+    assert len(sent) == 8
+    # Four go at once; the other four follow at the group's rate (a quarter second apart),
+    # whichever worker sends them.
+    times = sorted(at - started for _, at in sent)
+    assert times[7] - times[0] >= 0.9
+    assert times[3] - times[0] < times[7] - times[3]
+
+
+async def test_private_chats_only_count_against_the_bot_budget(redis):
+    (limiter,) = limiters(redis, count=1, group_rate=(1, 60.0), bot_rate=(1000, 1.0))
+    sent = []
+    # Counted as one group at one message a minute, these would take nine minutes.
+    await asyncio.wait_for(asyncio.gather(*(send_through(limiter, user, sent, user) for user in range(1, 11))), 10)
+    assert len(sent) == 10
+
+
+async def test_a_flood_answer_pauses_every_worker(redis):
+    first, second = limiters(redis)
+    calls = []
+
+    async def flooded():
+        calls.append(time.monotonic())
+        if len(calls) == 1:
+            raise RetryAfter(1)
+        return True
+
+    started = time.monotonic()
+    assert await first.process_request(flooded, (), {}, "sendMessage", {"chat_id": 5}, None)
+    assert calls[1] - started >= 1.0
+    # While one worker was told to wait, the pause is in Redis for the others too.
+    await redis.set(PAUSE_KEY, "1", px=600)
+    other_started = time.monotonic()
+    await send_through(second, 7, [], "other")
+    assert time.monotonic() - other_started >= 0.5
+
+
+async def test_flood_answers_beyond_the_retries_are_raised(redis):
+    (limiter,) = limiters(redis, count=1, max_retries=1)
+
+    async def always_flooded():
+        raise RetryAfter(0)
+
+    with pytest.raises(RetryAfter):
+        await limiter.process_request(always_flooded, (), {}, "sendMessage", {"chat_id": 5}, None)
