@@ -31,8 +31,17 @@ def connect_redis(settings: Settings) -> Redis:
     return fakeredis.FakeAsyncRedis(decode_responses=True)
 
 
+class OneLineFormatter(logging.Formatter):
+    """One event, one line: a traceback is folded onto its log line so log collectors keep it whole."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return super().format(record).replace("\n", " | ")
+
+
 def configure_logging(level: str) -> None:
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     # Request URLs carry the bot token; keep the HTTP client's own lines out of INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
