@@ -26,6 +26,8 @@ from tgbot.store import PREFIX
 log = logging.getLogger(__name__)
 
 # Returns how many milliseconds to wait before the request may go (0: go now, and counted).
+# A wait is at least 1 ms: Redis turns a Lua number into an integer by rounding down, and a
+# fraction of a millisecond must not come back as "go" without having been counted.
 _GCRA = """
 local now_parts = redis.call('TIME')
 local now = now_parts[1] * 1000 + math.floor(now_parts[2] / 1000)
@@ -33,7 +35,7 @@ local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
-if tat - burst > now then return tat - burst - now end
+if tat - burst > now then return math.max(1, math.ceil(tat - burst - now)) end
 local next_tat = tat + interval
 redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil(next_tat - now + burst))
 return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import signal
 
 import uvicorn
 from redis.asyncio import Redis
@@ -57,8 +58,11 @@ def create_web_app(application: Application, webhook: Webhook, redis: Redis) -> 
             )
             return Response(status_code=403)
         try:
-            update = Update.de_json(json.loads(await request.body()), application.bot)
-        except (ValueError, TypeError, KeyError):
+            data = json.loads(await request.body())
+            if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+                raise ValueError("not an update")
+            update = Update.de_json(data, application.bot)
+        except (ValueError, TypeError, KeyError, AttributeError):
             log.warning("webhook: refused a body that is not an update")
             return Response(status_code=400)
         try:
@@ -117,7 +121,13 @@ async def serve(application: Application, webhook: Webhook, redis: Redis) -> Non
                 access_log=False,
             )
         )
+        # uvicorn stops gracefully on SIGTERM/SIGINT and then raises the signal again for the
+        # handler that was there before it. Make that handler harmless, so the worker goes on to
+        # stop the Application and close its connections instead of dying mid-way.
+        for stop_signal in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(stop_signal, lambda *_: None)
         try:
             await server.serve()
         finally:
             await application.stop()
+            log.info("worker stopped")
