@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 from tgbot.app import build_application, prepare
 from tgbot.config import Settings
 from tgbot.offline.fake_telegram import FakeTelegram
+from tgbot.redis_client import connect
 
 # A database of its own, so a developer's other data on the same server is never flushed.
 TEST_DB = 13
@@ -85,7 +86,7 @@ async def make_bot(telegram: FakeTelegram, redis_url: str):
         import random
 
         settings = Settings(token=telegram.token, redis_url=redis_url, api_base_url=None, log_level="INFO")
-        client = Redis.from_url(redis_url, decode_responses=True)
+        client = connect(redis_url)
         application = build_application(
             settings,
             client,

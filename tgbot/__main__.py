@@ -14,24 +14,18 @@ import logging
 import random
 import sys
 
-from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio import Redis
 
 from tgbot.app import build_application, prepare
 from tgbot.config import ConfigError, Settings, load_settings
+from tgbot.redis_client import connect
 
 log = logging.getLogger("tgbot")
-
-REDIS_CONNECTIONS = 64
 
 
 def connect_redis(settings: Settings) -> Redis:
     if settings.redis_url:
-        # python-telegram-bot runs up to 256 updates at once; a pool that waits for a free
-        # connection makes a burst queue up instead of failing with "too many connections".
-        pool = BlockingConnectionPool.from_url(
-            settings.redis_url, max_connections=REDIS_CONNECTIONS, timeout=20, decode_responses=True
-        )
-        return Redis(connection_pool=pool)
+        return connect(settings.redis_url)
     import fakeredis
 
     log.warning("REDIS_URL is not set: using an in-process Redis; games will not survive a restart")

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from telegram import Chat, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
-from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.error import Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
 from engine import Variants
@@ -77,6 +77,7 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if payload.startswith(JOIN_PREFIX):
         answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang)
         await reply(update, answer.text)
+        await service.deliver(answer)
     else:
         await reply(update, t(lang, "Hello! Add me to a group and send /newgame there to play The Resistance."))
     await service.resend_private(user.id)
@@ -124,14 +125,17 @@ async def join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     answer = await service.join(game_id, player_of(user), lang)
     await reply(update, answer.text)
+    await service.deliver(answer)
 
 
 async def leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/leave: give up a seat before the game starts."""
     lang = language_of(update.effective_user)
     if await groups_only(update, lang):
-        answer = await service_of(context).leave(update.effective_chat.id, update.effective_user.id, lang)
+        service = service_of(context)
+        answer = await service.leave(update.effective_chat.id, update.effective_user.id, lang)
         await reply(update, answer.text)
+        await service.deliver(answer)
 
 
 async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -141,8 +145,10 @@ async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         return
     chat_id, user_id = update.effective_chat.id, update.effective_user.id
     admin = await is_admin(context, chat_id, user_id)
-    answer = await service_of(context).start_game(chat_id, user_id, admin, lang)
+    service = service_of(context)
+    answer = await service.start_game(chat_id, user_id, admin, lang)
     await reply(update, answer.text)
+    await service.deliver(answer)
 
 
 async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -230,9 +236,7 @@ async def hints(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not in_group(update.effective_chat):
         await reply(update, text, buttons)
         return
-    try:
-        await context.bot.send_message(user.id, text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
-    except Forbidden:
+    if not await send_private(context, user.id, text, buttons):
         link = render.open_chat_link(context.bot.username)
         await reply(
             update,
@@ -267,8 +271,10 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     if isinstance(press, HintsPress):
         text, buttons = await service.hints(user_id, lang, press.game_id)
-        await answer_query(query, "")
-        await context.bot.send_message(user_id, text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+        delivered = await send_private(context, user_id, text, buttons)
+        await answer_query(
+            query, "" if delivered else t(lang, "Hints come in private: open the chat with me and send /hints there.")
+        )
         return
     if isinstance(press, RematchPress):
         answer = await service.rematch(press.game_id, user_id, lang)
@@ -276,6 +282,7 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     answer = await service.press(press, user_id, chat_id, lang, is_admin_in)
     await answer_query(query, answer.text, answer.alert)
+    await service.deliver(answer)
 
 
 def settings_change(press: SettingsPress | LanguagePress) -> Callable[[GroupSettings], GroupSettings]:
@@ -285,14 +292,18 @@ def settings_change(press: SettingsPress | LanguagePress) -> Callable[[GroupSett
 
 
 async def group_settings_button(query, press, user_id, chat_id, lang, service, is_admin_in) -> None:
+    """A press on the /settings or /language keyboard of the group it was posted in."""
     if chat_id != press.chat_id:
         await answer_query(query, t(lang, "This button is not valid here."))
         return
     if isinstance(press, SettingsPress) and press.setting == "done":
+        if not await service.may_configure(press.chat_id, user_id, await is_admin_in(press.chat_id)):
+            await answer_query(
+                query, t(lang, "Only a group admin, or whoever opened the lobby, can change the settings.")
+            )
+            return
         current = await service.store.settings(press.chat_id)
-        await query.edit_message_text(
-            render.settings_closed(current, current.language or lang), parse_mode=ParseMode.HTML
-        )
+        await edit_query_message(query, render.settings_closed(current, current.language or lang))
         await answer_query(query, "")
         return
     settings, answer = await service.change_settings(
@@ -303,22 +314,33 @@ async def group_settings_button(query, press, user_id, chat_id, lang, service, i
         return
     shown_in = settings.language or lang
     if isinstance(press, LanguagePress):
-        await query.edit_message_text(
-            t(shown_in, "I will speak %(language)s here.", language=render.LANGUAGE_NAMES[settings.language])
-        )
+        language_name = render.LANGUAGE_NAMES[settings.language]
+        await edit_query_message(query, t(shown_in, "I will speak %(language)s here.", language=language_name))
     else:
-        text, buttons = render.settings_menu(press.chat_id, settings, shown_in)
-        try:
-            await query.edit_message_text(text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
-        except BadRequest as error:
-            if "not modified" not in error.message.lower():
-                raise
+        await edit_query_message(query, *render.settings_menu(press.chat_id, settings, shown_in))
     await answer_query(query, "")
 
 
 async def answer_query(query, text: str, alert: bool = False) -> None:
     try:
         await query.answer(text or None, show_alert=alert)
-    except BadRequest as error:
-        # The press still counted; Telegram only refuses a late answer ("query is too old").
-        log.info("callback answer refused: %s", error.message)
+    except TelegramError as error:
+        # The press still counted; only the little answer bubble is lost ("query is too old", a timeout).
+        log.info("callback answer not delivered: %s", type(error).__name__)
+
+
+async def edit_query_message(query, text: str, buttons=()) -> None:
+    """Edit the message a button was on; a double tap ("not modified") or an odd message is not an error."""
+    try:
+        await query.edit_message_text(text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+    except TelegramError as error:
+        log.info("could not edit the pressed message: %s", type(error).__name__)
+
+
+async def send_private(context: ContextTypes.DEFAULT_TYPE, user_id: int, text: str, buttons=()) -> bool:
+    try:
+        await context.bot.send_message(user_id, text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+    except TelegramError as error:
+        log.info("a private message was not delivered: %s", type(error).__name__)
+        return False
+    return True

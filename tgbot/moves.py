@@ -44,6 +44,9 @@ class Reply:
     text: str
     alert: bool = False
     buttons: Keyboard = ()
+    # The game whose queued messages go out once this answer has been given, so the person
+    # who pressed is never kept waiting behind the group's messages.
+    deliver_for: str | None = None
 
 
 class Refused(Exception):
@@ -226,6 +229,8 @@ def require_pressed_in_place(table: Table, press, chat_id: int | None, user_id: 
 
 def repost_board(table: Table, bot_username: str) -> Change:
     """The group's current message again, as a new message that later edits go to."""
+    if not table.is_active:
+        return Change(table)  # the game ended while /status was on its way
     if table.game is None:
         text, buttons = render.lobby(table, bot_username)
         return Change(table, [Send(table.chat_id, text, buttons, key="lobby")])

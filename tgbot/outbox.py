@@ -22,7 +22,7 @@ from telegram.warnings import PTBDeprecationWarning
 
 from tgbot import outgoing
 from tgbot.outgoing import Document, Edit, Keyboard, Send
-from tgbot.store import PREFIX, Store, outbox_key
+from tgbot.store import PENDING_OUTBOXES_KEY, PREFIX, Store, outbox_key
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,16 @@ def markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
         return None
     return InlineKeyboardMarkup(
         [[InlineKeyboardButton(b.text, callback_data=b.data, url=b.url) for b in row] for row in buttons]
+    )
+
+
+class DeliveryPostponed(Exception):
+    """Telegram could not be reached for now; the message stays first in the queue."""
+
+
+def _superseded(item: outgoing.Outgoing, later: list[outgoing.Outgoing]) -> bool:
+    return isinstance(item, Edit) and any(
+        isinstance(other, Edit) and other.key == item.key and other.chat_id == item.chat_id for other in later
     )
 
 
@@ -67,22 +77,24 @@ class Outbox:
             finally:
                 await lock.release()
             if not await self.redis.llen(queue):
-                return
+                # Only now: an item queued after this check re-adds the id in its own transaction.
+                await self.redis.srem(PENDING_OUTBOXES_KEY, game_id)
+                if not await self.redis.llen(queue):
+                    return
 
     async def _deliver_queue(self, game_id: str, queue: str) -> None:
+        """Deliver the queue's oldest message, then look again: what was queued meanwhile (while
+        the rate limiter made us wait) is seen, and an edit that a later edit of the same message
+        will overwrite is skipped."""
         while True:
-            raw_items = await self.redis.lrange(queue, 0, -1)
-            if not raw_items:
+            items = [outgoing.loads(raw) for raw in await self.redis.lrange(queue, 0, -1)]
+            if not items:
                 return
-            items = [outgoing.loads(raw) for raw in raw_items]
-            for position, item in enumerate(items):
-                superseded = isinstance(item, Edit) and any(
-                    isinstance(later, Edit) and later.key == item.key and later.chat_id == item.chat_id
-                    for later in items[position + 1 :]
-                )
-                if not superseded:
-                    await self._deliver(game_id, item)
-                await self.redis.lpop(queue)
+            skipped = 0
+            while skipped < len(items) - 1 and _superseded(items[skipped], items[skipped + 1 :]):
+                skipped += 1
+            await self._deliver(game_id, items[skipped])
+            await self.redis.ltrim(queue, skipped + 1, -1)
 
     async def deliver_now(self, game_id: str, item: outgoing.Outgoing) -> None:
         """Deliver one message outside the queue: for answers that only their reader is waiting for."""
@@ -111,7 +123,8 @@ class Outbox:
             except TelegramError as error:
                 log.warning("game %s: Telegram refused a %s: %s", game_id, type(item).__name__, type(error).__name__)
                 return
-        log.error("game %s: gave up delivering a %s after %d attempts", game_id, type(item).__name__, ATTEMPTS)
+        log.warning("game %s: Telegram unreachable; a %s waits for the next try", game_id, type(item).__name__)
+        raise DeliveryPostponed(game_id)
 
     async def _send(self, game_id: str, item: Send) -> None:
         try:
@@ -173,5 +186,7 @@ async def drain_quietly(outbox: Outbox, game_id: str) -> None:
     """Drain, logging instead of raising: a handler's answer must not depend on delivery."""
     try:
         await outbox.drain(game_id)
+    except DeliveryPostponed:
+        pass  # the clock tries again
     except (TelegramError, RedisError) as error:
         log.warning("game %s: outbox stopped on %s", game_id, type(error).__name__)

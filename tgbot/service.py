@@ -59,8 +59,12 @@ class GameService:
         except Refused as refused:
             return refused.reply
         log.info("game %s: stored (%d messages queued)", game_id, len(change.outgoing))
-        await drain_quietly(self.outbox, game_id)
-        return change.reply or Reply("")
+        return replace(change.reply or Reply(""), deliver_for=game_id if change.outgoing else None)
+
+    async def deliver(self, reply: Reply | None) -> None:
+        """Send what the change behind `reply` queued; call it after answering the person who acted."""
+        if reply is not None and reply.deliver_for:
+            await drain_quietly(self.outbox, reply.deliver_for)
 
     # ---------------------------------------------------------------- lobby
 
@@ -106,12 +110,6 @@ class GameService:
 
     async def join(self, game_id: str, player: Player, lang: str) -> Reply:
         return await self._in_game(game_id, lang, lambda table: moves.join(table, player, lang, self.bot_username))
-
-    async def join_chat(self, chat_id: int, player: Player, lang: str) -> Reply:
-        game_id = await self.store.game_of_chat(chat_id)
-        if game_id is None:
-            return Reply(t(lang, "No game is open here. Start one with /newgame."))
-        return await self.join(game_id, player, lang)
 
     async def leave(self, chat_id: int, user_id: int, lang: str) -> Reply:
         game_id = await self.store.game_of_chat(chat_id)
@@ -204,6 +202,9 @@ class GameService:
                 fired += 1
                 log.info("game %s: clock fired", game_id)
                 await drain_quietly(self.outbox, game_id)
+        # Messages a crashed worker or an unreachable Telegram left behind.
+        for game_id in await self.store.pending_outboxes():
+            await drain_quietly(self.outbox, game_id)
         return fired
 
     # ---------------------------------------------------------------- group settings
@@ -226,7 +227,9 @@ class GameService:
             return None, Reply(t(lang, "Settings can be changed between games."))
         _, settings = await self.store.update_settings(chat_id, change)
         if table is not None:
-            await self._apply(table.id, lambda current: moves.follow_settings(current, settings, self.bot_username))
+            await self.deliver(
+                await self._apply(table.id, lambda current: moves.follow_settings(current, settings, self.bot_username))
+            )
         return settings, Reply("")
 
     # ---------------------------------------------------------------- hints

@@ -15,6 +15,7 @@ Keys (prefix `rb:`):
   user:{user_id}:games set of ids of the active games the user sits in
   chat:{chat_id}:settings  the group's settings (JSON)
   deadlines            sorted set: game id -> when its clock next has something to do
+  outbox:pending       set of game ids whose outbox may hold messages
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ def settings_key(chat_id: int) -> str:
 
 # Sorted set: game id -> when its clock next has something to do (seconds since the epoch).
 DEADLINES_KEY = f"{PREFIX}deadlines"
+# Set of game ids whose outbox may hold messages: the clock drains them if nobody else does.
+PENDING_OUTBOXES_KEY = f"{PREFIX}outbox:pending"
 
 
 class ChatBusy(Exception):
@@ -160,6 +163,7 @@ class Store:
         encoded = [outgoing.dumps(item) for item in items]
         if encoded:
             pipe.rpush(outbox_key(game_id), *encoded)
+            pipe.sadd(PENDING_OUTBOXES_KEY, game_id)
 
     @staticmethod
     def _schedule(pipe, before: Table | None, after: Table) -> None:
@@ -174,6 +178,9 @@ class Store:
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """Ids of games whose clock has something to do by `now`."""
         return await self.redis.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
+
+    async def pending_outboxes(self) -> list[str]:
+        return sorted(await self.redis.smembers(PENDING_OUTBOXES_KEY))
 
     async def forget_deadline(self, game_id: str) -> None:
         await self.redis.zrem(DEADLINES_KEY, game_id)

@@ -1,0 +1,335 @@
+"""What one game costs: Redis commands and Bot API calls, for 5 and for 10 players.
+
+    .venv/bin/python benchmarks/bot_costs.py [--games 20] [--players 5 10] [--seed 1]
+                                             [--redis-url redis://127.0.0.1:6379/14]
+                                             [--attempts 5] [--own-server]
+
+Plays whole games (/newgame, every player joining through the link, /startgame, then every
+move to the end) with `SimulatedGroup` and a random `Policy`, one game at a time, through the
+real bot on the in-memory fake Bot API and a real Redis. Every game has a seed of its own, so
+the same games are played on every run.
+
+Redis commands are the deltas of `INFO commandstats` (calls per command) around each game, so
+they include the commands Lua scripts run (the outbox lock's release is an EVALSHA that runs a
+GET and a DEL). The simulated players read the stored game to decide their moves through a
+client of their own; those reads are counted on that client and taken off, as are this
+script's INFO and CLIENT LIST calls.
+
+`INFO commandstats` counts the whole server, so the counts are only right on an otherwise idle
+server. After each game the script looks at CLIENT LIST: if a client not its own sent a command
+or connected during the game, the game is played again (the same game), up to `--attempts`
+times; games still disturbed are reported. `--own-server` starts a private redis-server on a
+free port instead, as the tests' fixture does when no Redis answers.
+
+Bot API calls are counted from `FakeTelegram.calls` by method. For each button press, also the
+Bot API calls the bot made before it answered the press (the answer comes after the press's
+messages are delivered). Group messages per played mission: sendMessage and editMessageText
+calls to the group chat from /startgame to the end of the game, divided by the number of
+missions played (after five rejected teams the spies win and that mission is never played).
+
+Uses Redis database 14 by default and flushes it at the start and the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from redis.asyncio import Redis
+
+from tgbot.app import build_application, prepare
+from tgbot.config import Settings
+from tgbot.offline.fake_telegram import FakeTelegram
+from tgbot.offline.simulation import Policy, SimulatedGroup
+from tgbot.store import Store
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
+CLIENT_NAME = "bot-costs"  # every connection of this script is named so, the bot's included
+GROUP_MESSAGES = ("sendMessage", "editMessageText")
+
+
+class CountingRedis(Redis):
+    """The simulated players' own client: counts what it sends, to take it off the server's counts."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.sent: Counter[str] = Counter()
+
+    async def execute_command(self, *args, **options):
+        self.sent[str(args[0]).lower()] += 1
+        return await super().execute_command(*args, **options)
+
+
+class ReadingGroup(SimulatedGroup):
+    """A simulated group that reads the game through the players' client and counts its updates."""
+
+    def __init__(self, *args, players_store: Store, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._players_store = players_store
+        self.updates = 0
+        self.before_answer: list[int] = []  # per press: Bot API calls the bot made before answering it
+
+    @property
+    def store(self) -> Store:
+        return self._players_store
+
+    async def send(self, update: dict) -> None:
+        self.updates += 1
+        first = len(self.telegram.calls)
+        await super().send(update)
+        if "callback_query" in update:
+            methods = [method for method, _ in self.telegram.calls[first:]]
+            self.before_answer.append(methods.index("answerCallbackQuery"))
+
+
+@dataclass
+class Played:
+    updates: int
+    missions: int
+    proposals: int
+    redis: Counter[str]
+    api: Counter[str]
+    group_messages: Counter[str]  # from /startgame on
+    private_messages: Counter[str]
+    before_answer: list[int]
+
+
+@dataclass
+class Totals:
+    games: list[Played] = field(default_factory=list)
+
+    def mean(self, value) -> float:
+        return statistics.mean(value(game) for game in self.games)
+
+
+async def commandstats(redis: Redis) -> Counter[str]:
+    info = await redis.info("commandstats")
+    return Counter({name.removeprefix("cmdstat_"): stats["calls"] for name, stats in info.items()})
+
+
+async def others(admin: Redis) -> tuple[int, dict[str, int]]:
+    """Connections the server has received, and the clients not ours: id -> idle seconds."""
+    received = int((await admin.info("stats"))["total_connections_received"])
+    clients = await admin.client_list()
+    return received, {c["id"]: int(c["idle"]) for c in clients if not c.get("name", "").startswith(CLIENT_NAME)}
+
+
+async def others_were_quiet(admin: Redis, before: tuple[int, dict[str, int]], seconds: float) -> bool:
+    """Since `before`: no client connected or went away, and none but ours sent a command (idle is
+    counted in whole seconds, so a command shortly before the game counts as during it)."""
+    received, idle = await others(admin)
+    return (
+        received == before[0]
+        and idle.keys() == before[1].keys()
+        and min(idle.values(), default=99) > math.ceil(seconds)
+    )
+
+
+async def play_one(telegram, application, admin, players_redis, chat_id, players, seed) -> tuple[Played, bool]:
+    """One whole game; also whether the server was otherwise quiet while it was played."""
+    application.bot_data["service"].rng = random.Random(seed)
+    group = ReadingGroup(telegram, application, chat_id=chat_id, players=players, players_store=Store(players_redis))
+    players_redis.sent.clear()
+    quiet_before = await others(admin)
+    started = time.perf_counter()
+    before, first_call = await commandstats(admin), len(telegram.calls)
+    await group.open_lobby_and_join()
+    start_call = len(telegram.calls)
+    await group.start()
+    table = await group.play(Policy(rng=random.Random(seed + 1)))
+    after = await commandstats(admin)
+    quiet = await others_were_quiet(admin, quiet_before, time.perf_counter() - started)
+    redis = after - before - players_redis.sent
+    for ours in ("info", "client|list"):
+        redis.pop(ours, None)
+    calls = telegram.calls[first_call:]
+    in_game = telegram.calls[start_call:]
+    played = Played(
+        updates=group.updates,
+        missions=len(table.game.played_rounds),
+        proposals=sum(len(r.proposals) for r in table.game.rounds),
+        redis=redis,
+        api=Counter(method for method, _ in calls),
+        group_messages=Counter(m for m, p in in_game if m in GROUP_MESSAGES and int(p["chat_id"]) == chat_id),
+        private_messages=Counter(m for m, p in calls if m in GROUP_MESSAGES and int(p.get("chat_id", 0)) > 0),
+        before_answer=group.before_answer,
+    )
+    return played, quiet
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def start_own_server(data_dir: str) -> tuple[subprocess.Popen, str]:
+    server = shutil.which("redis-server")
+    if server is None:
+        raise SystemExit("--own-server needs redis-server on the PATH (apt-get install redis-server)")
+    port = free_port()
+    process = subprocess.Popen(
+        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", data_dir],
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/14"
+    probe = Redis.from_url(url)
+    for _ in range(100):
+        try:
+            await probe.ping()
+            break
+        except Exception:
+            await asyncio.sleep(0.05)
+    await probe.aclose()
+    return process, url
+
+
+async def measure(url: str, args) -> None:
+    def client(role: str, cls=Redis) -> Redis:
+        return cls.from_url(url, decode_responses=True, client_name=f"{CLIENT_NAME}-{role}")
+
+    admin = client("admin")
+    await admin.flushdb()
+    telegram = FakeTelegram()
+    bot_redis = client("bot")
+    players_redis = client("players", CountingRedis)
+    settings = Settings(token=telegram.token, redis_url=url, api_base_url=None, log_level="WARNING")
+    application = build_application(
+        settings,
+        bot_redis,
+        request=telegram.request(),
+        updates_request=telegram.request(),
+        rate_limited=False,
+        clock_seconds=0,
+    )
+    try:
+        await application.initialize()
+        await prepare(application)
+        await bot_redis.ping()
+        await players_redis.ping()
+        totals: dict[int, Totals] = {}
+        chat_id, replayed, disturbed = -1001, 0, 0
+        started = time.perf_counter()
+        for players in args.players:
+            totals[players] = Totals()
+            for index in range(args.games):
+                seed = (args.seed * 1000 + players) * 1000 + 2 * index
+                for attempt in range(1, args.attempts + 1):
+                    played, quiet = await play_one(telegram, application, admin, players_redis, chat_id, players, seed)
+                    chat_id -= 1
+                    if quiet:
+                        break
+                    replayed += attempt < args.attempts
+                disturbed += not quiet
+                totals[players].games.append(played)
+        elapsed = time.perf_counter() - started
+        print_table(totals, args.games, elapsed)
+        if replayed or disturbed:
+            print(f"\nother clients were busy on the server: {replayed} games played again", end="")
+            if disturbed:
+                print(f"; warning: {disturbed} games still counted with other clients active (try --own-server)")
+            else:
+                print("; every game counted was undisturbed")
+    finally:
+        await application.shutdown()
+        await bot_redis.aclose()
+        await players_redis.aclose()
+        await admin.flushdb()
+        await admin.aclose()
+
+
+async def main_async(args) -> None:
+    if not args.own_server:
+        await measure(args.redis_url, args)
+        return
+    with tempfile.TemporaryDirectory() as data_dir:
+        process, url = await start_own_server(data_dir)
+        try:
+            print(f"own redis-server at {url}")
+            await measure(url, args)
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def print_table(totals: dict[int, Totals], games: int, elapsed: float) -> None:
+    sizes = list(totals)
+    width = 12
+    header = "".join(f"{f'{n} players':>{width}}" for n in sizes)
+
+    def row(label: str, value, fmt: str = ".1f") -> None:
+        print(f"{label:<42}" + "".join(f"{value(totals[n]):>{width}{fmt}}" for n in sizes))
+
+    print(f"{games} whole games per size, played in {elapsed:.1f} s; means per game\n")
+    print(f"{'':<42}{header}")
+    row("updates (commands and presses)", lambda t: t.mean(lambda g: g.updates))
+    row("missions played", lambda t: t.mean(lambda g: g.missions))
+    row("team proposals", lambda t: t.mean(lambda g: g.proposals))
+
+    print(f"\n{'Redis commands per game':<42}{header}")
+    names = Counter()
+    for t in totals.values():
+        for g in t.games:
+            names.update(g.redis)
+    row("all commands", lambda t: t.mean(lambda g: sum(g.redis.values())))
+    for name in sorted(names, key=lambda n: (-names[n], n)):
+        row(f"  {name}", lambda t, name=name: t.mean(lambda g: g.redis[name]))
+    row("per update", lambda t: t.mean(lambda g: sum(g.redis.values()) / g.updates), ".2f")
+
+    print(f"\n{'Bot API calls per game':<42}{header}")
+    methods = Counter()
+    for t in totals.values():
+        for g in t.games:
+            methods.update(g.api)
+    row("all calls", lambda t: t.mean(lambda g: sum(g.api.values())))
+    for method in sorted(methods, key=lambda m: (-methods[m], m)):
+        row(f"  {method}", lambda t, method=method: t.mean(lambda g: g.api[method]))
+    row("per update", lambda t: t.mean(lambda g: sum(g.api.values()) / g.updates), ".2f")
+    row("  of which private send + edit", lambda t: t.mean(lambda g: sum(g.private_messages.values())))
+
+    print(f"\n{'Bot API calls before a press is answered':<42}{header}")
+    row("  mean", lambda t: statistics.mean(n for g in t.games for n in g.before_answer), ".2f")
+    for share in (0.5, 0.9, 0.99):
+        row(f"  {share:.0%} of presses at most", lambda t, share=share: _quantile(t, share), ".0f")
+    row("  most", lambda t: max(n for g in t.games for n in g.before_answer), ".0f")
+
+    print(f"\n{'Group messages per played mission':<42}{header}")
+    for method in GROUP_MESSAGES:
+        row(f"  {method}", lambda t, method=method: _per_mission(t, lambda g: g.group_messages[method]), ".2f")
+    row("  together", lambda t: _per_mission(t, lambda g: sum(g.group_messages.values())), ".2f")
+
+
+def _quantile(totals: Totals, share: float) -> int:
+    ordered = sorted(n for g in totals.games for n in g.before_answer)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def _per_mission(totals: Totals, count) -> float:
+    """Over all games of a size: messages from /startgame on, per mission played."""
+    return sum(count(g) for g in totals.games) / sum(g.missions for g in totals.games)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
+    parser.add_argument("--games", type=int, default=20, help="whole games per player count")
+    parser.add_argument("--players", type=int, nargs="+", default=[5, 10], choices=range(5, 11), metavar="5-10")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--attempts", type=int, default=5, help="plays of a game disturbed by other clients")
+    parser.add_argument("--own-server", action="store_true", help="start a private redis-server instead")
+    args = parser.parse_args()
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()

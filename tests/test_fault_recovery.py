@@ -1,0 +1,565 @@
+"""Crashes and outages: a worker dying before or after it stored a change, Redis restarting from
+its append-only file or not answering at all, and Telegram timing out for a while.
+
+Everything runs on a real redis-server and the real python-telegram-bot stack over the fake Bot
+API. The module runs its own redis-server (the shared test database may be flushed by another
+test run at any moment); the restart tests start one more, with persistence, that they kill.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from redis import Redis as SyncRedis
+from redis.asyncio import Redis
+from redis.asyncio.client import Pipeline
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from engine import Phase
+from engine import rules as game_rules
+from tgbot import outgoing, render
+from tgbot.app import build_application, prepare
+from tgbot.config import Settings
+from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.outbox import ATTEMPTS
+from tgbot.outgoing import Edit, Send
+from tgbot.redis_client import connect
+from tgbot.store import outbox_key
+
+UNAVAILABLE = "temporarily unavailable"
+
+
+# ---------------------------------------------------------------- a redis-server of our own
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(url: str) -> bool:
+    try:
+        return bool(SyncRedis.from_url(url, socket_connect_timeout=0.2).ping())
+    except Exception:
+        return False
+
+
+class RedisServer:
+    """A redis-server in its own directory, on a fixed port, that a test can kill and start again."""
+
+    def __init__(self, directory: Path, *, appendonly: bool) -> None:
+        executable = shutil.which("redis-server")
+        if executable is None:
+            pytest.skip("redis-server is not installed")
+        self.executable = executable
+        self.directory = directory
+        self.appendonly = appendonly
+        self.port = _free_port()
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly else ["--appendonly", "no"]
+        self.process = subprocess.Popen(
+            [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory)]
+            + ["--save", "", *persistence],
+            stdout=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while not _answers(self.url):
+            assert self.process.poll() is None, "redis-server exited at start"
+            assert time.monotonic() < deadline, "redis-server did not answer"
+            time.sleep(0.01)
+
+    def kill(self) -> None:
+        """SIGKILL: no chance to write anything more than it already has."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+        self.process = None
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.kill()
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    """Overrides conftest's: this module's own server, so no other test run can flush it under us."""
+    server = RedisServer(tmp_path_factory.mktemp("redis"), appendonly=False)
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def aof_server(tmp_path):
+    """A server that keeps every write in its append-only file, fsynced before it answers."""
+    server = RedisServer(tmp_path, appendonly=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def bot_on(telegram):
+    """Like conftest's make_bot, for a Redis URL of the test's choosing."""
+    started = []
+
+    async def start(url: str, seed: int = 0, *, rate_limited: bool = False):
+        settings = Settings(token=telegram.token, redis_url=url, api_base_url=None, log_level="INFO")
+        client = connect(url)
+        application = build_application(
+            settings,
+            client,
+            request=telegram.request(),
+            updates_request=telegram.request(),
+            rate_limited=rate_limited,
+            clock_seconds=0,
+        )
+        await application.initialize()
+        await prepare(application)
+        application.bot_data["service"].rng = random.Random(seed)
+        started.append((application, client))
+        return application
+
+    yield start
+    for application, client in started:
+        await application.shutdown()
+        await client.aclose()
+
+
+@pytest.fixture(autouse=True)
+def info_logs(caplog):
+    caplog.set_level(logging.INFO)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+class AlwaysApprove(Policy):
+    def vote(self, table, seat):
+        return True
+
+
+async def started(application, telegram, players=5) -> SimulatedGroup:
+    group = SimulatedGroup(telegram, application, players=players)
+    await group.open_lobby_and_join()
+    await group.start()
+    return group
+
+
+def team_size(table) -> int:
+    game = table.game
+    mission = game.current_round.mission if game.current_round else game.open_missions()[0]
+    return game_rules.team_size(game.players, mission)
+
+
+async def propose(group: SimulatedGroup, seats) -> None:
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    for seat in sorted(set(seats) ^ set(table.draft_team)):
+        await group.press(leader, group.chat_id, "t:", f":{seat}")
+    await group.press(leader, group.chat_id, "t:", ":ok")
+    assert (await group.table()).game.phase is Phase.VOTING
+
+
+def vote_update(group: SimulatedGroup, user_id: int, approve: bool) -> dict:
+    """The update Telegram sends when `user_id` presses a button of the current ballot."""
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    ending = ":a" if approve else ":r"
+    data = next(b["callback_data"] for b in ballot.buttons() if b["callback_data"].endswith(ending))
+    return group.telegram.press(user_id, group.chat_id, ballot.message_id, data)
+
+
+def sent(telegram, since: int = 0) -> list[tuple[str, int, str]]:
+    """(method, chat, text) of every message sent or edited since call number `since`."""
+    return [
+        (method, int(params["chat_id"]), str(params["text"]))
+        for method, params in telegram.calls[since:]
+        if method in ("sendMessage", "editMessageText")
+    ]
+
+
+def as_calls(items) -> list[tuple[str, int, str]]:
+    """The calls delivering queued items, skipping edits a later edit of the same message replaces."""
+    calls = []
+    for position, item in enumerate(items):
+        if isinstance(item, Edit):
+            if any(isinstance(later, Edit) and later.key == item.key for later in items[position + 1 :]):
+                continue
+            calls.append(("editMessageText", item.chat_id, item.text))
+        else:
+            assert isinstance(item, Send)
+            calls.append(("sendMessage", item.chat_id, item.text))
+    return calls
+
+
+async def everything(client: Redis) -> dict:
+    """Every key of the database with its type and value (an outage or a crash must change none)."""
+    readers = {
+        "string": client.get,
+        "list": lambda key: client.lrange(key, 0, -1),
+        "hash": client.hgetall,
+        "set": client.smembers,
+        "zset": lambda key: client.zrange(key, 0, -1, withscores=True),
+    }
+    found = {}
+    async for key in client.scan_iter("*"):
+        kind = await client.type(key)
+        found[key] = (kind, await readers[kind](key))
+    return found
+
+
+def prompts_to(telegram, user_id: int) -> list[str]:
+    return [
+        text
+        for method, chat, text in sent(telegram)
+        if method == "sendMessage" and chat == user_id and ("Play your card" in text)
+    ]
+
+
+def errors(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+# ---------------------------------------------------------------- a worker dies after storing, before sending
+
+
+@pytest.mark.parametrize("trigger", ["status", "clock"])
+async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
+    make_bot, telegram, redis, monkeypatch, caplog, trigger
+):
+    doomed = await make_bot(1)
+    group = await started(doomed, telegram)
+    table = await group.table()
+    team = list(range(team_size(table)))
+    await propose(group, team)
+    for seat in range(4):
+        await group.send(vote_update(group, group.user_ids[seat], approve=True))
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    shown = telegram.message(group.chat_id, ballot.message_id).text
+    version = (await group.table()).game.version
+
+    # The worker stores the deciding vote and dies before it sends a single message.
+    async def died(game_id: str) -> None:
+        return None
+
+    monkeypatch.setattr(doomed.bot_data["service"].outbox, "drain", died)
+    before = len(telegram.calls)
+    await group.send(vote_update(group, group.user_ids[4], approve=True))
+
+    game = (await group.table()).game
+    assert game.phase is Phase.MISSION and game.version == version + 1
+    assert game.current_round.proposals[0].votes == (True,) * 5
+    # Nobody has seen the reveal or a card prompt: the group's ballot still waits for Eve.
+    assert sent(telegram, before) == []
+    assert telegram.message(group.chat_id, ballot.message_id).text == shown
+    assert "Voted (4/5)" in plain_text(shown)
+    assert all(prompts_to(telegram, group.user_ids[seat]) == [] for seat in team)
+    # Its messages wait in Redis, in order: the reveal on the ballot, then a card prompt per team member.
+    queued = [outgoing.loads(raw) for raw in await redis.lrange(outbox_key(group.game_id), 0, -1)]
+    assert isinstance(queued[0], Edit) and queued[0].chat_id == group.chat_id
+    assert "👍 Ann, Bob, Cy, Dan, Eve" in plain_text(queued[0].text)
+    assert [(item.chat_id, item.key) for item in queued[1:]] == [
+        (group.user_ids[seat], render.card_key(0, seat)) for seat in team
+    ]
+
+    # A new worker starts. The next change to the game delivers them first, in order: /status in
+    # the group, or, with nobody doing anything, the clock's reminder half-way to the deadline.
+    group.application = await make_bot(2)
+    before = len(telegram.calls)
+    table = await group.table()
+    if trigger == "status":
+        await group.send(telegram.command(group.user_ids[2], group.chat_id, "/status"))
+        expected = render.round_message(table)[0]  # the board, posted again
+    else:
+        assert await group.application.bot_data["service"].fire_due(now=table.reminder_at) == 1
+        expected = render.reminder(table)
+    latest = telegram.messages(group.chat_id)[-1]
+    assert latest.text == expected
+    assert sent(telegram, before) == as_calls(queued) + [("sendMessage", group.chat_id, latest.text)]
+    revealed = plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    assert "👍 Ann, Bob, Cy, Dan, Eve" in revealed and "Approved 5–0." in revealed
+    for seat in team:
+        assert len(prompts_to(telegram, group.user_ids[seat])) == 1
+    assert await redis.llen(outbox_key(group.game_id)) == 0
+
+    # Nothing goes out twice: a card played now edits its prompt and the board, and sends nothing.
+    before = len(telegram.calls)
+    player = group.user_ids[team[0]]
+    await group.press(player, player, "c:", ":s")
+    assert [(method, chat) for method, chat, _ in sent(telegram, before)] == [
+        ("editMessageText", player),
+        ("editMessageText", group.chat_id),
+    ]
+
+    table = await group.play(AlwaysApprove(rng=random.Random(5)))
+    assert table.game.is_over
+    assert await redis.llen(outbox_key(group.game_id)) == 0
+    for seat in team:
+        assert len(prompts_to(telegram, group.user_ids[seat])) == len(
+            [r for r in table.game.rounds if r.played and seat in r.team]
+        )
+    assert errors(caplog) == []
+
+
+# ---------------------------------------------------------------- a worker dies before storing
+
+
+class WorkerKilled(BaseException):
+    """The process goes away: nothing after this point runs, not even error handlers."""
+
+
+async def _die_before_exec(application, monkeypatch):
+    store = application.bot_data["store"]
+    update = store.update
+
+    async def update_then_die(game_id, mutate, record=None):
+        def doomed(table):
+            mutate(table)  # the move was worked out from what was read...
+            raise WorkerKilled  # ...and the worker died before MULTI/EXEC reached Redis
+
+        return await update(game_id, doomed, record)
+
+    monkeypatch.setattr(store, "update", update_then_die)
+
+
+async def _connection_drops_at_exec(application, monkeypatch):
+    execute = Pipeline.execute
+    armed = [True]
+
+    async def drop_once(self, raise_on_error=True):
+        if armed[0] and self.explicit_transaction:
+            armed[0] = False
+            await self.connection.disconnect()
+            raise RedisConnectionError("Connection reset by peer")
+        return await execute(self, raise_on_error)
+
+    monkeypatch.setattr(Pipeline, "execute", drop_once)
+
+
+@pytest.mark.parametrize("crash", [_die_before_exec, _connection_drops_at_exec], ids=["killed", "connection-lost"])
+async def test_a_press_lost_before_it_was_stored_counts_once_when_delivered_again(
+    make_bot, telegram, redis, monkeypatch, caplog, crash
+):
+    first = await make_bot(1)
+    group = await started(first, telegram)
+    team = list(range(team_size(await group.table())))
+    await propose(group, team)
+    for seat in range(4):
+        await group.send(vote_update(group, group.user_ids[seat], approve=seat != 3))
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    version = (await group.table()).game.version
+    update = vote_update(group, group.user_ids[4], approve=True)  # the deciding vote, 4-1
+
+    stored = await everything(redis)
+    calls = len(telegram.calls)
+    await crash(first, monkeypatch)
+    if crash is _die_before_exec:
+        with pytest.raises(WorkerKilled):
+            await group.send(update)
+    else:
+        await group.send(update)
+        answer = telegram.callback_answers[update["callback_query"]["id"]]
+        assert UNAVAILABLE in answer["text"] and answer["show_alert"] is True
+    monkeypatch.undo()
+    assert await everything(redis) == stored
+    assert sent(telegram, calls) == []
+
+    # Telegram delivers the update again, to another worker: it counts, once.
+    group.application = await make_bot(2)
+    await group.send(update)
+    game = (await group.table()).game
+    assert game.version == version + 1
+    assert game.phase is Phase.MISSION
+    assert game.current_round.proposals[0].votes == (True, True, True, False, True)
+    revealed = plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    assert "👍 Ann, Bob, Cy, Eve" in revealed and "👎 Dan" in revealed
+    for seat in team:
+        assert len(prompts_to(telegram, group.user_ids[seat])) == 1
+
+    # And again: nothing more happens.
+    stored = await everything(redis)
+    calls = len(telegram.calls)
+    await group.send(update)
+    assert await everything(redis) == stored
+    assert sent(telegram, calls) == []
+
+    table = await group.play(AlwaysApprove(rng=random.Random(6)))
+    assert table.game.is_over
+    assert await redis.llen(outbox_key(group.game_id)) == 0
+    assert errors(caplog) == []
+
+
+# ---------------------------------------------------------------- Redis restarts from its append-only file
+
+
+async def test_the_game_survives_a_redis_restart(aof_server, bot_on, telegram, caplog):
+    application = await bot_on(aof_server.url, seed=3)
+    group = await started(application, telegram, players=6)
+    policy = AlwaysApprove(rng=random.Random(3))
+    while len((await group.table()).game.played_rounds) < 2:
+        assert await group.step(policy)
+    table = await group.table()
+    assert table.game.phase is Phase.PROPOSING and not table.game.is_over
+
+    inspector = Redis.from_url(aof_server.url, decode_responses=True)
+    try:
+        before = await everything(inspector)
+        game_keys = {f"rb:game:{group.game_id}", f"rb:game:{group.game_id}:messages", f"rb:chat:{group.chat_id}:game"}
+        assert game_keys <= set(before)
+        assert {f"rb:user:{user}:games" for user in group.user_ids} <= set(before)
+
+        aof_server.kill()
+        aof_server.start()
+    finally:
+        await inspector.aclose()
+    inspector = Redis.from_url(aof_server.url, decode_responses=True)
+    try:
+        assert await everything(inspector) == before
+    finally:
+        await inspector.aclose()
+
+    # The same application goes on, without a restart: a connection its pool kept from before the
+    # restart is retried, so the player never hears about it.
+    leader = table.players[table.game.leader].user_id
+    board = group.latest_with_button(group.chat_id, "t:")
+    update = telegram.press(leader, group.chat_id, board.message_id, board.buttons()[0]["callback_data"])
+    await group.send(update)
+    assert UNAVAILABLE not in (telegram.callback_answers[update["callback_query"]["id"]]["text"] or "")
+    assert (await group.table()).draft_team == (0,)
+    table = await group.play(policy)
+    assert table.game.is_over
+    assert "🏁" in plain_text(telegram.messages(group.chat_id)[-1].text)
+    assert await group.store.redis.llen(outbox_key(group.game_id)) == 0
+    assert errors(caplog) == []
+
+
+# ---------------------------------------------------------------- Redis does not answer
+
+
+async def test_while_redis_is_down_the_bot_says_so_and_recovers_by_itself(aof_server, bot_on, telegram, caplog):
+    application = await bot_on(aof_server.url, seed=4, rate_limited=True)  # the limiter needs Redis too
+    group = await started(application, telegram)
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    board = group.latest_with_button(group.chat_id, "t:")
+    board_text = telegram.message(group.chat_id, board.message_id).text
+    pick = next(b["callback_data"] for b in board.buttons() if b["callback_data"].endswith(":0"))
+
+    aof_server.kill()
+    group_messages = len([m for m in telegram.messages(group.chat_id) if m.from_bot])
+    update = telegram.press(leader, group.chat_id, board.message_id, pick)
+    await group.send(update)
+    answer = telegram.callback_answers[update["callback_query"]["id"]]
+    assert UNAVAILABLE in answer["text"] and answer["show_alert"] is True
+
+    for user, chat, command in (
+        (group.user_ids[1], group.chat_id, "/status"),
+        (group.user_ids[2], group.chat_id, "/join"),
+        (group.user_ids[3], group.user_ids[3], "/start"),
+        (group.user_ids[3], group.user_ids[3], "/hints"),
+    ):
+        await group.send(telegram.command(user, chat, command))
+        reply = telegram.messages(chat)[-1]
+        assert reply.from_bot and UNAVAILABLE in reply.text, (command, reply.text)
+    assert telegram.message(group.chat_id, board.message_id).text == board_text
+    assert len([m for m in telegram.messages(group.chat_id) if m.from_bot]) == group_messages + 2  # the answers
+    assert errors(caplog) == []
+    assert any("storage unavailable" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+    # Redis is back (from its append-only file): the same press now works, without a restart.
+    aof_server.start()
+    caplog.clear()
+    update = telegram.press(leader, group.chat_id, board.message_id, pick)
+    await group.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"] is None
+    table = await group.table()
+    assert table.draft_team == (0,)
+    assert "Chosen: Ann" in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    await propose(group, range(team_size(table)))
+    for seat in range(5):
+        await group.send(vote_update(group, group.user_ids[seat], approve=True))
+    assert (await group.table()).game.phase is Phase.MISSION
+    assert errors(caplog) == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+# ---------------------------------------------------------------- Telegram times out for a while
+
+
+async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everything(make_bot, telegram, redis):
+    group = await started(await make_bot(1), telegram)
+    team = list(range(team_size(await group.table())))
+    await propose(group, team)
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    version = (await group.table()).game.version
+    group_messages = len(telegram.messages(group.chat_id))
+
+    # Every call times out, twice: the outbox retries through it; callback answers are simply lost.
+    for method in ("sendMessage", "editMessageText", "answerCallbackQuery"):
+        telegram.fail_next(method, status=0, description="Timed out", times=ATTEMPTS - 1)
+    choices = (True, False, True, True, False)
+    answers = []
+    for seat, approve in enumerate(choices):
+        update = vote_update(group, group.user_ids[seat], approve)
+        await group.send(update)
+        while update["callback_query"]["id"] not in telegram.callback_answers and seat < 4:
+            # The player saw no answer and presses again (even the other button): it is not counted twice.
+            assert len(answers) < 10
+            update = vote_update(group, group.user_ids[seat], not approve)
+            await group.send(update)
+            answers.append(telegram.callback_answers.get(update["callback_query"]["id"]))
+    assert answers and all(a is None or a["text"] == "You have already voted." for a in answers)
+    assert answers[-1] is not None
+
+    game = (await group.table()).game
+    assert game.version == version + 5
+    assert game.phase is Phase.MISSION
+    assert game.current_round.proposals[0].votes == choices
+    # The group: the same ballot message, now with the reveal; no message posted twice.
+    revealed = plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    assert "👍 Ann, Cy, Dan" in revealed and "👎 Bob, Eve" in revealed and "Approved 3–2." in revealed
+    assert len(telegram.messages(group.chat_id)) == group_messages
+    for seat in team:
+        assert len([m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]) == 1
+    assert await redis.llen(outbox_key(group.game_id)) == 0
+
+    table = await group.play(AlwaysApprove(rng=random.Random(7)))
+    assert table.game.is_over
+    assert await redis.llen(outbox_key(group.game_id)) == 0
+
+
+async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them(make_bot, telegram, redis):
+    group = await started(await make_bot(2), telegram)
+    team = list(range(team_size(await group.table())))
+    await propose(group, team)
+    telegram.fail_next("sendMessage", status=0, description="Timed out", times=ATTEMPTS + 1)
+    for seat in range(5):
+        await group.send(vote_update(group, group.user_ids[seat], True))
+    game = (await group.table()).game
+    assert game.phase is Phase.MISSION
+    # Telegram could not be reached: the card prompts are still queued, none was thrown away.
+    assert await redis.llen(outbox_key(group.game_id)) > 0
+    service = group.application.bot_data["service"]
+    for _ in range(3):
+        await service.fire_due()
+    assert await redis.llen(outbox_key(group.game_id)) == 0
+    for seat in team:
+        assert len([m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]) == 1
