@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import random
 import re
 
@@ -17,24 +16,16 @@ import pytest
 from telegram import Update
 
 from engine import Phase, parse_record
-from engine import rules as game_rules
+from tests.bot_helpers import bot_texts, button_data, outbox_length, started_on, team_size
 from tgbot import moves
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
-from tgbot.store import outbox_key
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 REVEAL = re.compile(r"(Approved|Rejected) \d+–\d+")
 
 
 # ---------------------------------------------------------------- helpers
-
-
-@pytest.fixture(autouse=True)
-def no_handler_errors(redis, caplog):
-    """A clean Redis database for every test, and no update may fail inside the bot."""
-    caplog.set_level(logging.INFO)
-    yield
-    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert not failures, failures
 
 
 async def send_via(application, update: dict) -> None:
@@ -43,20 +34,8 @@ async def send_via(application, update: dict) -> None:
 
 async def two_workers(make_bot, telegram, players: int, seed: int = 1):
     first, second = await make_bot(seed), await make_bot(seed + 100)
-    group = SimulatedGroup(telegram, first, players=players)
-    await group.open_lobby_and_join()
-    await group.start()
+    group = await started_on(first, telegram, players)
     return group, (first, second)
-
-
-def team_size(table) -> int:
-    game = table.game
-    mission = game.current_round.mission if game.current_round else game.open_missions()[0]
-    return game_rules.team_size(game.players, mission)
-
-
-def button(message, ending: str) -> str:
-    return next(b["callback_data"] for b in message.buttons() if b["callback_data"].endswith(ending))
 
 
 async def propose_alternating(group: SimulatedGroup, workers, seats) -> None:
@@ -66,7 +45,7 @@ async def propose_alternating(group: SimulatedGroup, workers, seats) -> None:
     presses = [f":{seat}" for seat in sorted(set(seats) ^ set(table.draft_team))] + [":ok"]
     for i, ending in enumerate(presses):
         board = group.latest_with_button(group.chat_id, f"t:{group.game_id}:")
-        update = group.telegram.press(leader, group.chat_id, board.message_id, button(board, ending))
+        update = group.telegram.press(leader, group.chat_id, board.message_id, button_data(board, ending))
         await send_via(workers[i % 2], update)
     assert (await group.table()).game.phase is Phase.VOTING
 
@@ -77,7 +56,10 @@ async def vote_burst(group: SimulatedGroup, workers, choices: dict[int, bool]) -
     ballot = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
     updates = [
         group.telegram.press(
-            table.players[seat].user_id, group.chat_id, ballot.message_id, button(ballot, ":a" if approve else ":r")
+            table.players[seat].user_id,
+            group.chat_id,
+            ballot.message_id,
+            button_data(ballot, ":a" if approve else ":r"),
         )
         for seat, approve in choices.items()
     ]
@@ -91,25 +73,13 @@ async def card_burst(group: SimulatedGroup, workers, fails: dict[int, bool]) -> 
     for seat, fail in fails.items():
         user = table.players[seat].user_id
         prompt = group.latest_with_button(user, f"c:{group.game_id}:")
-        updates.append(group.telegram.press(user, user, prompt.message_id, button(prompt, ":f" if fail else ":s")))
+        updates.append(group.telegram.press(user, user, prompt.message_id, button_data(prompt, ":f" if fail else ":s")))
     await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
     return updates
 
 
 def answers(telegram, updates) -> list[str | None]:
     return [telegram.callback_answers[u["callback_query"]["id"]]["text"] for u in updates]
-
-
-def group_texts_since(telegram, chat_id: int, start: int) -> list[str]:
-    return [
-        plain_text(str(params.get("text", "")))
-        for method, params in telegram.calls[start:]
-        if method in ("sendMessage", "editMessageText") and int(params.get("chat_id", 0)) == chat_id
-    ]
-
-
-async def outbox_length(group: SimulatedGroup) -> int:
-    return await group.store.redis.llen(outbox_key(group.game_id))
 
 
 # ---------------------------------------------------------------- one proposal's votes at once
@@ -149,7 +119,7 @@ async def test_simultaneous_votes_through_two_workers_count_once_each(make_bot, 
         assert text.startswith("You voted 👍 Approve" if choices[seat] else "You voted 👎 Reject"), text
 
     # The reveal reached the group exactly once, and the ballot ends showing it.
-    shown = group_texts_since(telegram, group.chat_id, calls_before)
+    shown = bot_texts(telegram, group.chat_id, calls_before)
     reveals = [text for text in shown if REVEAL.search(text)]
     assert len(reveals) == 1, shown
     ballot_id = next(m.message_id for m in telegram.messages(group.chat_id) if "proposal 1" in plain_text(m.text or ""))
@@ -189,7 +159,7 @@ async def test_same_button_pressed_at_once_counts_once(make_bot, telegram):
     ballot = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
     voter = table.players[2].user_id
     version = (await group.table()).game.version
-    updates = [telegram.press(voter, group.chat_id, ballot.message_id, button(ballot, ":a")) for _ in range(4)]
+    updates = [telegram.press(voter, group.chat_id, ballot.message_id, button_data(ballot, ":a")) for _ in range(4)]
     await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
     game = (await group.table()).game
     assert game.version == version + 1
@@ -205,7 +175,7 @@ async def test_same_button_pressed_at_once_counts_once(make_bot, telegram):
     player = table.players[team[0]].user_id
     prompt = group.latest_with_button(player, f"c:{group.game_id}:")
     version = (await group.table()).game.version
-    updates = [telegram.press(player, player, prompt.message_id, button(prompt, ":s")) for _ in range(4)]
+    updates = [telegram.press(player, player, prompt.message_id, button_data(prompt, ":s")) for _ in range(4)]
     await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
     game = (await group.table()).game
     assert game.version == version + 1
@@ -223,7 +193,9 @@ async def test_same_button_pressed_at_once_counts_once(make_bot, telegram):
     last = table.players[last_seat].user_id
     prompt = group.latest_with_button(last, f"c:{group.game_id}:")
     calls_before = len(telegram.calls)
-    updates = [telegram.press(last, last, prompt.message_id, button(prompt, end)) for end in (":s", ":f", ":s", ":f")]
+    updates = [
+        telegram.press(last, last, prompt.message_id, button_data(prompt, end)) for end in (":s", ":f", ":s", ":f")
+    ]
     await asyncio.gather(*(send_via(workers[i % 2], u) for i, u in enumerate(updates)))
     game = (await group.table()).game
     texts = answers(telegram, updates)
@@ -234,7 +206,7 @@ async def test_same_button_pressed_at_once_counts_once(make_bot, telegram):
         assert game.rounds[0].fails == 0
     assert game.phase is Phase.PROPOSING
     outcome = "succeeded ✅" if game.rounds[0].fails == 0 else "failed ❌"
-    results = [t for t in group_texts_since(telegram, group.chat_id, calls_before) if f"Mission 1 {outcome}" in t]
+    results = [t for t in bot_texts(telegram, group.chat_id, calls_before) if f"Mission 1 {outcome}" in t]
     assert len(results) == 1
     boards = [m for m in telegram.messages(group.chat_id) if "choose 3 players for mission 2" in (m.text or "")]
     assert len(boards) == 1

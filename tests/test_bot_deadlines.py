@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import random
 from dataclasses import replace
 
 import pytest
 
 from engine import EndReason, Phase, Side, parse_record
+from tests.bot_helpers import lobby_message, propose
+from tests.bot_helpers import texts as group_texts
 from tgbot import moves
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.settings import GroupSettings
 from tgbot.store import DEADLINES_KEY
 from tgbot.table import Stage
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 T0 = 1_000_000.0
 DEFAULTS = GroupSettings()
@@ -32,15 +35,6 @@ PROPOSAL, VOTE, MISSION, LOBBY = (
 
 
 # ---------------------------------------------------------------- helpers
-
-
-@pytest.fixture(autouse=True)
-def no_handler_errors(redis, caplog):
-    """A clean Redis database for every test, and no update may fail inside the bot."""
-    caplog.set_level(logging.INFO)
-    yield
-    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert not failures, failures
 
 
 def set_clock(application, now: list[float]):
@@ -70,15 +64,6 @@ async def started_game(make_bot, telegram, players: int = 5, seed: int = 1, **se
     return group, service, now
 
 
-def lobby_message(telegram, chat_id: int):
-    """The bot's lobby message: the one with the Join link."""
-    return next(m for m in telegram.messages(chat_id) if m.from_bot and any("url" in b for b in m.buttons()))
-
-
-def group_texts(telegram, chat_id: int) -> list[str]:
-    return [plain_text(m.text or "") for m in telegram.messages(chat_id)]
-
-
 def sent_to(telegram, chat_id: int) -> list[str]:
     """Every sendMessage text the bot sent to a chat, in order."""
     return [
@@ -86,15 +71,6 @@ def sent_to(telegram, chat_id: int) -> list[str]:
         for method, params in telegram.calls
         if method == "sendMessage" and int(params["chat_id"]) == chat_id
     ]
-
-
-async def propose(group: SimulatedGroup, seats) -> None:
-    table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, group.chat_id, "t:", f":{seat}")
-    await group.press(leader, group.chat_id, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
 
 
 async def vote(group: SimulatedGroup, seat: int, approve: bool) -> None:

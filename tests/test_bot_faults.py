@@ -8,70 +8,13 @@ import time
 import pytest
 
 from engine import Phase
-from engine import rules as game_rules
+from tests.bot_helpers import NobodyFails, outbox_length, propose, started, team_size, texts, vote_all
 from tgbot.offline.fake_telegram import NOT_MODIFIED
-from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
-from tgbot.store import outbox_key
+from tgbot.offline.simulation import SimulatedGroup, plain_text
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 OPEN_CHAT_LINK = "https://t.me/resistance_test_bot?start=hello"
-
-
-# ---------------------------------------------------------------- helpers
-
-
-@pytest.fixture(autouse=True)
-def no_handler_errors(redis, caplog):
-    """A clean Redis database for every test, and no update may fail inside the bot."""
-    caplog.set_level(logging.INFO)
-    yield
-    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert not failures, failures
-
-
-async def started(make_bot, telegram, players=5, seed=1) -> SimulatedGroup:
-    application = await make_bot(seed)
-    group = SimulatedGroup(telegram, application, players=players)
-    await group.open_lobby_and_join()
-    await group.start()
-    return group
-
-
-def team_size(table) -> int:
-    game = table.game
-    mission = game.current_round.mission if game.current_round else game.open_missions()[0]
-    return game_rules.team_size(game.players, mission)
-
-
-async def propose(group: SimulatedGroup, seats) -> None:
-    table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, group.chat_id, "t:", f":{seat}")
-    await group.press(leader, group.chat_id, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
-
-
-async def vote_all(group: SimulatedGroup, approve: bool) -> None:
-    table = await group.table()
-    for seat, player in enumerate(table.players):
-        if table.game.pending_votes[seat] is None:
-            await group.press(player.user_id, group.chat_id, "v:", ":a" if approve else ":r")
-
-
-async def outbox_length(group: SimulatedGroup) -> int:
-    return await group.store.redis.llen(outbox_key(group.game_id))
-
-
-def texts(telegram, chat_id: int) -> list[str]:
-    return [plain_text(m.text or "") for m in telegram.messages(chat_id)]
-
-
-class AlwaysApprove(Policy):
-    def vote(self, table, seat):
-        return True
-
-    def fail(self, table, seat):
-        return False
 
 
 # ---------------------------------------------------------------- a player who blocked the bot
@@ -135,7 +78,7 @@ async def test_blocked_player_holds_the_mission_until_they_come_back(make_bot, t
     assert await outbox_length(group) == 0
 
     # And the game plays on to its end.
-    table = await group.play(AlwaysApprove())
+    table = await group.play(NobodyFails())
     assert table.game.is_over
     assert await outbox_length(group) == 0
 
@@ -320,6 +263,6 @@ async def test_timeouts_are_retried(make_bot, telegram, caplog):
     assert await outbox_length(group) == 0
 
     # The game goes on to its end with an empty outbox.
-    table = await group.play(AlwaysApprove())
+    table = await group.play(NobodyFails())
     assert table.game.is_over
     assert await outbox_length(group) == 0

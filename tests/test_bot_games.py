@@ -8,51 +8,19 @@ import random
 import pytest
 
 from engine import EndReason, Side, Variants, parse_record
+from tests.bot_helpers import CleanTeams, RejectEverything, SpiesAlwaysFail, started
 from tgbot.offline.simulation import Policy, SimulatedGroup
 
 
-class AlwaysApprove(Policy):
-    def vote(self, table, seat):
-        return True
-
-
-class SpiesAlwaysFail(AlwaysApprove):
-    """Leaders put a spy on every team; spies fail whenever they can."""
-
-    def choose_team(self, table, seat, size):
-        spies = list(table.game.spies)
-        others = [s for s in range(len(table.players)) if s not in spies]
-        return sorted(spies[: min(len(spies), 2)] + others[: size - min(len(spies), 2)])
-
-    def fail(self, table, seat):
-        return seat in table.game.spies
-
-
-class ResistanceOnlyTeams(AlwaysApprove):
-    def choose_team(self, table, seat, size):
-        return sorted([s for s in range(len(table.players)) if s not in table.game.spies][:size])
-
-    def fail(self, table, seat):
-        return False
-
-
-class RejectEverything(Policy):
-    def vote(self, table, seat):
-        return False
-
-
 async def play(make_bot, telegram, players, policy, variants=None, seed=1):
-    application = await make_bot(seed)
-    group = SimulatedGroup(telegram, application, players=players)
-    await group.open_lobby_and_join(variants=variants)
-    await group.start()
+    group = await started(make_bot, telegram, players, seed, variants=variants)
     table = await group.play(policy)
     return group, table
 
 
 @pytest.mark.parametrize("players", [5, 10])
 async def test_resistance_wins_with_clean_teams(make_bot, telegram, players):
-    group, table = await play(make_bot, telegram, players, ResistanceOnlyTeams())
+    group, table = await play(make_bot, telegram, players, CleanTeams())
     assert table.game.winner is Side.RESISTANCE
     assert table.game.end_reason is EndReason.THREE_SUCCESSFUL_MISSIONS
     final = group.transcript(group.chat_id)[-1]

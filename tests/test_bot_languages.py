@@ -9,7 +9,6 @@ The same check on an English game must find such fragments, so the check can fai
 from __future__ import annotations
 
 import json
-import logging
 import random
 import re
 from html import unescape
@@ -18,11 +17,14 @@ import pytest
 from babel.messages.pofile import read_po
 
 from engine import Phase
+from tests.bot_helpers import button_data, command, lobby_message, press
 from tgbot.app import COMMANDS
 from tgbot.i18n import LOCALE_DIR
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 from tgbot.settings import GroupSettings
 from tgbot.table import Stage
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 T0 = 1_000_000.0
 DEFAULTS = GroupSettings()
@@ -35,15 +37,6 @@ MIN_FRAGMENT = 12
 
 
 # ---------------------------------------------------------------- helpers
-
-
-@pytest.fixture(autouse=True)
-def no_handler_errors(redis, caplog):
-    """A clean Redis database for every test, and no update may fail inside the bot."""
-    caplog.set_level(logging.INFO)
-    yield
-    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert not failures, failures
 
 
 def english_fragments() -> dict[str, str]:
@@ -92,28 +85,6 @@ def english_in(texts: list[str]) -> list[tuple[str, str, str]]:
     """(fragment, its msgid, the sent text) for every English fragment found in a sent text."""
     fragments = english_fragments()
     return [(fragment, msgid, text) for text in texts for fragment, msgid in fragments.items() if fragment in text]
-
-
-async def press(group: SimulatedGroup, user_id: int, message, data: str) -> str | None:
-    update = group.telegram.press(user_id, message.chat_id, message.message_id, data)
-    await group.send(update)
-    return group.telegram.callback_answers[update["callback_query"]["id"]]["text"]
-
-
-async def command(group: SimulatedGroup, user_id: int, text: str, chat_id: int | None = None):
-    chat = group.chat_id if chat_id is None else chat_id
-    await group.send(group.telegram.command(user_id, chat, text))
-    message = group.telegram.messages(chat)[-1]
-    assert message.from_bot, f"{text!r} got no answer"
-    return message
-
-
-def data_ending(message, ending: str) -> str:
-    return next(b["callback_data"] for b in message.buttons() if b.get("callback_data", "").endswith(ending))
-
-
-def lobby_message(telegram, chat_id: int):
-    return next(m for m in reversed(telegram.messages(chat_id)) if any("url" in b for b in m.buttons()))
 
 
 async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup:
@@ -176,19 +147,19 @@ async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup
     leader = table.players[game.leader].user_id
     not_leader = next(u for u in users[:5] if u != leader)
     board = group.latest_with_button(chat, "t:")
-    assert await press(group, not_leader, board, data_ending(board, ":ok"))  # only the leader
-    assert await press(group, leader, board, data_ending(board, ":ok"))  # wrong size
+    assert await press(group, not_leader, board, button_data(board, ":ok"))  # only the leader
+    assert await press(group, leader, board, button_data(board, ":ok"))  # wrong size
     team = sorted([game.leader, game.next_seat(game.leader)])
     for seat in team:
         await group.press(leader, chat, "t:", f":{seat}")
     await group.press(leader, chat, "t:", ":ok")
     vote_start = now[0]
     ballot = group.latest_with_button(chat, "v:")
-    stale_vote = data_ending(ballot, ":r")
-    await press(group, users[0], ballot, data_ending(ballot, ":a"))
-    await press(group, users[1], ballot, data_ending(ballot, ":r"))
-    assert await press(group, users[1], ballot, data_ending(ballot, ":a"))  # already voted
-    assert await press(group, outsider, ballot, data_ending(ballot, ":a"))  # not playing
+    stale_vote = button_data(ballot, ":r")
+    await press(group, users[0], ballot, button_data(ballot, ":a"))
+    await press(group, users[1], ballot, button_data(ballot, ":r"))
+    assert await press(group, users[1], ballot, button_data(ballot, ":a"))  # already voted
+    assert await press(group, outsider, ballot, button_data(ballot, ":a"))  # not playing
     now[0] = vote_start + DEFAULTS.vote_seconds / 2
     assert await service.fire_due() == 1
     now[0] = vote_start + DEFAULTS.vote_seconds
@@ -206,8 +177,8 @@ async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup
     if honest is not None:
         user = table.players[honest].user_id
         prompt = group.latest_with_button(user, "c:")
-        assert await press(group, user, prompt, data_ending(prompt, ":f"))  # the Resistance must succeed
-        assert await press(group, user, prompt, data_ending(prompt, ":s"))
+        assert await press(group, user, prompt, button_data(prompt, ":f"))  # the Resistance must succeed
+        assert await press(group, user, prompt, button_data(prompt, ":s"))
     now[0] = mission_start + DEFAULTS.mission_seconds / 2
     assert await service.fire_due() == 1
     now[0] = mission_start + DEFAULTS.mission_seconds
@@ -239,9 +210,9 @@ async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup
 
     # The new lobby is cancelled after a change of mind.
     prompt = await command(group, users[2], "/cancel")
-    await press(group, users[2], prompt, data_ending(prompt, ":n"))
+    await press(group, users[2], prompt, button_data(prompt, ":n"))
     prompt = await command(group, users[2], "/cancel")
-    await press(group, users[2], prompt, data_ending(prompt, ":y"))
+    await press(group, users[2], prompt, button_data(prompt, ":y"))
     await command(group, users[2], "/cancel")
     await command(group, users[2], "/leave")
     return group

@@ -3,72 +3,28 @@
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 
 from engine import EndReason, Phase, Side, parse_record
 from engine import rules as game_rules
+from tests.bot_helpers import (
+    AlwaysApprove,
+    CleanTeams,
+    command_text,
+    current_mission,
+    last_text,
+    lobby_message,
+    started,
+    texts,
+)
 from tgbot.app import COMMANDS
-from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.table import Stage
 
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
+
 BOT_LINK = "https://t.me/resistance_test_bot?start="
-
-
-# ---------------------------------------------------------------- helpers
-
-
-@pytest.fixture(autouse=True)
-def no_handler_errors(redis, caplog):
-    """A clean Redis database for every test, and no update may fail inside the bot."""
-    caplog.set_level(logging.INFO)
-    yield
-    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert not failures, failures
-
-
-class GameGroup(SimulatedGroup):
-    """Presses only this game's buttons, so a player seated in two groups finds the right card."""
-
-    async def press(self, user_id: int, chat_id: int, prefix: str, ending: str) -> None:
-        await super().press(user_id, chat_id, f"{prefix}{self.game_id}:", ending)
-
-
-def texts(telegram, chat_id: int) -> list[str]:
-    return [plain_text(m.text or "") for m in telegram.messages(chat_id)]
-
-
-def last_text(telegram, chat_id: int) -> str:
-    return texts(telegram, chat_id)[-1]
-
-
-async def command(group: SimulatedGroup, user_id: int, text: str, chat_id: int | None = None) -> str:
-    """Send a command and return the bot's newest message in that chat."""
-    chat = group.chat_id if chat_id is None else chat_id
-    await group.send(group.telegram.command(user_id, chat, text))
-    message = group.telegram.messages(chat)[-1]
-    assert message.from_bot, f"{text!r} got no answer"
-    return plain_text(message.text or "")
-
-
-def lobby_message(telegram, chat_id: int):
-    return next(
-        m for m in telegram.messages(chat_id) if any(b.get("url", "").startswith(BOT_LINK) for b in m.buttons())
-    )
-
-
-class AlwaysApprove(Policy):
-    def vote(self, table, seat):
-        return True
-
-
-class CleanTeams(AlwaysApprove):
-    def choose_team(self, table, seat, size):
-        return sorted(s for s in range(len(table.players)) if s not in table.game.spies)[:size]
-
-    def fail(self, table, seat):
-        return False
 
 
 # ---------------------------------------------------------------- opening and joining
@@ -78,7 +34,7 @@ async def test_newgame_in_private_explains_groups(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=1)
     user = group.user_ids[0]
-    reply = await command(group, user, "/newgame", chat_id=user)
+    reply = await command_text(group, user, "/newgame", chat_id=user)
     assert reply == "Add me to a group and send this command there: games are played in groups."
     assert await group.store.game_of_chat(user) is None
 
@@ -89,7 +45,7 @@ async def test_newgame_twice_says_a_game_is_open(make_bot, telegram):
     await group.send(telegram.command(group.user_ids[0], group.chat_id, "/newgame"))
     game_id = await group.store.game_of_chat(group.chat_id)
     assert game_id is not None
-    reply = await command(group, group.user_ids[1], "/newgame")
+    reply = await command_text(group, group.user_ids[1], "/newgame")
     assert reply == "A game is already open in this group: /join it, or see /status."
     assert await group.store.game_of_chat(group.chat_id) == game_id
     assert sum("a new game is open" in text for text in texts(telegram, group.chat_id)) == 1
@@ -123,17 +79,17 @@ async def test_join_needs_the_private_chat_then_join_and_leave_edit_the_lobby(ma
 
     # With the private chat open, /join in the group works directly; twice is refused.
     await group.send(telegram.command(other, other, "/start"))
-    assert await command(group, other, "/join") == "You joined the game in «Demo group»."
-    assert await command(group, other, "/join") == "You are already in this game."
+    assert await command_text(group, other, "/join") == "You joined the game in «Demo group»."
+    assert await command_text(group, other, "/join") == "You are already in this game."
     edited = telegram.message(group.chat_id, lobby.message_id)
     assert edited.edits == 2 and "2 players of 10: Bob, Cy" in plain_text(edited.text)
 
     # /leave takes the seat away and edits the same message again.
-    assert await command(group, late, "/leave") == "You left the game."
+    assert await command_text(group, late, "/leave") == "You left the game."
     assert [p.user_id for p in (await group.table()).players] == [other]
     edited = telegram.message(group.chat_id, lobby.message_id)
     assert edited.edits == 3 and "1 player of 10: Cy" in plain_text(edited.text)
-    assert await command(group, late, "/leave") == "You are not in this game."
+    assert await command_text(group, late, "/leave") == "You are not in this game."
     assert await group.store.games_of_user(late) == []
     assert await group.store.games_of_user(other) == [group.game_id]
     # Only one lobby message was ever sent.
@@ -152,12 +108,12 @@ async def test_startgame_needs_five_players_and_the_host_or_an_admin(make_bot, t
     for user in group.user_ids[1:5]:
         await group.send(telegram.open_link(user, link))
 
-    reply = await command(group, host, "/startgame")
+    reply = await command_text(group, host, "/startgame")
     assert reply == "A game needs 5 to 10 players; 4 have joined."
     assert (await group.table()).stage is Stage.LOBBY
 
     await group.send(telegram.open_link(group.user_ids[5], link))
-    reply = await command(group, others[1], "/startgame")  # Dan: neither host nor admin
+    reply = await command_text(group, others[1], "/startgame")  # Dan: neither host nor admin
     assert reply == "Only Bob, who opened the game, or a group admin can start it."
     table = await group.table()
     assert table.stage is Stage.LOBBY and table.game is None
@@ -170,9 +126,9 @@ async def test_startgame_needs_five_players_and_the_host_or_an_admin(make_bot, t
     for user in group.user_ids[1:]:
         assert any(text.startswith("Your game in «Demo group»") for text in texts(telegram, user))
     assert telegram.messages(admin) == []
-    assert await command(group, host, "/startgame") == "This game has already started."
+    assert await command_text(group, host, "/startgame") == "This game has already started."
     await group.send(telegram.command(admin, admin, "/start"))
-    assert await command(group, admin, "/join") == "This game has already started."
+    assert await command_text(group, admin, "/join") == "This game has already started."
     assert (await group.table()).seat_of(admin) is None
 
 
@@ -198,10 +154,10 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     await group.start()
     game_id = group.game_id
 
-    reply = await command(group, bystander, "/cancel")
+    reply = await command_text(group, bystander, "/cancel")
     assert reply == "Only Ann, who opened the game, or a group admin can cancel it."
 
-    reply = await command(group, host, "/cancel")
+    reply = await command_text(group, host, "/cancel")
     assert reply == "Cancel this game for everyone?"
     prompt = telegram.messages(group.chat_id)[-1]
     labels = {b["text"]: b["callback_data"] for b in prompt.buttons()}
@@ -234,7 +190,7 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     assert await press(host, "Yes, cancel it") == "This game is already over."
     assert await group.store.games_of_user(host) == []
     assert await group.store.game_of_chat(group.chat_id) is None
-    assert await command(group, host, "/cancel") == "There is no game to cancel."
+    assert await command_text(group, host, "/cancel") == "There is no game to cancel."
 
     # The group can open a new game at once.
     await group.send(telegram.command(bystander, group.chat_id, "/newgame"))
@@ -242,7 +198,7 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     assert new_id is not None and new_id != game_id
     assert "a new game is open" in last_text(telegram, group.chat_id)
     # A cancelled game leaves no record.
-    assert await command(group, host, "/record") == "No game has finished in this group yet."
+    assert await command_text(group, host, "/record") == "No game has finished in this group yet."
 
 
 async def test_cancel_a_lobby(make_bot, telegram):
@@ -250,7 +206,7 @@ async def test_cancel_a_lobby(make_bot, telegram):
     group = SimulatedGroup(telegram, application, players=3)
     await group.open_lobby_and_join()
     lobby = lobby_message(telegram, group.chat_id)
-    await command(group, group.user_ids[0], "/cancel")
+    await command_text(group, group.user_ids[0], "/cancel")
     prompt = telegram.messages(group.chat_id)[-1]
     await group.send(telegram.press(group.user_ids[0], group.chat_id, prompt.message_id, text="Yes, cancel it"))
     assert (await group.table()).stage is Stage.CANCELLED
@@ -265,9 +221,11 @@ async def test_cancel_a_lobby(make_bot, telegram):
 async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
     application = await make_bot(4)
     group = SimulatedGroup(telegram, application, players=5)
-    assert await command(group, group.user_ids[0], "/status") == "No game is running here. Start one with /newgame."
+    assert (
+        await command_text(group, group.user_ids[0], "/status") == "No game is running here. Start one with /newgame."
+    )
     await group.open_lobby_and_join(joining=group.user_ids[:2])
-    lobby_again = await command(group, group.user_ids[0], "/status")
+    lobby_again = await command_text(group, group.user_ids[0], "/status")
     assert "2 players of 10: Ann, Bob" in lobby_again
     assert telegram.messages(group.chat_id)[-1].buttons()[0]["url"].startswith(BOT_LINK)
     for user in group.user_ids[2:]:
@@ -275,7 +233,7 @@ async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
     await group.start()
 
     table = await group.table()
-    status = await command(group, group.user_ids[2], "/status")
+    status = await command_text(group, group.user_ids[2], "/status")
     assert "Missions: ⬜⬜⬜⬜⬜   Rejected teams: 0/5" in status
     assert f"Next mission · proposal 1 · leader {table.name(table.game.leader)}" in status
     assert f"{table.name(table.game.leader)}, choose 2 players for mission 1." in status
@@ -287,7 +245,7 @@ async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
     while (await group.table()).game.successes < 1:
         await group.step(policy)
     table = await group.table()
-    status = await command(group, group.user_ids[2], "/status")
+    status = await command_text(group, group.user_ids[2], "/status")
     assert "Missions: ✅⬜⬜⬜⬜" in status
     assert f"Next mission · proposal 1 · leader {table.name(table.game.leader)}" in status
     assert "choose 3 players for mission 2." in status
@@ -303,7 +261,7 @@ async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
 
     while len((await group.table()).game.played_rounds) < 2:
         await group.step(SpyTeam())
-    status = await command(group, group.user_ids[2], "/status")
+    status = await command_text(group, group.user_ids[2], "/status")
     assert "Missions: ✅❌⬜⬜⬜" in status
 
 
@@ -311,15 +269,15 @@ async def test_rules_help_and_command_menu(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=1)
     user = group.user_ids[0]
-    rules = await command(group, user, "/rules")
+    rules = await command_text(group, user, "/rules")
     assert rules.startswith("The Resistance in short") and "Three successful missions win" in rules
-    help_text = await command(group, user, "/help")
+    help_text = await command_text(group, user, "/help")
     assert help_text.startswith("The Resistance: commands")
     for name, _ in COMMANDS:
         assert f"/{name}" in help_text or name == "help"
     # In private too.
-    assert (await command(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
-    assert (await command(group, user, "/start", chat_id=user)).startswith("Hello! Add me to a group")
+    assert (await command_text(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
+    assert (await command_text(group, user, "/start", chat_id=user)).startswith("Hello! Add me to a group")
 
     menu = telegram.commands[None]
     assert [c["command"] for c in menu] == [name for name, _ in COMMANDS]
@@ -332,7 +290,7 @@ async def test_rules_help_and_command_menu(make_bot, telegram):
 async def test_record_before_and_after_a_finished_game(make_bot, telegram):
     application = await make_bot(2)
     group = SimulatedGroup(telegram, application, players=5)
-    assert await command(group, group.user_ids[0], "/record") == "No game has finished in this group yet."
+    assert await command_text(group, group.user_ids[0], "/record") == "No game has finished in this group yet."
     await group.open_lobby_and_join()
     await group.start()
     table = await group.play(CleanTeams())
@@ -357,8 +315,8 @@ async def test_record_before_and_after_a_finished_game(make_bot, telegram):
 
 async def test_a_player_in_two_groups(make_bot, telegram):
     application = await make_bot(7)
-    north = GameGroup(telegram, application, chat_id=-100, title="North", players=5)
-    south = GameGroup(telegram, application, chat_id=-200, title="South", players=4)
+    north = SimulatedGroup(telegram, application, chat_id=-100, title="North", players=5)
+    south = SimulatedGroup(telegram, application, chat_id=-200, title="South", players=4)
     shared = north.user_ids[1]  # Bob sits at both tables
 
     await north.open_lobby_and_join()
@@ -421,8 +379,7 @@ class Planned(AlwaysApprove):
 
     @staticmethod
     def mission(table) -> int:
-        game = table.game
-        return game.current_round.mission if game.current_round else game.open_missions()[0]
+        return current_mission(table)
 
     def choose_team(self, table, seat, size):
         spies = list(table.game.spies)
@@ -444,10 +401,7 @@ class Planned(AlwaysApprove):
 
 @pytest.mark.parametrize("fails", [1, 2])
 async def test_fourth_mission_with_seven_players_needs_two_fails(make_bot, telegram, fails):
-    application = await make_bot(5)
-    group = SimulatedGroup(telegram, application, players=7)
-    await group.open_lobby_and_join()
-    await group.start()
+    group = await started(make_bot, telegram, players=7, seed=5)
     policy = Planned(fails)
     while len((await group.table()).game.played_rounds) < 4:
         assert await group.step(policy)
@@ -468,7 +422,7 @@ async def test_fourth_mission_with_seven_players_needs_two_fails(make_bot, teleg
         assert "Mission 4 succeeded" not in shown
         assert not game.is_over and game.phase is Phase.PROPOSING
         assert game.mission_track() == (True, False, True, False, None)
-        assert "Missions: ✅❌✅❌⬜" in await command(group, group.user_ids[0], "/status")
+        assert "Missions: ✅❌✅❌⬜" in await command_text(group, group.user_ids[0], "/status")
     # One Fail card on mission 2 sank it, as any mission but the 7-player fourth.
     assert "Mission 2 failed ❌ with 1 Fail card." in shown
     assert game_rules.fails_required(7, 2) == 1

@@ -14,94 +14,22 @@ import re
 import pytest
 
 from engine import Phase, Side, Variants
-from engine import rules as game_rules
+from tests.bot_helpers import (
+    CleanTeams,
+    answer_of,
+    bot_texts,
+    forged,
+    propose,
+    snapshot,
+    started,
+    team_size,
+    vote_all,
+)
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
-from tgbot.store import messages_key, outbox_key
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 OUTSIDER = 999
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def answer_of(telegram, update: dict) -> dict | None:
-    return telegram.callback_answers.get(update["callback_query"]["id"])
-
-
-async def forged(group: SimulatedGroup, user_id: int, chat_id: int, message_id: int, data: str) -> dict:
-    """Send callback data no button carries (or a real one) and return the bot's answer to it."""
-    update = group.telegram.forged_press(user_id, chat_id, message_id, data)
-    await group.send(update)
-    answer = answer_of(group.telegram, update)
-    assert answer is not None, f"the press {data!r} was not answered"
-    return answer
-
-
-async def snapshot(group: SimulatedGroup, chats=()) -> tuple:
-    """Everything a refused press must leave alone."""
-    redis = group.store.redis
-    table = await group.store.load(group.game_id)
-    seen = []
-    for chat in (group.chat_id, *group.user_ids, *chats):
-        seen += [(m.chat_id, m.message_id, m.text, m.reply_markup, m.edits) for m in group.telegram.messages(chat)]
-    return (
-        table.to_json(),
-        await redis.lrange(outbox_key(group.game_id), 0, -1),
-        await redis.hgetall(messages_key(group.game_id)),
-        seen,
-    )
-
-
-async def started(make_bot, telegram, players=5, seed=1, chat_id=-100, title="Demo group", variants=None):
-    application = await make_bot(seed)
-    group = SimulatedGroup(telegram, application, chat_id=chat_id, title=title, players=players)
-    await group.open_lobby_and_join(variants=variants)
-    await group.start()
-    return group
-
-
-async def propose(group: SimulatedGroup, seats) -> None:
-    table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, group.chat_id, "t:", f":{seat}")
-    await group.press(leader, group.chat_id, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
-
-
-async def vote_all(group: SimulatedGroup, approve: bool) -> None:
-    table = await group.table()
-    for seat, player in enumerate(table.players):
-        if table.game.pending_votes[seat] is None:
-            await group.press(player.user_id, group.chat_id, "v:", ":a" if approve else ":r")
-
-
-def team_size(table) -> int:
-    game = table.game
-    mission = game.current_round.mission if game.current_round else game.open_missions()[0]
-    return game_rules.team_size(game.players, mission)
-
-
-class AlwaysApprove(Policy):
-    def vote(self, table, seat):
-        return True
-
-
-class CleanTeams(AlwaysApprove):
-    def choose_team(self, table, seat, size):
-        return sorted(s for s in range(len(table.players)) if s not in table.game.spies)[:size]
-
-    def fail(self, table, seat):
-        return False
-
-
-@pytest.fixture(autouse=True)
-def no_handler_errors(redis, caplog):
-    """A clean Redis database for every test, and no update may fail inside the bot."""
-    caplog.set_level(logging.INFO)
-    yield
-    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert not failures, failures
 
 
 # ---------------------------------------------------------------- forged presses
@@ -340,15 +268,6 @@ PRIVATE_PHRASES = (
 VOTED = re.compile(r"Voted \((\d+)/(\d+)\)")
 
 
-def group_texts(telegram, chat_id: int) -> list[str]:
-    """Every text the bot showed in the group, in order, edits included."""
-    return [
-        plain_text(str(params.get("text", "")))
-        for method, params in telegram.calls
-        if method in ("sendMessage", "editMessageText") and int(params.get("chat_id", 0)) == chat_id
-    ]
-
-
 def reveal_names(text: str) -> list[str]:
     names = []
     for line in text.splitlines():
@@ -383,7 +302,7 @@ async def test_secrets_stay_private(make_bot, telegram, caplog, players, variant
     user_ids = [p.user_id for p in table.players]
 
     # The group: no role, no card, no hidden vote before the game-over message.
-    texts = group_texts(telegram, group.chat_id)
+    texts = bot_texts(telegram, group.chat_id)
     over = next(i for i, text in enumerate(texts) if text.startswith("🏁"))
     assert over == len(texts) - 1, "the game-over message is the last thing the group sees"
     assert "Spies: " + ", ".join(spy_names) in texts[over]

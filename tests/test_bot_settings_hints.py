@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 from dataclasses import replace
 
@@ -12,10 +11,13 @@ import pytest
 from deduction.analysis import deduce
 from deduction.knowledge import Viewer
 from engine import Phase, record_of
+from tests.bot_helpers import AlwaysApprove, command, lobby_message, press, started, texts
 from tgbot.i18n import t
-from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.settings import GroupSettings
 from tgbot.table import Stage
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 T0 = 1_000_000.0
 ADMINS_ONLY = "Only a group admin, or whoever opened the lobby, can change the settings."
@@ -23,42 +25,6 @@ HINT_LINE = re.compile(r"^([▓░]{5}) +(\d+)% (.+)$")
 
 
 # ---------------------------------------------------------------- helpers
-
-
-@pytest.fixture(autouse=True)
-def no_handler_errors(redis, caplog):
-    """A clean Redis database for every test, and no update may fail inside the bot."""
-    caplog.set_level(logging.INFO)
-    yield
-    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-    assert not failures, failures
-
-
-class GameGroup(SimulatedGroup):
-    """Presses only this game's buttons, so a player seated in two groups finds the right ones."""
-
-    async def press(self, user_id: int, chat_id: int, prefix: str, ending: str) -> None:
-        await super().press(user_id, chat_id, f"{prefix}{self.game_id}:", ending)
-
-
-def texts(telegram, chat_id: int) -> list[str]:
-    return [plain_text(m.text or "") for m in telegram.messages(chat_id)]
-
-
-async def command(group: SimulatedGroup, user_id: int, text: str, chat_id: int | None = None):
-    """Send a command; return the bot's newest message in that chat."""
-    chat = group.chat_id if chat_id is None else chat_id
-    await group.send(group.telegram.command(user_id, chat, text))
-    message = group.telegram.messages(chat)[-1]
-    assert message.from_bot, f"{text!r} got no answer"
-    return message
-
-
-async def press(group: SimulatedGroup, user_id: int, message, data: str) -> str | None:
-    """Press the button carrying `data` on `message`; return the callback answer's text."""
-    update = group.telegram.press(user_id, message.chat_id, message.message_id, data)
-    await group.send(update)
-    return group.telegram.callback_answers[update["callback_query"]["id"]]["text"]
 
 
 def labels(message) -> dict[str, str]:
@@ -76,17 +42,8 @@ def card_prompt_buttons(telegram) -> list[list[str]]:
     return found
 
 
-def lobby_message(telegram, chat_id: int):
-    return next(m for m in reversed(telegram.messages(chat_id)) if any("url" in b for b in m.buttons()))
-
-
 def setting(chat_id: int, code: str) -> str:
     return f"s:{chat_id}:{code}"
-
-
-class AlwaysApprove(Policy):
-    def vote(self, table, seat):
-        return True
 
 
 class SpyOnEveryTeam(AlwaysApprove):
@@ -405,10 +362,7 @@ async def test_language_menu_is_for_admins(make_bot, telegram):
 
 
 async def test_hints_in_private_show_the_deduction_for_each_role(make_bot, telegram):
-    application = await make_bot(11)
-    group = SimulatedGroup(telegram, application, players=5)
-    await group.open_lobby_and_join()
-    await group.start()
+    group = await started(make_bot, telegram, players=5, seed=11)
     await one_failed_mission(group)
     table = await group.table()
     honest = next(s for s in range(5) if s not in table.game.spies)
@@ -444,17 +398,14 @@ async def test_hints_in_private_show_the_deduction_for_each_role(make_bot, teleg
     assert len(prompts) == 2 and all(f"h:{group.game_id}" in buttons for buttons in prompts)
 
     # Someone not playing is told so.
-    outsider = SimulatedGroup(telegram, application, chat_id=-300, players=1).user_ids[0]
+    outsider = SimulatedGroup(telegram, group.application, chat_id=-300, players=1).user_ids[0]
     assert plain_text((await command(group, outsider, "/hints", chat_id=outsider)).text) == (
         "You are not in a running game. Hints come once a game has started."
     )
 
 
 async def test_hints_asked_in_the_group_go_to_private(make_bot, telegram):
-    application = await make_bot(11)
-    group = SimulatedGroup(telegram, application, players=5)
-    await group.open_lobby_and_join()
-    await group.start()
+    group = await started(make_bot, telegram, players=5, seed=11)
     await one_failed_mission(group)
     table = await group.table()
     honest = next(s for s in range(5) if s not in table.game.spies)
@@ -500,8 +451,8 @@ async def test_hints_switched_off(make_bot, telegram):
 
 async def test_a_player_in_two_games_chooses_which_hints(make_bot, telegram):
     application = await make_bot(7)
-    north = GameGroup(telegram, application, chat_id=-100, title="North", players=5)
-    south = GameGroup(telegram, application, chat_id=-200, title="South", players=4)
+    north = SimulatedGroup(telegram, application, chat_id=-100, title="North", players=5)
+    south = SimulatedGroup(telegram, application, chat_id=-200, title="South", players=4)
     shared = north.user_ids[1]
     await north.open_lobby_and_join()
     await south.open_lobby_and_join()

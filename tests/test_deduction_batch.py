@@ -28,6 +28,7 @@ from deduction.behaviour import BehaviourParams
 from deduction.knowledge import Viewer
 from engine import GameRecord, Variants, apply, export_record, new_game, parse_record, record_of, record_to_dict
 from engine.simulate import play_to_end, random_action
+from tests.records import impossible_record
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60
@@ -88,25 +89,6 @@ def brute_uniform(record: GameRecord, viewer: int | None, known: list[int] | Non
     if viewer is not None:
         allowed = [s for s in consistent if (s == set(known) if known is not None else viewer not in s)]
     return [sum(seat in s for s in allowed) / len(allowed) for seat in range(record.players)], len(consistent)
-
-
-def impossible_record() -> dict:
-    """5 players; mission 1's team [0, 1] showed 2 Fail cards."""
-    return {
-        "format": "resistance-record/1",
-        "id": "impossible",
-        "players": 5,
-        "spies": 2,
-        "missions": [
-            {
-                "mission": 1,
-                "team_size": 2,
-                "fails_required": 1,
-                "proposals": [{"leader": 0, "team": [0, 1], "votes": [True] * 5}],
-                "fails": 2,
-            }
-        ],
-    }
 
 
 def wrong_team_size_record() -> dict:

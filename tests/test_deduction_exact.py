@@ -24,6 +24,7 @@ from deduction.knowledge import Viewer
 from deduction.reasons import MAX_REASONS, explain
 from engine import GameRecord, Variants, apply, new_game, parse_record, record_of
 from engine.simulate import random_action
+from tests.records import impossible_record, record_dict
 
 MODELS = ("uniform", "behaviour")
 EXACT_CODES = {"certain_spy", "assignments_remaining", "mission_fails", "certain_resistance"}
@@ -263,30 +264,12 @@ def test_reasons_are_true(case: tuple[Game, Viewer]) -> None:
 
 def two_fails_on_0_and_1() -> GameRecord:
     """5 players; mission 1's team [0, 1] showed 2 Fail cards: both are spies."""
-    return parse_record(
-        {
-            "format": "resistance-record/1",
-            "id": "impossible",
-            "players": 5,
-            "spies": 2,
-            "missions": [
-                {
-                    "mission": 1,
-                    "team_size": 2,
-                    "fails_required": 1,
-                    "proposals": [{"leader": 0, "team": [0, 1], "votes": [True] * 5}],
-                    "fails": 2,
-                }
-            ],
-        }
-    )
+    return parse_record(impossible_record())
 
 
 def empty_record(players: int = 5) -> GameRecord:
     spies = {5: 2, 6: 2, 7: 3, 8: 3, 9: 3, 10: 4}[players]
-    return parse_record(
-        {"format": "resistance-record/1", "id": "empty", "players": players, "spies": spies, "missions": []}
-    )
+    return parse_record(record_dict("empty", players, spies, []))
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -10,27 +10,19 @@ from __future__ import annotations
 
 import logging
 import random
-import shutil
-import socket
-import subprocess
-import time
-from pathlib import Path
 
 import pytest
-from redis import Redis as SyncRedis
 from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from engine import Phase
-from engine import rules as game_rules
+from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
+from tests.servers import RedisServer, own_redis_url
 from tgbot import outgoing, render
-from tgbot.app import build_application, prepare
-from tgbot.config import Settings
-from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.outbox import ATTEMPTS
 from tgbot.outgoing import Edit, Send
-from tgbot.redis_client import connect
 from tgbot.store import outbox_key
 
 UNAVAILABLE = "temporarily unavailable"
@@ -39,70 +31,10 @@ UNAVAILABLE = "temporarily unavailable"
 # ---------------------------------------------------------------- a redis-server of our own
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(url: str) -> bool:
-    try:
-        return bool(SyncRedis.from_url(url, socket_connect_timeout=0.2).ping())
-    except Exception:
-        return False
-
-
-class RedisServer:
-    """A redis-server in its own directory, on a fixed port, that a test can kill and start again."""
-
-    def __init__(self, directory: Path, *, appendonly: bool) -> None:
-        executable = shutil.which("redis-server")
-        if executable is None:
-            pytest.skip("redis-server is not installed")
-        self.executable = executable
-        self.directory = directory
-        self.appendonly = appendonly
-        self.port = _free_port()
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly else ["--appendonly", "no"]
-        self.process = subprocess.Popen(
-            [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory)]
-            + ["--save", "", *persistence],
-            stdout=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while not _answers(self.url):
-            assert self.process.poll() is None, "redis-server exited at start"
-            assert time.monotonic() < deadline, "redis-server did not answer"
-            time.sleep(0.01)
-
-    def kill(self) -> None:
-        """SIGKILL: no chance to write anything more than it already has."""
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait(timeout=10)
-        self.process = None
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.kill()
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
     """Overrides conftest's: this module's own server, so no other test run can flush it under us."""
-    server = RedisServer(tmp_path_factory.mktemp("redis"), appendonly=False)
-    server.start()
-    try:
-        yield server.url
-    finally:
-        server.stop()
+    yield from own_redis_url(tmp_path_factory.mktemp("redis"))
 
 
 @pytest.fixture
@@ -119,29 +51,9 @@ def aof_server(tmp_path):
 @pytest.fixture
 async def bot_on(telegram):
     """Like conftest's make_bot, for a Redis URL of the test's choosing."""
-    started = []
-
-    async def start(url: str, seed: int = 0, *, rate_limited: bool = False):
-        settings = Settings(token=telegram.token, redis_url=url, api_base_url=None, log_level="INFO")
-        client = connect(url)
-        application = build_application(
-            settings,
-            client,
-            request=telegram.request(),
-            updates_request=telegram.request(),
-            rate_limited=rate_limited,
-            clock_seconds=0,
-        )
-        await application.initialize()
-        await prepare(application)
-        application.bot_data["service"].rng = random.Random(seed)
-        started.append((application, client))
-        return application
-
-    yield start
-    for application, client in started:
-        await application.shutdown()
-        await client.aclose()
+    bots = Bots(telegram)
+    yield bots.start  # (url, seed=0, *, rate_limited=False)
+    await bots.close()
 
 
 @pytest.fixture(autouse=True)
@@ -152,38 +64,10 @@ def info_logs(caplog):
 # ---------------------------------------------------------------- helpers
 
 
-class AlwaysApprove(Policy):
-    def vote(self, table, seat):
-        return True
-
-
-async def started(application, telegram, players=5) -> SimulatedGroup:
-    group = SimulatedGroup(telegram, application, players=players)
-    await group.open_lobby_and_join()
-    await group.start()
-    return group
-
-
-def team_size(table) -> int:
-    game = table.game
-    mission = game.current_round.mission if game.current_round else game.open_missions()[0]
-    return game_rules.team_size(game.players, mission)
-
-
-async def propose(group: SimulatedGroup, seats) -> None:
-    table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, group.chat_id, "t:", f":{seat}")
-    await group.press(leader, group.chat_id, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
-
-
 def vote_update(group: SimulatedGroup, user_id: int, approve: bool) -> dict:
     """The update Telegram sends when `user_id` presses a button of the current ballot."""
     ballot = group.latest_with_button(group.chat_id, "v:")
-    ending = ":a" if approve else ":r"
-    data = next(b["callback_data"] for b in ballot.buttons() if b["callback_data"].endswith(ending))
+    data = button_data(ballot, ":a" if approve else ":r")
     return group.telegram.press(user_id, group.chat_id, ballot.message_id, data)
 
 
@@ -234,10 +118,6 @@ def prompts_to(telegram, user_id: int) -> list[str]:
     ]
 
 
-def errors(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-
-
 # ---------------------------------------------------------------- a worker dies after storing, before sending
 
 
@@ -246,7 +126,7 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
     make_bot, telegram, redis, monkeypatch, caplog, trigger
 ):
     doomed = await make_bot(1)
-    group = await started(doomed, telegram)
+    group = await started_on(doomed, telegram)
     table = await group.table()
     team = list(range(team_size(table)))
     await propose(group, team)
@@ -359,7 +239,7 @@ async def test_a_press_lost_before_it_was_stored_counts_once_when_delivered_agai
     make_bot, telegram, redis, monkeypatch, caplog, crash
 ):
     first = await make_bot(1)
-    group = await started(first, telegram)
+    group = await started_on(first, telegram)
     team = list(range(team_size(await group.table())))
     await propose(group, team)
     for seat in range(4):
@@ -412,7 +292,7 @@ async def test_a_press_lost_before_it_was_stored_counts_once_when_delivered_agai
 
 async def test_the_game_survives_a_redis_restart(aof_server, bot_on, telegram, caplog):
     application = await bot_on(aof_server.url, seed=3)
-    group = await started(application, telegram, players=6)
+    group = await started_on(application, telegram, players=6)
     policy = AlwaysApprove(rng=random.Random(3))
     while len((await group.table()).game.played_rounds) < 2:
         assert await group.step(policy)
@@ -456,7 +336,7 @@ async def test_the_game_survives_a_redis_restart(aof_server, bot_on, telegram, c
 
 async def test_while_redis_is_down_the_bot_says_so_and_recovers_by_itself(aof_server, bot_on, telegram, caplog):
     application = await bot_on(aof_server.url, seed=4, rate_limited=True)  # the limiter needs Redis too
-    group = await started(application, telegram)
+    group = await started_on(application, telegram)
     table = await group.table()
     leader = table.players[table.game.leader].user_id
     board = group.latest_with_button(group.chat_id, "t:")
@@ -505,7 +385,7 @@ async def test_while_redis_is_down_the_bot_says_so_and_recovers_by_itself(aof_se
 
 
 async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everything(make_bot, telegram, redis):
-    group = await started(await make_bot(1), telegram)
+    group = await started_on(await make_bot(1), telegram)
     team = list(range(team_size(await group.table())))
     await propose(group, team)
     ballot = group.latest_with_button(group.chat_id, "v:")
@@ -547,7 +427,7 @@ async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everythin
 
 
 async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them(make_bot, telegram, redis):
-    group = await started(await make_bot(2), telegram)
+    group = await started_on(await make_bot(2), telegram)
     team = list(range(team_size(await group.table())))
     await propose(group, team)
     telegram.fail_next("sendMessage", status=0, description="Timed out", times=ATTEMPTS + 1)

@@ -17,20 +17,16 @@ import asyncio
 import json
 import logging
 import random
-import shutil
-import socket
 import string
-import subprocess
-import time
 import traceback
 from collections.abc import Callable
 
 import pytest
-from redis import Redis as SyncRedis
 from telegram import Update
 
 from engine import Phase, Variants, export_record, parse_record, replay
 from engine import rules as game_rules
+from tests.servers import own_redis_url
 from tgbot import render
 from tgbot.callbacks import SETTING_CODES
 from tgbot.i18n import LANGUAGES
@@ -69,51 +65,13 @@ ALPHABET = string.ascii_letters + string.digits + " :/@_-<>&\"'\n\t" + "ёжЖ�
 # ---------------------------------------------------------------- a redis-server of our own
 
 
-def _answers(url: str) -> bool:
-    try:
-        return bool(SyncRedis.from_url(url, socket_connect_timeout=0.2).ping())
-    except Exception:
-        return False
-
-
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory):
     """Overrides conftest's: this module's own server, so no other test run can flush it under us."""
-    executable = shutil.which("redis-server")
-    if executable is None:
-        pytest.skip("redis-server is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    directory = tmp_path_factory.mktemp("redis")
-    process = subprocess.Popen(
-        [executable, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory)]
-        + ["--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    try:
-        deadline = time.monotonic() + 10
-        while not _answers(url):
-            assert process.poll() is None and time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.01)
-        yield url
-    finally:
-        process.kill()
-        process.wait(timeout=10)
+    yield from own_redis_url(tmp_path_factory.mktemp("redis"))
 
 
 # ---------------------------------------------------------------- the tables being fuzzed
-
-
-class Group(SimulatedGroup):
-    """A simulated group whose players press only their own game's buttons: a player sitting in
-    two games, or a group with an older game's messages, must not press the other game's."""
-
-    def latest_with_button(self, chat_id: int, prefix: str):
-        if prefix in ("v:", "c:", "t:", "m:") and self.game_id:
-            prefix = f"{prefix}{self.game_id}:"
-        return super().latest_with_button(chat_id, prefix)
 
 
 class Plausible(Policy):
@@ -121,7 +79,7 @@ class Plausible(Policy):
         return self.rng.random() < 0.8
 
 
-async def until(group: Group, policy: Policy, done: Callable[[Table], bool]) -> None:
+async def until(group: SimulatedGroup, policy: Policy, done: Callable[[Table], bool]) -> None:
     for _ in range(200):
         if done(await group.table()):
             return
@@ -129,19 +87,19 @@ async def until(group: Group, policy: Policy, done: Callable[[Table], bool]) -> 
     raise AssertionError("the game never got there")
 
 
-async def tables(telegram: FakeTelegram, application) -> list[Group]:
+async def tables(telegram: FakeTelegram, application) -> list[SimulatedGroup]:
     """Five groups: an open lobby, and games proposing, voting (Targeting), in a mission (Blind Spies), over."""
     policy = Plausible(rng=random.Random(SEED))
-    lobby = Group(telegram, application, chat_id=-101, title="Lobby", players=6)
+    lobby = SimulatedGroup(telegram, application, chat_id=-101, title="Lobby", players=6)
     await lobby.open_lobby_and_join(joining=lobby.user_ids[:4])
 
-    proposing = Group(telegram, application, chat_id=-102, title="Proposing", players=6)
+    proposing = SimulatedGroup(telegram, application, chat_id=-102, title="Proposing", players=6)
     await proposing.open_lobby_and_join()
     await proposing.start()
     table = await proposing.table()
     await proposing.press(table.players[table.game.leader].user_id, proposing.chat_id, "t:", ":0")
 
-    voting = Group(telegram, application, chat_id=-103, title="Voting <b>&amp;</b>", players=7)
+    voting = SimulatedGroup(telegram, application, chat_id=-103, title="Voting <b>&amp;</b>", players=7)
     shared = proposing.user_ids[1]  # sits at two tables
     await voting.open_lobby_and_join(joining=[*voting.user_ids[:6], shared], variants=Variants(targeting=True))
     await voting.start()
@@ -150,7 +108,7 @@ async def tables(telegram: FakeTelegram, application) -> list[Group]:
     for seat in range(3):
         await voting.press(table.players[seat].user_id, voting.chat_id, "v:", ":a")
 
-    mission = Group(telegram, application, chat_id=-104, title="Mission", players=5)
+    mission = SimulatedGroup(telegram, application, chat_id=-104, title="Mission", players=5)
     await mission.open_lobby_and_join(variants=Variants(blind_spies=True))
     await mission.start()
     await until(mission, policy, lambda t: t.game.phase is Phase.MISSION)
@@ -158,7 +116,7 @@ async def tables(telegram: FakeTelegram, application) -> list[Group]:
     player = table.players[table.game.current_round.team[0]].user_id
     await mission.press(player, player, "c:", ":s")
 
-    over = Group(telegram, application, chat_id=-105, title="Over", players=5)
+    over = SimulatedGroup(telegram, application, chat_id=-105, title="Over", players=5)
     await over.open_lobby_and_join()
     await over.start()
     await over.play(policy)
@@ -170,7 +128,9 @@ async def tables(telegram: FakeTelegram, application) -> list[Group]:
 
 
 class Fuzzer:
-    def __init__(self, rng: random.Random, telegram: FakeTelegram, groups: list[Group], game_ids: list[str]) -> None:
+    def __init__(
+        self, rng: random.Random, telegram: FakeTelegram, groups: list[SimulatedGroup], game_ids: list[str]
+    ) -> None:
         self.rng = rng
         self.telegram = telegram
         self.groups = groups
@@ -494,7 +454,7 @@ def failures_in(caplog) -> dict[str, int]:
     return found
 
 
-async def finish(group: Group, telegram: FakeTelegram, policy: Policy) -> Table:
+async def finish(group: SimulatedGroup, telegram: FakeTelegram, policy: Policy) -> Table:
     """Play the group's game to its end; open one first if the group has none."""
     store = group.store
     game_id = await store.game_of_chat(group.chat_id)

@@ -25,6 +25,7 @@ from engine import (
     record_to_dict,
     rules,
 )
+from tests.records import first_mission, record_dict
 
 TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "human-games" / "train.jsonl"
 
@@ -81,21 +82,13 @@ def spec_example() -> dict:
 def five_rejections() -> dict:
     """Five players; the table rejects five teams for mission 1 and the spies win."""
     no = [F, F, F, F, F]
-    return {
-        "format": "resistance-record/1",
-        "id": "five-noes",
-        "players": 5,
-        "spies": 2,
-        "missions": [
-            {
-                "mission": 1,
-                "team_size": 2,
-                "fails_required": 1,
-                "proposals": [{"leader": seat, "team": [seat, (seat + 1) % 5], "votes": no} for seat in range(5)],
-            }
-        ],
-        "outcome": {"winner": "spies", "reason": "five_rejections", "spies": [0, 3]},
-    }
+    return record_dict(
+        "five-noes",
+        5,
+        2,
+        [first_mission([{"leader": seat, "team": [seat, (seat + 1) % 5], "votes": no} for seat in range(5)])],
+        outcome={"winner": "spies", "reason": "five_rejections", "spies": [0, 3]},
+    )
 
 
 def without(data: dict, *keys: str) -> dict:

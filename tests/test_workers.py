@@ -13,7 +13,6 @@ import asyncio
 import os
 import random
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -28,9 +27,11 @@ from redis.asyncio import Redis
 
 from engine import Phase
 from engine import rules as game_rules
+from tests.bot_helpers import bot_texts
+from tests.servers import free_port
 from tgbot.offline.fake_server import SECRET_HEADER, FakeTelegramServer, post_update
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
-from tgbot.offline.simulation import NAMES, plain_text
+from tgbot.offline.simulation import NAMES
 from tgbot.store import PREFIX, Store, outbox_key
 from tgbot.table import Table
 
@@ -44,12 +45,6 @@ GAMES = 50
 PLAYERS = 5
 STARTUP_SECONDS = 15
 REVEAL = re.compile(r"(Approved|Rejected) (\d+)–(\d+)")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass
@@ -277,14 +272,6 @@ class Group:
         return self.press(user, self.chat_id, f"v:{self.game_id}:", ":a" if approve else ":r")
 
 
-def texts_to(telegram: FakeTelegram, chat_id: int, start: int = 0) -> list[str]:
-    return [
-        plain_text(str(params.get("text", "")))
-        for method, params in telegram.calls[start:]
-        if method in ("sendMessage", "editMessageText") and int(params.get("chat_id", 0)) == chat_id
-    ]
-
-
 def answers_of(telegram: FakeTelegram, update: dict) -> list[str | None]:
     """Every answerCallbackQuery the bot made for this press (accepted or not)."""
     query_id = update["callback_query"]["id"]
@@ -405,8 +392,8 @@ async def test_fifty_games_vote_at_the_same_moment_through_two_workers(cluster: 
         else:
             assert game.phase is Phase.PROPOSING and game.proposal_number == 2, where
         # The reveal reached the group exactly once, with the right count.
-        reveals = [m for text in texts_to(telegram, group.chat_id, calls_before) for m in REVEAL.finditer(text)]
-        assert len(reveals) == 1, (where, texts_to(telegram, group.chat_id, calls_before))
+        reveals = [m for text in bot_texts(telegram, group.chat_id, calls_before) for m in REVEAL.finditer(text)]
+        assert len(reveals) == 1, (where, bot_texts(telegram, group.chat_id, calls_before))
         word, shown_yes, shown_no = reveals[0].groups()
         assert (word, int(shown_yes), int(shown_no)) == ("Approved" if approved else "Rejected", yes, PLAYERS - yes)
         # Each press answered once, telling the voter what counted.
@@ -479,7 +466,7 @@ async def test_a_duplicate_delivery_is_processed_once(cluster: Cluster):
     assert game.version == before.version + PLAYERS
     assert game.rounds[0].proposals[0].votes == (True, True, True, True, False)
     assert all(len(answers_of(telegram, u)) == 1 for u in rest)
-    reveals = [text for text in texts_to(telegram, group.chat_id, calls_before) if REVEAL.search(text)]
+    reveals = [text for text in bot_texts(telegram, group.chat_id, calls_before) if REVEAL.search(text)]
     assert len(reveals) == 1 and "Approved 4–1" in reveals[0], reveals
     team = game.current_round.team
     for seat, user_id in enumerate(group.user_ids):

@@ -94,6 +94,13 @@ class SimulatedGroup:
         raise LookupError(f"no message in chat {chat_id} has a {prefix!r} button")
 
     async def press(self, user_id: int, chat_id: int, prefix: str, ending: str) -> None:
+        """Press the newest button of this group's game that starts with `prefix` and ends with `ending`.
+
+        Only buttons whose data names this group's game count (the prefix followed by the game id),
+        so a player seated in two groups, or a group with an older game's messages, presses the right one.
+        """
+        if self.game_id:
+            prefix = f"{prefix}{self.game_id}:"
         message = self.latest_with_button(chat_id, prefix)
         data = next(
             b["callback_data"]
