@@ -47,9 +47,8 @@ from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
-from tgbot.app import build_application, prepare
-from tgbot.config import Settings
 from tgbot.offline.fake_telegram import FakeTelegram
+from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import Policy, SimulatedGroup
 from tgbot.store import Store
 
@@ -203,18 +202,8 @@ async def measure(url: str, args) -> None:
     telegram = FakeTelegram()
     bot_redis = client("bot")
     players_redis = client("players", CountingRedis)
-    settings = Settings(token=telegram.token, redis_url=url, api_base_url=None, log_level="WARNING")
-    application = build_application(
-        settings,
-        bot_redis,
-        request=telegram.request(),
-        updates_request=telegram.request(),
-        rate_limited=False,
-        clock_seconds=0,
-    )
+    application = await start_offline_bot(telegram, bot_redis, None)
     try:
-        await application.initialize()
-        await prepare(application)
         await bot_redis.ping()
         await players_redis.ping()
         totals: dict[int, Totals] = {}

@@ -51,9 +51,8 @@ from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, 
 
 from engine import Phase, Variants
 from engine import rules as game_rules
-from tgbot.app import build_application, prepare
-from tgbot.config import Settings
 from tgbot.offline.fake_telegram import FakeTelegram
+from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import Policy, SimulatedGroup
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
@@ -288,18 +287,7 @@ async def run_game_worker(
 ) -> tuple[Measured, list[int], int]:
     rng = random.Random(args.seed)
     client = Redis.from_url(url, decode_responses=True)
-    settings = Settings(token=telegram.token, redis_url=url, api_base_url=None, log_level="WARNING")
-    application = build_application(
-        settings,
-        client,
-        request=telegram.request(),
-        updates_request=telegram.request(),
-        rate_limited=False,
-        clock_seconds=0,
-    )
-    await application.initialize()
-    await prepare(application)
-    application.bot_data["service"].rng = random.Random(rng.getrandbits(64))
+    application = await start_offline_bot(telegram, client, rng.getrandbits(64))
     stream = Stream(telegram, application, rng)
     started = time.perf_counter()
     await stream.setup(args.games)
@@ -384,8 +372,7 @@ async def run_bare_worker(url: str, telegram: FakeTelegram, sizes: list[int], co
 async def main_async(args) -> None:
     # At INFO and formatted as `resistance-bot` logs, but written to /dev/null; errors are counted.
     log_counter = LogCounter()
-    devnull = open(os.devnull, "w")  # noqa: SIM115 - open for the whole run
-    written = logging.StreamHandler(devnull)
+    written = logging.FileHandler(os.devnull)
     written.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[log_counter, written], force=True)
     admin = Redis.from_url(args.redis_url, decode_responses=True)

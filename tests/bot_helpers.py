@@ -4,16 +4,14 @@ and what the players were shown."""
 from __future__ import annotations
 
 import logging
-import random
 
 from redis.asyncio import Redis
 from telegram.ext import Application
 
 from engine import Phase
 from engine import rules as game_rules
-from tgbot.app import build_application, prepare
-from tgbot.config import Settings
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
+from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 from tgbot.redis_client import connect
 from tgbot.store import messages_key, outbox_key
@@ -29,20 +27,8 @@ class Bots:
         self.started: list[tuple[Application, Redis]] = []
 
     async def start(self, redis_url: str, seed: int = 0, *, rate_limited: bool = False) -> Application:
-        telegram = self.telegram
-        settings = Settings(token=telegram.token, redis_url=redis_url, api_base_url=None, log_level="INFO")
         client = connect(redis_url)
-        application = build_application(
-            settings,
-            client,
-            request=telegram.request(),
-            updates_request=telegram.request(),
-            rate_limited=rate_limited,
-            clock_seconds=0,
-        )
-        await application.initialize()
-        await prepare(application)
-        application.bot_data["service"].rng = random.Random(seed)
+        application = await start_offline_bot(self.telegram, client, seed, rate_limited=rate_limited)
         self.started.append((application, client))
         return application
 

@@ -16,7 +16,7 @@ import sys
 
 from redis.asyncio import Redis
 
-from tgbot.app import build_application, prepare
+from tgbot.app import build_application
 from tgbot.config import ConfigError, Settings, load_settings
 from tgbot.redis_client import connect
 
@@ -71,26 +71,21 @@ async def demo(players: int, seed: int | None, targeting: bool, blind_spies: boo
 
     from engine import Variants
     from tgbot.offline.fake_telegram import FakeTelegram
+    from tgbot.offline.harness import start_offline_bot
     from tgbot.offline.simulation import Policy, SimulatedGroup
 
-    telegram = FakeTelegram()
-    settings = Settings(token=telegram.token, redis_url=None, api_base_url=None, log_level="WARNING")
-    application = build_application(
-        settings,
-        fakeredis.FakeAsyncRedis(decode_responses=True),
-        request=telegram.request(),
-        updates_request=telegram.request(),
-        rate_limited=False,
-    )
     rng = random.Random(seed)
-    async with application:
-        await prepare(application)
-        service = application.bot_data["service"]
-        service.rng = random.Random(rng.getrandbits(64))
+    telegram = FakeTelegram()
+    application = await start_offline_bot(
+        telegram, fakeredis.FakeAsyncRedis(decode_responses=True), rng.getrandbits(64)
+    )
+    try:
         group = SimulatedGroup(telegram, application, players=players)
         await group.open_lobby_and_join(variants=Variants(targeting=targeting, blind_spies=blind_spies))
         await group.start()
         await group.play(Policy(rng=rng))
+    finally:
+        await application.shutdown()
 
     print("=" * 30, "the group", "=" * 30)
     for text in group.transcript(group.chat_id):
