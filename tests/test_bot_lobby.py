@@ -426,3 +426,22 @@ async def test_fourth_mission_with_seven_players_needs_two_fails(make_bot, teleg
     # One Fail card on mission 2 sank it, as any mission but the 7-player fourth.
     assert "Mission 2 failed ❌ with 1 Fail card." in shown
     assert game_rules.fails_required(7, 2) == 1
+
+
+async def test_names_with_html_characters_are_escaped_in_html_replies(make_bot, telegram):
+    """Telegram refuses HTML it cannot parse: a host called "Tom & <Jerry>" must not break a refusal."""
+    application = await make_bot(3)
+    group = SimulatedGroup(telegram, application, players=6)
+    telegram.add_user(group.user_ids[0], "Tom & <Jerry>")
+    await group.open_lobby_and_join()
+    await group.send(telegram.command(group.user_ids[1], group.chat_id, "/startgame"))
+    method, params = next((m, p) for m, p in reversed(telegram.calls) if m == "sendMessage")
+    assert params["parse_mode"] == "HTML"
+    assert params["text"] == "Only Tom &amp; &lt;Jerry&gt;, who opened the game, or a group admin can start it."
+    # The same refusal as a callback answer is plain text.
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
+    confirm = telegram.messages(group.chat_id)[-1]
+    update = telegram.press(group.user_ids[1], group.chat_id, confirm.message_id, text="Yes, cancel it")
+    await group.send(update)
+    answer = telegram.callback_answers[update["callback_query"]["id"]]["text"]
+    assert answer == "Only Tom & <Jerry>, who opened the game, or a group admin can cancel it."

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import replace
+from html import unescape
 
 from telegram import Chat, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
-from telegram.error import Forbidden, TelegramError
+from telegram.error import BadRequest, Forbidden, TelegramError
 from telegram.ext import ContextTypes
 
 from engine import Variants
@@ -24,6 +26,7 @@ from tgbot.table import Player
 log = logging.getLogger(__name__)
 
 JOIN_PREFIX = "join_"
+HTML_TAG = re.compile(r"<[^>]+>")
 
 
 def service_of(context: ContextTypes.DEFAULT_TYPE) -> GameService:
@@ -51,8 +54,13 @@ async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: in
 
 
 async def reply(update: Update, text: str, buttons=()) -> None:
-    if text:
+    if not text:
+        return
+    try:
         await update.effective_message.reply_text(text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+    except TelegramError as error:
+        # The command has done its work; only this answer is lost (a closed chat, flood, the network).
+        log.info("a reply was not delivered: %s", type(error).__name__)
 
 
 async def groups_only(update: Update, lang: str) -> bool:
@@ -110,7 +118,7 @@ async def join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     try:
         await context.bot.send_chat_action(user.id, ChatAction.TYPING)
-    except Forbidden:
+    except (Forbidden, BadRequest):
         link = render.join_link(context.bot.username, game_id)
         await reply(
             update,
@@ -270,6 +278,9 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await group_settings_button(query, press, user_id, chat_id, lang, service, is_admin_in)
         return
     if isinstance(press, HintsPress):
+        if chat_id != user_id:  # the Hints button only ever sits in the player's own private chat
+            await answer_query(query, t(lang, "This button is not valid here."))
+            return
         text, buttons = await service.hints(user_id, lang, press.game_id)
         delivered = await send_private(context, user_id, text, buttons)
         await answer_query(
@@ -277,7 +288,7 @@ async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         )
         return
     if isinstance(press, RematchPress):
-        answer = await service.rematch(press.game_id, user_id, lang)
+        answer = await service.rematch(press.game_id, user_id, chat_id, lang)
         await answer_query(query, answer.text)
         return
     answer = await service.press(press, user_id, chat_id, lang, is_admin_in)
@@ -321,9 +332,14 @@ async def group_settings_button(query, press, user_id, chat_id, lang, service, i
     await answer_query(query, "")
 
 
+def plain(html_text: str) -> str:
+    """A reply's HTML as the plain text a callback answer shows."""
+    return unescape(HTML_TAG.sub("", html_text))
+
+
 async def answer_query(query, text: str, alert: bool = False) -> None:
     try:
-        await query.answer(text or None, show_alert=alert)
+        await query.answer(plain(text) or None, show_alert=alert)
     except TelegramError as error:
         # The press still counted; only the little answer bubble is lost ("query is too old", a timeout).
         log.info("callback answer not delivered: %s", type(error).__name__)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
+from html import escape
 
 from engine import (
     CardsFilled,
@@ -39,7 +40,11 @@ from tgbot.table import Player, Stage, Table
 
 @dataclass(frozen=True)
 class Reply:
-    """What the person who acted is told at once, privately where possible."""
+    """What the person who acted is told at once, privately where possible.
+
+    `text` is HTML like every message (names escaped); a callback answer, which Telegram
+    shows as plain text, gets it with the markup taken out.
+    """
 
     text: str
     alert: bool = False
@@ -150,7 +155,7 @@ def _require_host(table: Table, user_id: int, is_admin: bool, lang: str, action:
         return
     named, unnamed = _HOST_ONLY[action]
     creator = next((p.name for p in table.players if p.user_id == table.creator_id), None)
-    raise refuse(lang, named, name=creator) if creator else refuse(lang, unnamed)
+    raise refuse(lang, named, name=escape(creator)) if creator else refuse(lang, unnamed)
 
 
 def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: random.Random, bot_username: str) -> Change:
@@ -266,20 +271,19 @@ def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: 
         after, events = apply(game, CastVote(seat, press.approve))
     except IllegalAction as refusal:
         raise _refusal(refusal, lang) from None
-    # A callback answer is plain text: the group title goes in as it is, not HTML-escaped.
     if press.approve:
         reply = t(
             lang,
             "You voted 👍 Approve (mission %(mission)d, «%(group)s»).",
             mission=current.mission,
-            group=table.chat_title,
+            group=render.group_title(table),
         )
     else:
         reply = t(
             lang,
             "You voted 👎 Reject (mission %(mission)d, «%(group)s»).",
             mission=current.mission,
-            group=table.chat_title,
+            group=render.group_title(table),
         )
     return _step(table, after, events, Reply(reply), bot_username)
 
@@ -327,7 +331,7 @@ def _leader_turn(table: Table, user_id: int, version: int, lang: str):
     if game.phase is not Phase.PROPOSING or version != game.version:
         raise refuse(lang, "This choice is closed.")
     if seat != game.leader:
-        raise refuse(lang, "Only the leader, %(name)s, chooses the team.", name=table.name(game.leader))
+        raise refuse(lang, "Only the leader, %(name)s, chooses the team.", name=escape(table.name(game.leader)))
     return game
 
 

@@ -9,12 +9,14 @@ a process that dies mid-way leaves the rest for the next drain.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import warnings
 from datetime import timedelta
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
+from redis.asyncio.lock import Lock
+from redis.exceptions import LockError, RedisError
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
@@ -46,6 +48,16 @@ def markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
     )
 
 
+# Trim the queue through position ARGV[1] only if that position still holds ARGV[2].
+_REMOVE_THROUGH = """
+if redis.call('LINDEX', KEYS[1], ARGV[1]) == ARGV[2] then
+    redis.call('LTRIM', KEYS[1], tonumber(ARGV[1]) + 1, -1)
+    return 1
+end
+return 0
+"""
+
+
 class DeliveryPostponed(Exception):
     """Telegram could not be reached for now; the message stays first in the queue."""
 
@@ -60,6 +72,7 @@ class Outbox:
     def __init__(self, store: Store, bot: Bot) -> None:
         self.store = store
         self.bot = bot
+        self._remove_through = store.redis.register_script(_REMOVE_THROUGH)
 
     @property
     def redis(self) -> Redis:
@@ -73,28 +86,37 @@ class Outbox:
             if not await lock.acquire():
                 return  # the holder looks at the queue again after it lets go
             try:
-                await self._deliver_queue(game_id, queue)
+                await self._deliver_queue(game_id, queue, lock)
             finally:
-                await lock.release()
+                with contextlib.suppress(LockError):  # it expired: another drain has taken over
+                    await lock.release()
             if not await self.redis.llen(queue):
                 # Only now: an item queued after this check re-adds the id in its own transaction.
                 await self.redis.srem(PENDING_OUTBOXES_KEY, game_id)
                 if not await self.redis.llen(queue):
                     return
 
-    async def _deliver_queue(self, game_id: str, queue: str) -> None:
+    async def _deliver_queue(self, game_id: str, queue: str, lock: Lock) -> None:
         """Deliver the queue's oldest message, then look again: what was queued meanwhile (while
         the rate limiter made us wait) is seen, and an edit that a later edit of the same message
         will overwrite is skipped."""
         while True:
-            items = [outgoing.loads(raw) for raw in await self.redis.lrange(queue, 0, -1)]
-            if not items:
+            raw_items = await self.redis.lrange(queue, 0, -1)
+            if not raw_items:
                 return
+            items = [outgoing.loads(raw) for raw in raw_items]
             skipped = 0
             while skipped < len(items) - 1 and _superseded(items[skipped], items[skipped + 1 :]):
                 skipped += 1
+            # A slow delivery (flood waits, retries) must not outlive the lock unnoticed: renew it
+            # before each message, and stop if another drain already took over.
+            if not await lock.owned():
+                return
+            await lock.reacquire()
             await self._deliver(game_id, items[skipped])
-            await self.redis.ltrim(queue, skipped + 1, -1)
+            # Remove exactly what was delivered: nothing, if another drain got there first.
+            if not await self._remove_through(keys=[queue], args=[skipped, raw_items[skipped]]):
+                return
 
     async def deliver_now(self, game_id: str, item: outgoing.Outgoing) -> None:
         """Deliver one message outside the queue: for answers that only their reader is waiting for."""

@@ -13,13 +13,16 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
+from redis.exceptions import RedisError
+from telegram.error import TelegramError
+
 from engine import Variants, export_record
 from tgbot import moves, render
 from tgbot.callbacks import CancelPress, CardPress, MissionPress, Press, TeamPress, VotePress
 from tgbot.hints import hints_text
 from tgbot.i18n import N_, t
 from tgbot.moves import Change, Refused, Reply
-from tgbot.outbox import Outbox, drain_quietly
+from tgbot.outbox import DeliveryPostponed, Outbox, drain_quietly
 from tgbot.outgoing import Document, Keyboard
 from tgbot.settings import GroupSettings
 from tgbot.store import ChatBusy, GameGone, Store
@@ -97,9 +100,11 @@ class GameService:
         await drain_quietly(self.outbox, game_id)
         return None
 
-    async def rematch(self, game_id: str, user_id: int, lang: str) -> Reply:
+    async def rematch(self, game_id: str, user_id: int, chat_id: int | None, lang: str) -> Reply:
         """Play again: a new lobby in the same group with the same players already seated."""
         finished = await self.store.load(game_id)
+        if finished is not None and finished.chat_id != chat_id:
+            return Reply(t(lang, "This button is not valid here."))
         if finished is None or finished.stage is not Stage.OVER:
             return Reply(t(lang, "This game is not over yet."))
         if finished.seat_of(user_id) is None:
@@ -188,24 +193,35 @@ class GameService:
         for game_id in await self.store.due(now):
             seed = self.rng.getrandbits(64)
             try:
-                change = await self.store.update(
-                    game_id,
-                    lambda table, seed=seed: moves.rescheduled(
-                        moves.on_clock(table, now, random.Random(seed), self.bot_username), now
-                    ),
-                    record=finished_record,
-                )
-            except GameGone:
-                await self.store.forget_deadline(game_id)
-                continue
-            if change.outgoing:
-                fired += 1
-                log.info("game %s: clock fired", game_id)
-                await drain_quietly(self.outbox, game_id)
+                fired += await self._fire(game_id, now, seed)
+            except (RedisError, TelegramError):
+                raise
+            except Exception:
+                # One broken game must not hold up every other game's deadlines.
+                log.exception("game %s: the clock failed on it", game_id)
         # Messages a crashed worker or an unreachable Telegram left behind.
         for game_id in await self.store.pending_outboxes():
             await drain_quietly(self.outbox, game_id)
         return fired
+
+    async def _fire(self, game_id: str, now: float, seed: int) -> int:
+        """Run one game's due reminder or deadline; 1 if it did something."""
+        try:
+            change = await self.store.update(
+                game_id,
+                lambda table: moves.rescheduled(
+                    moves.on_clock(table, now, random.Random(seed), self.bot_username), now
+                ),
+                record=finished_record,
+            )
+        except GameGone:
+            await self.store.forget_deadline(game_id)
+            return 0
+        if not change.outgoing:
+            return 0
+        log.info("game %s: clock fired", game_id)
+        await drain_quietly(self.outbox, game_id)
+        return 1
 
     # ---------------------------------------------------------------- group settings
 
@@ -227,10 +243,22 @@ class GameService:
             return None, Reply(t(lang, "Settings can be changed between games."))
         _, settings = await self.store.update_settings(chat_id, change)
         if table is not None:
-            await self.deliver(
-                await self._apply(table.id, lambda current: moves.follow_settings(current, settings, self.bot_username))
-            )
+            await self._lobby_follows(table.id, chat_id)
         return settings, Reply("")
+
+    async def _lobby_follows(self, game_id: str, chat_id: int) -> None:
+        """Bring the open lobby to the group's stored settings. Two quick changes may apply in
+        either order; whichever finishes last looks again, so the lobby ends on the latest."""
+        for _ in range(5):
+            settings = await self.store.settings(chat_id)
+            await self.deliver(
+                await self._apply(
+                    game_id,
+                    lambda current, settings=settings: moves.follow_settings(current, settings, self.bot_username),
+                )
+            )
+            if await self.store.settings(chat_id) == settings:
+                return
 
     # ---------------------------------------------------------------- hints
 
@@ -298,6 +326,9 @@ class GameService:
                 continue
             items = moves.pending_private(table, user_id, self.bot_username)
             for item in items:
-                await self.outbox.deliver_now(game_id, item)
+                try:
+                    await self.outbox.deliver_now(game_id, item)
+                except DeliveryPostponed:
+                    log.info("game %s: a reminder in private could not be sent now", game_id)
             sent += len(items)
         return sent

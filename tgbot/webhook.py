@@ -30,7 +30,8 @@ from tgbot.store import PREFIX
 log = logging.getLogger(__name__)
 
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-CLAIM_SECONDS = 60  # an update being processed; after this a redelivery may take it over
+# An update being processed (its messages included); after this a redelivery may take it over.
+CLAIM_SECONDS = 300
 DONE_SECONDS = 24 * 3600  # Telegram gives up redelivering long before this
 REGISTRAR_KEY = f"{PREFIX}webhook:registered"
 

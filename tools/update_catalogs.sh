@@ -7,7 +7,7 @@ pybabel extract -F babel.cfg --no-default-keywords -k t:2 -k tn:2,3 -k N_ -k ref
     --no-location --omit-header --sort-output -o tgbot/locales/messages.pot .
 for lang in es ru bg eo; do
     if [ -f "tgbot/locales/$lang/LC_MESSAGES/messages.po" ]; then
-        pybabel update -i tgbot/locales/messages.pot -d tgbot/locales -l "$lang" --no-wrap --omit-header
+        pybabel update -i tgbot/locales/messages.pot -d tgbot/locales -l "$lang" --no-wrap
     else
         pybabel init -i tgbot/locales/messages.pot -d tgbot/locales -l "$lang" --no-wrap
     fi
