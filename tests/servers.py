@@ -32,7 +32,7 @@ class RedisServer:
     def __init__(self, directory: Path, *, appendonly: bool, db: int = 0) -> None:
         executable = shutil.which("redis-server")
         if executable is None:
-            pytest.skip("redis-server is not installed")
+            pytest.fail("redis-server is not installed (apt-get install redis-server); .ci/run installs it")
         self.executable = executable
         self.directory = directory
         self.appendonly = appendonly
