@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from html import unescape
 
 from telegram import Chat, Update, User
@@ -19,7 +19,7 @@ from tgbot.callbacks import BadCallback, HintsPress, LanguagePress, RematchPress
 from tgbot.i18n import DEFAULT_LANGUAGE, supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
-from tgbot.service import GameService
+from tgbot.service import NOT_ALLOWED_TO_CONFIGURE, GameService
 from tgbot.settings import GroupSettings
 from tgbot.table import Player
 
@@ -69,6 +69,27 @@ async def groups_only(update: Update, lang: str) -> bool:
         return True
     await reply(update, t(lang, "Add me to a group and send this command there: games are played in groups."))
     return False
+
+
+@dataclass(frozen=True)
+class GroupRequest:
+    """Who sent a group command, where, and in which language to answer."""
+
+    context: ContextTypes.DEFAULT_TYPE
+    chat_id: int
+    user_id: int
+    lang: str
+
+    async def is_admin(self) -> bool:
+        return await is_admin(self.context, self.chat_id, self.user_id)
+
+
+async def group_request(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GroupRequest | None:
+    """The request behind a group-only command, or None (answered) when it came from a private chat."""
+    lang = language_of(update.effective_user)
+    if not await groups_only(update, lang):
+        return None
+    return GroupRequest(context, update.effective_chat.id, update.effective_user.id, lang)
 
 
 # ---------------------------------------------------------------- commands
@@ -148,25 +169,23 @@ async def leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/startgame: deal the roles and begin."""
-    lang = language_of(update.effective_user)
-    if not await groups_only(update, lang):
+    request = await group_request(update, context)
+    if request is None:
         return
-    chat_id, user_id = update.effective_chat.id, update.effective_user.id
-    admin = await is_admin(context, chat_id, user_id)
     service = service_of(context)
-    answer = await service.start_game(chat_id, user_id, admin, lang)
+    answer = await service.start_game(request.chat_id, request.user_id, await request.is_admin(), request.lang)
     await reply(update, answer.text)
     await service.deliver(answer)
 
 
 async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/cancel: end the lobby or the game, after a confirmation."""
-    lang = language_of(update.effective_user)
-    if not await groups_only(update, lang):
+    request = await group_request(update, context)
+    if request is None:
         return
-    chat_id, user_id = update.effective_chat.id, update.effective_user.id
-    admin = await is_admin(context, chat_id, user_id)
-    answer = await service_of(context).ask_cancel(chat_id, user_id, admin, lang)
+    answer = await service_of(context).ask_cancel(
+        request.chat_id, request.user_id, await request.is_admin(), request.lang
+    )
     await reply(update, answer.text, answer.buttons)
 
 
@@ -207,34 +226,28 @@ async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 async def settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/settings: the group's settings as a keyboard that edits itself."""
-    lang = language_of(update.effective_user)
-    if not await groups_only(update, lang):
+    request = await group_request(update, context)
+    if request is None or not await may_configure(update, context, request):
         return
-    chat_id = update.effective_chat.id
-    service = service_of(context)
-    if not await service.may_configure(
-        chat_id, update.effective_user.id, await is_admin(context, chat_id, update.effective_user.id)
-    ):
-        await reply(update, t(lang, "Only a group admin, or whoever opened the lobby, can change the settings."))
-        return
-    current = await service.store.settings(chat_id)
-    text, buttons = render.settings_menu(chat_id, current, current.language or lang)
+    current = await service_of(context).store.settings(request.chat_id)
+    text, buttons = render.settings_menu(request.chat_id, current, current.language or request.lang)
     await reply(update, text, buttons)
 
 
 async def language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """/language: choose the language the bot speaks in this group."""
-    lang = language_of(update.effective_user)
-    if not await groups_only(update, lang):
+    request = await group_request(update, context)
+    if request is None or not await may_configure(update, context, request):
         return
-    chat_id = update.effective_chat.id
-    if not await service_of(context).may_configure(
-        chat_id, update.effective_user.id, await is_admin(context, chat_id, update.effective_user.id)
-    ):
-        await reply(update, t(lang, "Only a group admin, or whoever opened the lobby, can change the settings."))
-        return
-    text, buttons = render.language_menu(chat_id, lang)
+    text, buttons = render.language_menu(request.chat_id, request.lang)
     await reply(update, text, buttons)
+
+
+async def may_configure(update: Update, context: ContextTypes.DEFAULT_TYPE, request: GroupRequest) -> bool:
+    allowed = await service_of(context).may_configure(request.chat_id, request.user_id, await request.is_admin())
+    if not allowed:
+        await reply(update, t(request.lang, NOT_ALLOWED_TO_CONFIGURE))
+    return allowed
 
 
 async def hints(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -309,9 +322,7 @@ async def group_settings_button(query, press, user_id, chat_id, lang, service, i
         return
     if isinstance(press, SettingsPress) and press.setting == "done":
         if not await service.may_configure(press.chat_id, user_id, await is_admin_in(press.chat_id)):
-            await answer_query(
-                query, t(lang, "Only a group admin, or whoever opened the lobby, can change the settings.")
-            )
+            await answer_query(query, t(lang, NOT_ALLOWED_TO_CONFIGURE))
             return
         current = await service.store.settings(press.chat_id)
         await edit_query_message(query, render.settings_closed(current, current.language or lang))

@@ -30,6 +30,8 @@ from tgbot.table import Player, Stage, Table
 
 log = logging.getLogger(__name__)
 
+NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
+
 
 def finished_record(table: Table) -> str | None:
     """The record kept for /record: only games that were played to their end."""
@@ -237,7 +239,7 @@ class GameService:
     ) -> tuple[GroupSettings | None, Reply]:
         """Change the group's settings between games; an open lobby follows them."""
         if not await self.may_configure(chat_id, user_id, is_admin):
-            return None, Reply(t(lang, "Only a group admin, or whoever opened the lobby, can change the settings."))
+            return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
         table = await self.store.table_of_chat(chat_id)
         if table is not None and table.stage is Stage.PLAYING:
             return None, Reply(t(lang, "Settings can be changed between games."))
