@@ -550,3 +550,12 @@ async def test_language_menu_sets_the_group_language(make_bot, telegram):
     await group.open_lobby_and_join(joining=group.user_ids[:2])
     lobby = next(m for m in telegram.messages(group.chat_id) if any("url" in b for b in m.buttons()))
     assert "Resistance" in lobby.text and "jugador" in plain_text(lobby.text)
+
+
+async def test_variants_named_with_newgame_come_on_top_of_the_groups_settings(make_bot, telegram):
+    application = await make_bot(8)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.store.update_settings(group.chat_id, lambda current: replace(current, targeting=True))
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/newgame blind"))
+    table = await group.store.table_of_chat(group.chat_id)
+    assert table.variants.targeting and table.variants.blind_spies

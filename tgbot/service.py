@@ -90,8 +90,12 @@ class GameService:
         _, settings = await self.store.update_settings(
             chat_id, lambda current: current if current.language else replace(current, language=lang)
         )
-        if variants is not None and (variants.targeting or variants.blind_spies):
-            settings = replace(settings, targeting=variants.targeting, blind_spies=variants.blind_spies)
+        if variants is not None:
+            settings = replace(
+                settings,
+                targeting=settings.targeting or variants.targeting,
+                blind_spies=settings.blind_spies or variants.blind_spies,
+            )
         game_id = Table.new_id()
         change = moves.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
         try:
