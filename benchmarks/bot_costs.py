@@ -265,25 +265,20 @@ def print_table(totals: dict[int, Totals], games: int, elapsed: float) -> None:
     row("missions played", lambda t: t.mean(lambda g: g.missions))
     row("team proposals", lambda t: t.mean(lambda g: g.proposals))
 
-    print(f"\n{'Redis commands per game':<42}{header}")
-    names = Counter()
-    for t in totals.values():
-        for g in t.games:
-            names.update(g.redis)
-    row("all commands", lambda t: t.mean(lambda g: sum(g.redis.values())))
-    for name in sorted(names, key=lambda n: (-names[n], n)):
-        row(f"  {name}", lambda t, name=name: t.mean(lambda g: g.redis[name]))
-    row("per update", lambda t: t.mean(lambda g: sum(g.redis.values()) / g.updates), ".2f")
+    def counted_per_game(title: str, counts: str, total_label: str) -> None:
+        """A table section for one of the per-game Counters (Redis commands, Bot API calls)."""
+        print(f"\n{title:<42}{header}")
+        names = Counter()
+        for t in totals.values():
+            for g in t.games:
+                names.update(getattr(g, counts))
+        row(total_label, lambda t: t.mean(lambda g: sum(getattr(g, counts).values())))
+        for name in sorted(names, key=lambda n: (-names[n], n)):
+            row(f"  {name}", lambda t, name=name: t.mean(lambda g: getattr(g, counts)[name]))
+        row("per update", lambda t: t.mean(lambda g: sum(getattr(g, counts).values()) / g.updates), ".2f")
 
-    print(f"\n{'Bot API calls per game':<42}{header}")
-    methods = Counter()
-    for t in totals.values():
-        for g in t.games:
-            methods.update(g.api)
-    row("all calls", lambda t: t.mean(lambda g: sum(g.api.values())))
-    for method in sorted(methods, key=lambda m: (-methods[m], m)):
-        row(f"  {method}", lambda t, method=method: t.mean(lambda g: g.api[method]))
-    row("per update", lambda t: t.mean(lambda g: sum(g.api.values()) / g.updates), ".2f")
+    counted_per_game("Redis commands per game", "redis", "all commands")
+    counted_per_game("Bot API calls per game", "api", "all calls")
     row("  of which private send + edit", lambda t: t.mean(lambda g: sum(g.private_messages.values())))
 
     print(f"\n{'Bot API calls before a press is answered':<42}{header}")
