@@ -110,9 +110,10 @@ class Outbox:
                 skipped += 1
             # A slow delivery (flood waits, retries) must not outlive the lock unnoticed: renew it
             # before each message, and stop if another drain already took over.
-            if not await lock.owned():
+            try:
+                await lock.reacquire()  # one round trip: it fails if the lock is no longer ours
+            except LockError:
                 return
-            await lock.reacquire()
             await self._deliver(game_id, items[skipped])
             # Remove exactly what was delivered: nothing, if another drain got there first.
             if not await self._remove_through(keys=[queue], args=[skipped, raw_items[skipped]]):
