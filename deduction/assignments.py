@@ -32,11 +32,11 @@ def spies_on(assignments: np.ndarray, seats: tuple[int, ...]) -> np.ndarray:
 
 def consistent_mask(record: GameRecord, assignments: np.ndarray | None = None) -> np.ndarray:
     """True for each assignment the record does not rule out: every played mission had at
-    least as many spies on its team as it showed Fail cards."""
+    least as many spies among the members who played their own card as it showed Fail cards."""
     if assignments is None:
         assignments = all_assignments(record.players, record.spies)
     mask = np.ones(len(assignments), dtype=bool)
     for mission in record.played_missions:
         if mission.fails:
-            mask &= spies_on(assignments, mission.proposals[-1].team) >= mission.fails
+            mask &= spies_on(assignments, mission.card_players) >= mission.fails
     return mask

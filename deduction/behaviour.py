@@ -108,24 +108,27 @@ def log_weights(arrays: RecordArrays, assignments: np.ndarray, params: Behaviour
     leader_spy = as_int[:, arrays.leaders]  # (A, P)
     proposal_index = np.arange(count)
 
-    for row, mission, fails, required in zip(
-        arrays.played_index, arrays.played_missions, arrays.played_fails, arrays.played_fails_required, strict=True
+    # Only members who played their own card chose Success or Fail; a deadline's card is nobody's.
+    spies_playing = np.minimum(as_int @ arrays.card_players.T.astype(np.int16), MAX_TEAM_SPIES)  # (A, M)
+    for j, (mission, fails, required) in enumerate(
+        zip(arrays.played_missions, arrays.played_fails, arrays.played_fails_required, strict=True)
     ):
-        total += params.sabotage_log_prob[mission, required, team_spies[:, row], fails]
+        total += params.sabotage_log_prob[mission, required, spies_playing[:, j], fails]
 
     team_sizes = arrays.teams.sum(axis=1)
     leader_on_team = arrays.teams[proposal_index, arrays.leaders].astype(np.intp)
     proposals = params.proposal_log_prob[leader_spy, arrays.players, team_sizes, team_spies, leader_on_team]
-    total += params.proposal_exponent * (proposals * arrays.chosen).sum(axis=1)
+    total += params.proposal_exponent * (proposals * arrays.team_chosen).sum(axis=1)
 
     # A proposal's votes sum to: every voter as Resistance, plus, for each spy, the
     # difference its being a spy makes. The second part is one matrix product.
     situations = 2 * TEAM_SPY_BUCKETS
     table = vote_log_prob_table(arrays, params).reshape(count, arrays.players, 2, situations)
+    table = table * arrays.vote_chosen[:, :, None, None]  # a vote the deadline filled in says nothing
     as_resistance = table[:, :, 0, :].sum(axis=1)  # (P, situations)
     spy_difference = (table[:, :, 1, :] - table[:, :, 0, :]).transpose(1, 0, 2).reshape(arrays.players, -1)
     by_situation = (as_int @ spy_difference).reshape(len(assignments), count, situations) + as_resistance
     situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
     votes = np.take_along_axis(by_situation, situation[:, :, None], axis=2)[:, :, 0]
-    total += params.vote_exponent * (votes * arrays.chosen).sum(axis=1)
+    total += params.vote_exponent * votes.sum(axis=1)
     return total

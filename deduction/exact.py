@@ -72,7 +72,7 @@ def exact_facts(record: GameRecord, viewer: Viewer) -> ExactFacts:
     for mission in record.played_missions:
         if mission.fails:
             # A seat the viewer knows to be Resistance cannot be one of the spies.
-            seats = tuple(s for s in mission.proposals[-1].team if s != viewer.seat or viewer.is_spy)
+            seats = tuple(s for s in mission.card_players if s != viewer.seat or viewer.is_spy)
             groups.append(SpyGroup(mission.mission, seats, mission.fails))
     return ExactFacts(
         assignments=assignments,

@@ -53,8 +53,10 @@ class RecordArrays:
     played_missions: np.ndarray  # (M,) mission number
     played_fails: np.ndarray  # (M,) Fail cards shown
     played_fails_required: np.ndarray  # (M,)
-    # (P,) False for a turn the leader let run out: nobody chose that team or cast those votes
-    chosen: np.ndarray
+    card_players: np.ndarray  # (M, players) bool: played their own card (a deadline played nobody's Fail)
+    # What a deadline filled in is nobody's choice, so no habit is read into it:
+    team_chosen: np.ndarray  # (P,) False for a team drawn at random for a leader who missed the deadline
+    vote_chosen: np.ndarray  # (P, players) False for a vote the deadline filled in
 
     @property
     def proposal_count(self) -> int:
@@ -63,13 +65,17 @@ class RecordArrays:
 
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
-    leaders, teams, votes, numbers, missions, prefix, succ, fail, chosen = [], [], [], [], [], [], [], [], []
-    played_index, played_missions, played_fails, played_required = [], [], [], []
+    leaders, teams, votes, numbers, missions, prefix, succ, fail = [], [], [], [], [], [], [], []
+    team_chosen, vote_chosen = [], []
+    played_index, played_missions, played_fails, played_required, card_players = [], [], [], [], []
     successes = failures = 0
     for m in record.missions:
         for number, p in enumerate(m.proposals, 1):
             leaders.append(p.leader)
-            chosen.append(not p.timed_out)
+            team_chosen.append(not p.auto_team)
+            voted = np.ones(players, dtype=bool)
+            voted[list(p.auto_votes)] = False
+            vote_chosen.append(voted)
             row = np.zeros(players, dtype=bool)
             row[list(p.team)] = True
             teams.append(row)
@@ -84,6 +90,9 @@ def record_arrays(record: GameRecord) -> RecordArrays:
             played_missions.append(m.mission)
             played_fails.append(m.fails)
             played_required.append(m.fails_required)
+            acted = np.zeros(players, dtype=bool)
+            acted[list(m.card_players)] = True
+            card_players.append(acted)
             successes += bool(m.succeeded)
             failures += not m.succeeded
     count = len(leaders)
@@ -103,7 +112,9 @@ def record_arrays(record: GameRecord) -> RecordArrays:
         played_missions=np.array(played_missions, dtype=np.intp),
         played_fails=np.array(played_fails, dtype=np.intp),
         played_fails_required=np.array(played_required, dtype=np.intp),
-        chosen=np.array(chosen, dtype=bool),
+        card_players=np.array(card_players, dtype=bool).reshape(len(played_index), players),
+        team_chosen=np.array(team_chosen, dtype=bool),
+        vote_chosen=np.array(vote_chosen, dtype=bool).reshape(count, players),
     )
     if count:
         arrays.team_suspicion[:] = _team_suspicion(arrays, np.array(prefix, dtype=np.intp))
@@ -115,10 +126,11 @@ def _team_suspicion(arrays: RecordArrays, prefix: np.ndarray) -> np.ndarray:
     played before it and with that seat in the Resistance, that put a spy on the team."""
     assignments = all_assignments(arrays.players, arrays.spies)
     spies_on_teams = assignments.astype(np.int16) @ arrays.teams.T.astype(np.int16)  # (A, P)
+    spies_playing = assignments.astype(np.int16) @ arrays.card_players.T.astype(np.int16)  # (A, M)
     # consistent_after[j]: consistent with the first j played missions.
     consistent_after = np.ones((len(arrays.played_index) + 1, len(assignments)), dtype=bool)
-    for j, (row, fails) in enumerate(zip(arrays.played_index, arrays.played_fails, strict=True)):
-        consistent_after[j + 1] = consistent_after[j] & (spies_on_teams[:, row] >= fails)
+    for j, fails in enumerate(arrays.played_fails):
+        consistent_after[j + 1] = consistent_after[j] & (spies_playing[:, j] >= fails)
     resistance_seat = ~assignments  # (A, players)
     weights = consistent_after[prefix][:, :, None] & resistance_seat[None, :, :]  # (P, A, players)
     has_spy = (spies_on_teams.T > 0)[:, :, None]  # (P, A, 1)

@@ -62,22 +62,23 @@ class Observations:
             if count:
                 tensor = vote_feature_tensor(arrays)
                 bucket = np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)
-                chosen = arrays.chosen
-                x = tensor[np.arange(count), :, leader_spy, bucket][chosen]  # (chosen P, players, F)
-                obs.vote_x.append(x.reshape(-1, len(VOTE_FEATURES)))
-                obs.vote_y.append(arrays.votes[chosen].reshape(-1).astype(float))
-                obs.vote_role.append(np.tile(spies, int(chosen.sum())))
-                obs.vote_game.append(np.full(int(chosen.sum()) * record.players, g))
-            for row, mission, fails, required in zip(
-                arrays.played_index,
+                chosen = arrays.vote_chosen  # (P, players): votes a deadline filled in are left out
+                x = tensor[np.arange(count), :, leader_spy, bucket]  # (P, players, F)
+                obs.vote_x.append(x[chosen])
+                obs.vote_y.append(arrays.votes[chosen].astype(float))
+                obs.vote_role.append(np.broadcast_to(spies, (count, record.players))[chosen])
+                obs.vote_game.append(np.full(int(chosen.sum()), g))
+            spies_playing = arrays.card_players.astype(np.intp) @ spies
+            for playing, mission, fails, required in zip(
+                spies_playing,
                 arrays.played_missions,
                 arrays.played_fails,
                 arrays.played_fails_required,
                 strict=True,
             ):
-                obs.sabotage.append((g, int(mission), int(required), int(team_spies[row]), int(fails)))
+                obs.sabotage.append((g, int(mission), int(required), int(playing), int(fails)))
             sizes = arrays.teams.sum(axis=1)
-            for p in np.flatnonzero(arrays.chosen):
+            for p in np.flatnonzero(arrays.team_chosen):
                 on_team = int(arrays.teams[p, arrays.leaders[p]])
                 obs.proposals.append(
                     (g, int(leader_spy[p]), record.players, int(sizes[p]), int(team_spies[p]), on_team)

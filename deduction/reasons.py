@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deduction.analysis import Deduction
-from engine import GameRecord
+from engine import GameRecord, MissionRound
 
 MAX_REASONS = 5
 FEW_ASSIGNMENTS = 12  # below this, the count itself is worth saying
@@ -59,7 +59,7 @@ def _behavioural_reasons(record: GameRecord, d: Deduction) -> list[Reason]:
         if strength < 0.05:
             continue
         if shift[seat] > 0:
-            approved = [m for m in failed if seat not in m.proposals[-1].team and m.proposals[-1].votes[seat]]
+            approved = [m for m in failed if seat not in m.proposals[-1].team and _chose(m, seat, True)]
             if approved:
                 candidates.append(
                     (
@@ -67,10 +67,10 @@ def _behavioural_reasons(record: GameRecord, d: Deduction) -> list[Reason]:
                         Reason("approved_failed_teams", {"seat": seat, "count": len(approved), "of": len(failed)}),
                     )
                 )
-            led = [m.mission for m in failed if m.proposals[-1].leader == seat]
+            led = [m.mission for m in failed if m.proposals[-1].leader == seat and not m.proposals[-1].auto_team]
             if led:
                 candidates.append((strength, Reason("led_failed_team", {"seat": seat, "missions": led})))
-            rejected = [m for m in succeeded if not m.proposals[-1].votes[seat]]
+            rejected = [m for m in succeeded if _chose(m, seat, False)]
             if rejected:
                 candidates.append(
                     (strength * 0.9, Reason("rejected_successful_teams", {"seat": seat, "count": len(rejected)}))
@@ -81,3 +81,9 @@ def _behavioural_reasons(record: GameRecord, d: Deduction) -> list[Reason]:
             candidates.append((strength * 0.8, Reason("behaviour_trusted", {"seat": seat})))
     candidates.sort(key=lambda item: -item[0])
     return [reason for _, reason in candidates]
+
+
+def _chose(mission: MissionRound, seat: int, approve: bool) -> bool:
+    """Whether `seat` itself voted `approve` on the mission's team (not the deadline for it)."""
+    proposal = mission.proposals[-1]
+    return seat not in proposal.auto_votes and proposal.votes is not None and proposal.votes[seat] is approve

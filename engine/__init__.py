@@ -14,12 +14,13 @@ from engine.events import (
     LeaderChanged,
     MissionCompleted,
     TeamProposed,
-    TurnTimedOut,
     VoteCast,
     VotesFilled,
     VotesRevealed,
 )
+from engine.deadlines import draw_team
 from engine.game import apply, new_game
+from engine.invariants import check_state
 from engine.record import (
     RECORD_FORMAT,
     GameRecord,
@@ -40,7 +41,6 @@ __all__ = [
     "LeaderTimedOut",
     "VotesTimedOut",
     "CardsFilled",
-    "TurnTimedOut",
     "VotesFilled",
     "CastVote",
     "PlayCard",
@@ -59,6 +59,8 @@ __all__ = [
     "VotesRevealed",
     "apply",
     "new_game",
+    "draw_team",
+    "check_state",
     "RECORD_FORMAT",
     "GameRecord",
     "Outcome",

@@ -28,17 +28,17 @@ class PlayCard:
 
 @dataclass(frozen=True)
 class LeaderTimedOut:
-    """The leader did not propose in time: the turn counts as a rejected proposal.
+    """The leader did not propose in time: `team` (for `mission` under Targeting), drawn at
+    random outside the engine (see `engine.deadlines.draw_team`), goes to the vote as if the
+    leader had proposed it. A missed turn is never a rejection by itself."""
 
-    Under Targeting, `mission` is the mission the leader had picked, if any.
-    """
-
+    team: tuple[int, ...]
     mission: int | None = None
 
 
 @dataclass(frozen=True)
 class VotesTimedOut:
-    """Voting time ran out: every missing vote counts as `approve`."""
+    """Voting time ran out: every missing vote counts as `approve` (the group's setting)."""
 
     approve: bool
 

@@ -24,6 +24,7 @@ class Reason(StrEnum):
     NOT_ON_TEAM = "not_on_team"
     ALREADY_PLAYED = "already_played"
     RESISTANCE_CANNOT_FAIL = "resistance_cannot_fail"
+    NOT_A_CHOICE = "not_a_choice"  # a vote or card that is not exactly true or false
     UNKNOWN_ACTION = "unknown_action"
 
 

@@ -17,6 +17,7 @@ class TeamProposed:
     proposal_number: int
     leader: int
     team: tuple[int, ...]
+    drawn: bool = False  # the leader missed the deadline and the team was drawn at random
 
 
 @dataclass(frozen=True)
@@ -45,16 +46,6 @@ class MissionCompleted:
     fails: int
     fails_required: int
     succeeded: bool
-
-
-@dataclass(frozen=True)
-class TurnTimedOut:
-    """The leader did not propose in time; the turn counts as a rejected proposal."""
-
-    mission: int
-    proposal_number: int
-    leader: int
-    rejections: int
 
 
 @dataclass(frozen=True)
@@ -90,7 +81,6 @@ Event = (
     | VotesRevealed
     | CardPlayed
     | MissionCompleted
-    | TurnTimedOut
     | VotesFilled
     | CardsFilled
     | LeaderChanged

@@ -30,7 +30,6 @@ from engine.events import (
     LeaderChanged,
     MissionCompleted,
     TeamProposed,
-    TurnTimedOut,
     VoteCast,
     VotesFilled,
     VotesRevealed,
@@ -81,7 +80,7 @@ def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...
     elif isinstance(action, PlayCard):
         new_state, events = _play_card(state, action)
     elif isinstance(action, LeaderTimedOut):
-        new_state, events = _skip_turn(state, action)
+        new_state, events = _put_team_drawn(state, action)
     elif isinstance(action, VotesTimedOut):
         new_state, events = _fill_votes(state, action)
     else:
@@ -98,21 +97,25 @@ def _require_phase(state: GameState, phase: Phase) -> None:
         raise IllegalAction(Reason.WRONG_PHASE, f"the game is in the {state.phase.value} phase")
 
 
-def _choose_mission(state: GameState, requested: int | None) -> int:
-    current = state.current_round
-    if current is not None:
-        # Later proposals of a round attempt the mission its first proposal chose.
-        if requested is not None and requested != current.mission:
-            raise IllegalAction(Reason.MISSION_NOT_ALLOWED, f"this round attempts mission {current.mission}")
-        return current.mission
+def _require_choice(value: object, what: str) -> bool:
+    """Votes and cards are exactly true or false: "no" or 0 is not a choice the engine guesses at."""
+    if not isinstance(value, bool):
+        raise IllegalAction(Reason.NOT_A_CHOICE, f"{what} must be true or false, not {value!r}")
+    return value
+
+
+def _choose_mission(state: GameState, requested: object) -> int:
+    """The mission a proposal attempts: the next in order, or under Targeting the leader's choice
+    among the missions not yet played."""
     if not state.variants.targeting:
-        if requested is not None and requested != state.open_missions()[0]:
+        expected = state.open_missions()[0]
+        if requested is not None and requested != expected:
             raise IllegalAction(Reason.MISSION_NOT_ALLOWED, "missions are played in order without Targeting")
-        return state.open_missions()[0]
+        return expected
     if requested is None:
         raise IllegalAction(Reason.MISSION_REQUIRED, "under Targeting the leader chooses the mission")
     if not isinstance(requested, int) or isinstance(requested, bool) or not 1 <= requested <= rules.MISSION_COUNT:
-        raise IllegalAction(Reason.UNKNOWN_MISSION, f"no mission {requested}")
+        raise IllegalAction(Reason.UNKNOWN_MISSION, f"no mission {requested!r}")
     if requested in state.attempted_missions:
         raise IllegalAction(Reason.MISSION_ALREADY_ATTEMPTED, f"mission {requested} was attempted already")
     if requested not in state.open_missions():
@@ -124,9 +127,21 @@ def _propose(state: GameState, action: ProposeTeam) -> tuple[GameState, tuple[Ev
     _require_phase(state, Phase.PROPOSING)
     if action.seat != state.leader:
         raise IllegalAction(Reason.NOT_THE_LEADER, f"seat {state.leader} is the leader")
-    mission = _choose_mission(state, action.mission)
+    return _put_forward(state, action.team, action.mission, drawn=False)
+
+
+def _put_team_drawn(state: GameState, action: LeaderTimedOut) -> tuple[GameState, tuple[Event, ...]]:
+    """The leader let the time run out: the team drawn for them goes to the vote like any other."""
+    _require_phase(state, Phase.PROPOSING)
+    return _put_forward(state, action.team, action.mission, drawn=True)
+
+
+def _put_forward(
+    state: GameState, requested_team: object, requested_mission: object, drawn: bool
+) -> tuple[GameState, tuple[Event, ...]]:
+    mission = _choose_mission(state, requested_mission)
     size = rules.team_size(state.players, mission)
-    team = tuple(action.team) if isinstance(action.team, tuple | list) else ()
+    team = tuple(requested_team) if isinstance(requested_team, tuple | list) else ()
     if any(not _is_seat(s, state.players) for s in team):
         raise IllegalAction(Reason.UNKNOWN_TEAM_MEMBER, "every team member must be a seated player")
     if len(set(team)) != len(team):
@@ -135,29 +150,24 @@ def _propose(state: GameState, action: ProposeTeam) -> tuple[GameState, tuple[Ev
         raise IllegalAction(Reason.WRONG_TEAM_SIZE, f"mission {mission} needs a team of {size}")
     team = tuple(sorted(team))
 
-    current = state.current_round
-    if current is None:
-        current = MissionRound(
-            mission=mission,
-            team_size=size,
-            fails_required=rules.fails_required(state.players, mission),
-        )
-        rounds = state.rounds + (current,)
-    else:
-        rounds = state.rounds
-    proposal = Proposal(leader=state.leader, team=team)
-    rounds = rounds[:-1] + (replace(rounds[-1], proposals=rounds[-1].proposals + (proposal,)),)
-    new_state = replace(
-        state,
-        rounds=rounds,
-        phase=Phase.VOTING,
-        pending_votes=(None,) * state.players,
+    proposal = Proposal(leader=state.leader, team=team, mission=mission, auto_team=drawn)
+    # The round takes the mission of its latest proposal: under Targeting a later leader may name another.
+    current = state.current_round or MissionRound(mission, size, rules.fails_required(state.players, mission))
+    current = replace(
+        current,
+        mission=mission,
+        team_size=size,
+        fails_required=rules.fails_required(state.players, mission),
+        proposals=current.proposals + (proposal,),
     )
+    rounds = (state.rounds[:-1] if state.current_round is not None else state.rounds) + (current,)
+    new_state = replace(state, rounds=rounds, phase=Phase.VOTING, pending_votes=(None,) * state.players)
     event = TeamProposed(
         mission=mission,
-        proposal_number=len(rounds[-1].proposals),
+        proposal_number=len(current.proposals),
         leader=state.leader,
         team=team,
+        drawn=drawn,
     )
     return new_state, (event,)
 
@@ -167,7 +177,7 @@ def _vote(state: GameState, action: CastVote) -> tuple[GameState, tuple[Event, .
     if state.pending_votes[action.seat] is not None:
         raise IllegalAction(Reason.ALREADY_VOTED)
     votes = list(state.pending_votes)
-    votes[action.seat] = bool(action.approve)
+    votes[action.seat] = _require_choice(action.approve, "a vote")
     events: list[Event] = [VoteCast(seat=action.seat)]
     if any(v is None for v in votes):
         return replace(state, pending_votes=tuple(votes)), tuple(events)
@@ -176,17 +186,18 @@ def _vote(state: GameState, action: CastVote) -> tuple[GameState, tuple[Event, .
 
 def _fill_votes(state: GameState, action: VotesTimedOut) -> tuple[GameState, tuple[Event, ...]]:
     _require_phase(state, Phase.VOTING)
+    approve = _require_choice(action.approve, "the missing votes' setting")
     missing = tuple(seat for seat, vote in enumerate(state.pending_votes) if vote is None)
-    votes = tuple(bool(action.approve) if vote is None else vote for vote in state.pending_votes)
-    return _reveal_votes(state, votes, [VotesFilled(seats=missing, approve=bool(action.approve))])
+    votes = tuple(approve if vote is None else vote for vote in state.pending_votes)
+    return _reveal_votes(state, votes, [VotesFilled(seats=missing, approve=approve)], filled=missing)
 
 
 def _reveal_votes(
-    state: GameState, revealed: tuple[bool, ...], events: list[Event]
+    state: GameState, revealed: tuple[bool, ...], events: list[Event], filled: tuple[int, ...] = ()
 ) -> tuple[GameState, tuple[Event, ...]]:
     current = state.current_round
     assert current is not None
-    proposal = replace(current.proposals[-1], votes=revealed)
+    proposal = replace(current.proposals[-1], votes=revealed, auto_votes=filled)
     current = replace(current, proposals=current.proposals[:-1] + (proposal,))
     state = replace(state, rounds=state.rounds[:-1] + (current,), pending_votes=())
     events.append(
@@ -213,42 +224,6 @@ def _after_rejection(
     return replace(state, phase=Phase.PROPOSING, leader=leader), tuple(events)
 
 
-def _skip_turn(state: GameState, action: LeaderTimedOut) -> tuple[GameState, tuple[Event, ...]]:
-    """The leader let the time run out: the turn counts as a rejected proposal.
-
-    The game record has no other way to count it toward the five rejections, so it is kept
-    as a proposal of the leader and the next seats clockwise that everyone rejected, marked
-    `timed_out` so that nobody's votes or choice are read into it.
-    """
-    _require_phase(state, Phase.PROPOSING)
-    current = state.current_round
-    if current is not None:
-        mission = current.mission
-    elif action.mission is not None and action.mission in state.open_missions():
-        mission = action.mission
-    else:
-        mission = state.open_missions()[0]
-    size = rules.team_size(state.players, mission)
-    team = tuple(sorted((state.leader + i) % state.players for i in range(size)))
-    proposal = Proposal(leader=state.leader, team=team, votes=(False,) * state.players, timed_out=True)
-    if current is None:
-        current = MissionRound(mission, size, rules.fails_required(state.players, mission), (proposal,))
-        rounds = state.rounds + (current,)
-    else:
-        current = replace(current, proposals=current.proposals + (proposal,))
-        rounds = state.rounds[:-1] + (current,)
-    state = replace(state, rounds=rounds)
-    events: list[Event] = [
-        TurnTimedOut(
-            mission=mission,
-            proposal_number=len(current.proposals),
-            leader=proposal.leader,
-            rejections=current.rejections,
-        )
-    ]
-    return _after_rejection(state, current, events)
-
-
 def _play_card(state: GameState, action: PlayCard) -> tuple[GameState, tuple[Event, ...]]:
     _require_phase(state, Phase.MISSION)
     current = state.current_round
@@ -257,9 +232,10 @@ def _play_card(state: GameState, action: PlayCard) -> tuple[GameState, tuple[Eve
         raise IllegalAction(Reason.NOT_ON_TEAM)
     if action.seat in state.played_seats:
         raise IllegalAction(Reason.ALREADY_PLAYED)
-    if action.fail and state.role_of(action.seat) is not Role.SPY:
+    fail = _require_choice(action.fail, "a card")
+    if fail and state.role_of(action.seat) is not Role.SPY:
         raise IllegalAction(Reason.RESISTANCE_CANNOT_FAIL, "Resistance members must play Success")
-    cards = state.pending_cards + ((action.seat, bool(action.fail)),)
+    cards = state.pending_cards + ((action.seat, fail),)
     events: list[Event] = [CardPlayed(seat=action.seat)]
     if len(cards) < len(current.team):
         return replace(state, pending_cards=cards), tuple(events)
@@ -273,16 +249,16 @@ def _fill_cards(state: GameState, action: CardsTimedOut) -> tuple[GameState, tup
     assert current is not None and current.team is not None
     missing = tuple(seat for seat in current.team if seat not in state.played_seats)
     cards = state.pending_cards + tuple((seat, False) for seat in missing)
-    return _complete_mission(state, cards, [CardsFilled(seats=missing)])
+    return _complete_mission(state, cards, [CardsFilled(seats=missing)], filled=missing)
 
 
 def _complete_mission(
-    state: GameState, cards: tuple[tuple[int, bool], ...], events: list[Event]
+    state: GameState, cards: tuple[tuple[int, bool], ...], events: list[Event], filled: tuple[int, ...] = ()
 ) -> tuple[GameState, tuple[Event, ...]]:
     current = state.current_round
     assert current is not None and current.team is not None
     fails = sum(1 for _, is_fail in cards if is_fail)
-    current = replace(current, fails=fails)
+    current = replace(current, fails=fails, auto_cards=filled)
     state = replace(state, rounds=state.rounds[:-1] + (current,), pending_cards=())
     events.append(
         MissionCompleted(

@@ -7,11 +7,12 @@ first offending field; nothing is guessed or repaired.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 from engine import rules
-from engine.actions import CastVote, PlayCard, ProposeTeam
+from engine.actions import CardsTimedOut, CastVote, LeaderTimedOut, PlayCard, ProposeTeam, VotesTimedOut
 from engine.errors import RecordError
 from engine.game import apply, new_game
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side, Variants
@@ -19,9 +20,23 @@ from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Si
 RECORD_FORMAT = "resistance-record/1"
 
 # Field names in document order: a missing field is reported in this order.
-_RECORD_KEYS = ("format", "id", "players", "spies", "missions", "outcome", "source")
-_MISSION_KEYS = ("mission", "team_size", "fails_required", "proposals", "fails")
-_PROPOSAL_KEYS = ("leader", "team", "votes")
+_RECORD_KEYS = (
+    "format",
+    "id",
+    "players",
+    "spies",
+    "variants",
+    "missions",
+    "outcome",
+    "source",
+    "seat_players",
+    "played_at",
+)
+_MISSION_KEYS = ("mission", "team_size", "fails_required", "proposals", "fails", "auto_cards")
+_MISSION_OPTIONAL = ("fails", "auto_cards")
+_PROPOSAL_KEYS = ("leader", "mission", "team", "votes", "auto_team", "auto_votes")
+_PROPOSAL_OPTIONAL = ("mission", "auto_team", "auto_votes")
+_VARIANT_KEYS = ("targeting", "blind_spies", "plot_cards")
 _OUTCOME_KEYS = ("winner", "reason", "spies")
 
 
@@ -42,13 +57,16 @@ class GameRecord:
     missions: tuple[MissionRound, ...]
     outcome: Outcome | None = None
     source: dict[str, Any] | None = None
+    variants: Variants | None = None  # None: the record does not say (old records)
+    seat_players: tuple[str, ...] | None = None  # a stable pseudonymous id per seat
+    played_at: str | None = None  # ISO 8601 start time
 
     @property
     def played_missions(self) -> tuple[MissionRound, ...]:
         return tuple(m for m in self.missions if m.played)
 
     def without_outcome(self) -> GameRecord:
-        return GameRecord(self.id, self.players, self.spies, self.missions, None, self.source)
+        return replace(self, outcome=None)
 
     def cut_after_mission(self, played_count: int) -> GameRecord:
         """The record as it stood just after its `played_count`-th played mission, outcome removed."""
@@ -59,7 +77,7 @@ class GameRecord:
                 break
             kept.append(m)
             seen += m.played
-        return GameRecord(self.id, self.players, self.spies, tuple(kept), None, self.source)
+        return replace(self, missions=tuple(kept), outcome=None)
 
 
 # ---------------------------------------------------------------- validation
@@ -102,6 +120,7 @@ def parse_record(data: Any) -> GameRecord:
         "spies",
         f"a game of {players} has {rules.spy_count(players)} spies",
     )
+    variants = _parse_variants(data["variants"]) if "variants" in data else None
     _require(isinstance(data["missions"], list), "missions", "must be a list")
 
     missions: list[MissionRound] = []
@@ -111,7 +130,7 @@ def parse_record(data: Any) -> GameRecord:
     for i, raw in enumerate(data["missions"]):
         field = f"missions[{i}]"
         _require(not ended, field, "the game was already over")
-        mission, expected_leader = _parse_mission(raw, field, players, expected_leader, successes, missions)
+        mission, expected_leader = _parse_mission(raw, field, players, variants, expected_leader, successes, missions)
         missions.append(mission)
         if mission.played:
             successes += bool(mission.succeeded)
@@ -128,6 +147,19 @@ def parse_record(data: Any) -> GameRecord:
         outcome = _parse_outcome(data["outcome"], players, data["spies"], missions, successes, failures)
     source = data.get("source")
     _require(source is None or isinstance(source, dict), "source", "must be an object")
+    seat_players = data.get("seat_players")
+    _require(
+        seat_players is None
+        or (
+            isinstance(seat_players, list)
+            and len(seat_players) == players
+            and all(isinstance(p, str) and p for p in seat_players)
+        ),
+        "seat_players",
+        f"must be a list of {players} non-empty strings",
+    )
+    played_at = data.get("played_at")
+    _require(played_at is None or _is_iso_time(played_at), "played_at", "must be an ISO 8601 time")
     return GameRecord(
         id=data["id"],
         players=players,
@@ -135,43 +167,64 @@ def parse_record(data: Any) -> GameRecord:
         missions=tuple(missions),
         outcome=outcome,
         source=source,
+        variants=variants,
+        seat_players=None if seat_players is None else tuple(seat_players),
+        played_at=played_at,
     )
+
+
+def _is_iso_time(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _parse_variants(raw: Any) -> Variants:
+    _check_keys(raw, _VARIANT_KEYS, _VARIANT_KEYS, "variants")
+    for key, value in raw.items():
+        _require(isinstance(value, bool), f"variants.{key}", "must be true or false")
+    # The Plot Thickens adds fields of its own that this version does not read yet.
+    _require(not raw.get("plot_cards", False), "variants.plot_cards", "Plot cards are not supported by this reader")
+    return Variants(targeting=raw.get("targeting", False), blind_spies=raw.get("blind_spies", False))
 
 
 def _parse_mission(
     raw: Any,
     field: str,
     players: int,
+    variants: Variants | None,
     expected_leader: int | None,
     successes: int,
     earlier: list[MissionRound],
 ) -> tuple[MissionRound, int | None]:
-    _check_keys(raw, _MISSION_KEYS, ("fails",), field)
+    _check_keys(raw, _MISSION_KEYS, _MISSION_OPTIONAL, field)
     number = raw["mission"]
     _require(_is_int(number) and 1 <= number <= rules.MISSION_COUNT, f"{field}.mission", "must be 1 to 5")
-    _require(all(m.mission != number for m in earlier), f"{field}.mission", f"mission {number} was attempted already")
-    _require(
-        number != rules.MISSION_COUNT or successes >= rules.TARGETING_MISSION_5_SUCCESSES,
-        f"{field}.mission",
-        "mission 5 may be attempted only after two successful missions",
-    )
+    opened = _mission_opener(field, players, variants, successes, earlier)
+    opened(number, f"{field}.mission")
     size = rules.team_size(players, number)
     _require(raw["team_size"] == size and _is_int(raw["team_size"]), f"{field}.team_size", f"must be {size}")
-    # The rule table says 2 for mission 4 at 7+ players, else 1. A record states the
-    # threshold its table actually played with, and that is what decides its mission,
-    # so any threshold the cards allow is accepted (real games include house rules).
-    needed = raw["fails_required"]
-    _require(_is_int(needed) and needed in (1, 2) and needed <= size, f"{field}.fails_required", "must be 1 or 2")
+    needed = rules.fails_required(players, number)
+    _require(
+        _is_int(raw["fails_required"]) and raw["fails_required"] == needed,
+        f"{field}.fails_required",
+        f"must be {needed}",
+    )
     raw_proposals = raw["proposals"]
     _require(
         isinstance(raw_proposals, list) and 1 <= len(raw_proposals) <= rules.MAX_PROPOSALS_PER_MISSION,
         f"{field}.proposals",
         f"must be a list of 1 to {rules.MAX_PROPOSALS_PER_MISSION} proposals",
     )
+    targeting = variants is not None and variants.targeting
     proposals: list[Proposal] = []
     for j, raw_proposal in enumerate(raw_proposals):
         pfield = f"{field}.proposals[{j}]"
-        proposal = _parse_proposal(raw_proposal, pfield, players, size, expected_leader)
+        proposal = _parse_proposal(raw_proposal, pfield, players, number, targeting, opened, expected_leader)
         _require(
             not proposal.approved or j == len(raw_proposals) - 1,
             f"{pfield}.votes",
@@ -179,19 +232,72 @@ def _parse_mission(
         )
         proposals.append(proposal)
         expected_leader = (proposal.leader + 1) % players
+    _require(
+        proposals[-1].mission == number,
+        f"{field}.mission",
+        f"must be the mission of its last proposal ({proposals[-1].mission})",
+    )
     fails = raw.get("fails")
+    auto_cards: tuple[int, ...] = ()
     if "fails" in raw:
         _require(proposals[-1].approved, f"{field}.fails", "present, but no proposal was approved")
         _require(_is_int(fails) and 0 <= fails <= size, f"{field}.fails", f"must be a whole number from 0 to {size}")
         _require(fails <= rules.spy_count(players), f"{field}.fails", "more Fail cards than spies")
+        if "auto_cards" in raw:
+            auto_cards = _parse_seats(raw["auto_cards"], f"{field}.auto_cards", players)
+            _require(set(auto_cards) <= set(proposals[-1].team), f"{field}.auto_cards", "names a seat not on the team")
+            _require(fails <= size - len(auto_cards), f"{field}.fails", "more Fail cards than members who played")
+    else:
+        _require("auto_cards" not in raw, f"{field}.auto_cards", "present, but the mission was not played")
     mission = MissionRound(
-        mission=number, team_size=size, fails_required=needed, proposals=tuple(proposals), fails=fails
+        mission=number,
+        team_size=size,
+        fails_required=needed,
+        proposals=tuple(proposals),
+        fails=fails,
+        auto_cards=auto_cards,
     )
     return mission, expected_leader
 
 
-def _parse_proposal(raw: Any, field: str, players: int, size: int, expected_leader: int | None) -> Proposal:
-    _check_keys(raw, _PROPOSAL_KEYS, (), field)
+def _mission_opener(field: str, players: int, variants: Variants | None, successes: int, earlier: list[MissionRound]):
+    """A check that a mission could be proposed at this point of the game."""
+    attempted = {m.mission for m in earlier}
+
+    def check(number: int, where: str) -> None:
+        if variants is not None and not variants.targeting:
+            _require(number == len(earlier) + 1, where, f"must be {len(earlier) + 1}: missions go in order")
+            return
+        # Targeting, or an old record that does not say: any mission not yet attempted.
+        _require(number not in attempted, where, f"mission {number} was attempted already")
+        _require(
+            number != rules.MISSION_COUNT or successes >= rules.TARGETING_MISSION_5_SUCCESSES,
+            where,
+            "mission 5 may be attempted only after two successful missions",
+        )
+
+    return check
+
+
+def _parse_seats(raw: Any, field: str, players: int) -> tuple[int, ...]:
+    _require(
+        isinstance(raw, list) and all(_is_int(s) and 0 <= s < players for s in raw) and len(set(raw)) == len(raw),
+        field,
+        "must be a list of distinct seats at the table",
+    )
+    return tuple(raw)
+
+
+def _parse_proposal(
+    raw: Any,
+    field: str,
+    players: int,
+    round_mission: int,
+    targeting: bool,
+    opened,
+    expected_leader: int | None,
+) -> Proposal:
+    _check_keys(raw, _PROPOSAL_KEYS, tuple(k for k in _PROPOSAL_OPTIONAL if not (targeting and k == "mission")), field)
     leader = raw["leader"]
     _require(_is_int(leader) and 0 <= leader < players, f"{field}.leader", f"must be a seat from 0 to {players - 1}")
     _require(
@@ -199,6 +305,11 @@ def _parse_proposal(raw: Any, field: str, players: int, size: int, expected_lead
         f"{field}.leader",
         f"out of turn: seat {expected_leader} leads this proposal",
     )
+    mission = raw.get("mission", round_mission)
+    if "mission" in raw:
+        _require(_is_int(mission) and 1 <= mission <= rules.MISSION_COUNT, f"{field}.mission", "must be 1 to 5")
+        opened(mission, f"{field}.mission")
+    size = rules.team_size(players, mission)
     team = raw["team"]
     _require(isinstance(team, list), f"{field}.team", "must be a list of seats")
     _require(
@@ -212,7 +323,12 @@ def _parse_proposal(raw: Any, field: str, players: int, size: int, expected_lead
         f"{field}.votes",
         f"must be a list of {players} booleans",
     )
-    return Proposal(leader=leader, team=tuple(team), votes=tuple(votes))
+    auto_team = raw.get("auto_team", False)
+    _require(isinstance(auto_team, bool), f"{field}.auto_team", "must be true or false")
+    auto_votes = _parse_seats(raw["auto_votes"], f"{field}.auto_votes", players) if "auto_votes" in raw else ()
+    return Proposal(
+        leader=leader, team=tuple(team), mission=mission, votes=tuple(votes), auto_team=auto_team, auto_votes=auto_votes
+    )
 
 
 def _parse_outcome(
@@ -247,10 +363,11 @@ def _parse_outcome(
     )
     for i, m in enumerate(missions):
         if m.played:
+            played_by = set(m.proposals[-1].team) - set(m.auto_cards)
             _require(
-                len(set(spies) & set(m.proposals[-1].team)) >= m.fails,
+                len(set(spies) & played_by) >= m.fails,
                 "outcome.spies",
-                f"mission at missions[{i}] had {m.fails} Fail cards but fewer spies on its team",
+                f"mission at missions[{i}] had {m.fails} Fail cards but fewer spies who played",
             )
     return Outcome(winner=winner, reason=reason, spies=tuple(spies))
 
@@ -264,8 +381,15 @@ def record_to_dict(record: GameRecord) -> dict[str, Any]:
         "id": record.id,
         "players": record.players,
         "spies": record.spies,
-        "missions": [_mission_to_dict(m) for m in record.missions],
     }
+    if record.variants is not None:
+        data["variants"] = {
+            "targeting": record.variants.targeting,
+            "blind_spies": record.variants.blind_spies,
+            "plot_cards": False,
+        }
+    targeting = record.variants is not None and record.variants.targeting
+    data["missions"] = [_mission_to_dict(m, targeting) for m in record.missions]
     if record.outcome is not None:
         data["outcome"] = {
             "winner": record.outcome.winner.value,
@@ -274,31 +398,61 @@ def record_to_dict(record: GameRecord) -> dict[str, Any]:
         }
     if record.source is not None:
         data["source"] = record.source
+    if record.seat_players is not None:
+        data["seat_players"] = list(record.seat_players)
+    if record.played_at is not None:
+        data["played_at"] = record.played_at
     return data
 
 
-def _mission_to_dict(m: MissionRound) -> dict[str, Any]:
+def _mission_to_dict(m: MissionRound, targeting: bool) -> dict[str, Any]:
     data: dict[str, Any] = {
         "mission": m.mission,
         "team_size": m.team_size,
         "fails_required": m.fails_required,
-        "proposals": [{"leader": p.leader, "team": list(p.team), "votes": list(p.votes or ())} for p in m.proposals],
+        "proposals": [_proposal_to_dict(p, targeting) for p in m.proposals],
     }
     if m.fails is not None:
         data["fails"] = m.fails
+        if m.auto_cards:
+            data["auto_cards"] = list(m.auto_cards)
+    return data
+
+
+def _proposal_to_dict(p: Proposal, targeting: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {"leader": p.leader}
+    if targeting:
+        data["mission"] = p.mission
+    data["team"] = list(p.team)
+    data["votes"] = list(p.votes or ())
+    if p.auto_team:
+        data["auto_team"] = True
+    if p.auto_votes:
+        data["auto_votes"] = list(p.auto_votes)
     return data
 
 
 def record_of(state: GameState, game_id: str, source: dict[str, Any] | None = None) -> GameRecord:
     """The public record of a game, finished or not; the outcome once it is over.
 
-    A proposal whose votes are still hidden is not yet part of the public record.
+    A proposal whose votes are still hidden is not yet part of the public record. A game
+    played with a variant says so; a plain game's record is plain.
     """
     missions: list[MissionRound] = []
     for r in state.rounds:
         proposals = tuple(p for p in r.proposals if p.votes is not None)
         if proposals:
-            missions.append(MissionRound(r.mission, r.team_size, r.fails_required, proposals, r.fails))
+            latest = proposals[-1]
+            # Until its team is voted on, a later proposal's mission is not yet the round's.
+            missions.append(
+                replace(
+                    r,
+                    mission=latest.mission,
+                    team_size=len(latest.team),
+                    fails_required=rules.fails_required(state.players, latest.mission),
+                    proposals=proposals,
+                )
+            )
     outcome = None
     if state.is_over:
         assert state.winner is not None and state.end_reason is not None
@@ -310,6 +464,7 @@ def record_of(state: GameState, game_id: str, source: dict[str, Any] | None = No
         missions=tuple(missions),
         outcome=outcome,
         source=source,
+        variants=None if state.variants == Variants() else state.variants,
     )
 
 
@@ -320,9 +475,12 @@ def export_record(state: GameState, game_id: str, source: dict[str, Any] | None 
 def replay(record: GameRecord, spies: tuple[int, ...], variants: Variants | None = None) -> GameState:
     """Play a record's choices through the engine with the given spies.
 
-    Spies on a mission team play the record's Fail cards, the first of them first. Raises
+    Spies on a mission team play the record's Fail cards, the first of them first; what the
+    record marks automatic is replayed as the deadline that caused it. Raises
     `IllegalAction` if the record's choices are impossible with these spies.
     """
+    if variants is None:
+        variants = record.variants
     if variants is None:
         in_order = all(m.mission == i + 1 for i, m in enumerate(record.missions))
         variants = Variants(targeting=not in_order)
@@ -330,14 +488,24 @@ def replay(record: GameRecord, spies: tuple[int, ...], variants: Variants | None
     state = new_game(record.players, variants=variants, spies=spies, first_leader=first_leader)
     for m in record.missions:
         for p in m.proposals:
-            chosen = m.mission if variants.targeting else None
-            state, _ = apply(state, ProposeTeam(seat=p.leader, team=p.team, mission=chosen))
+            chosen = p.mission if variants.targeting else None
+            if p.auto_team:
+                state, _ = apply(state, LeaderTimedOut(team=p.team, mission=chosen))
+            else:
+                state, _ = apply(state, ProposeTeam(seat=p.leader, team=p.team, mission=chosen))
             for seat, approve in enumerate(p.votes or ()):
-                state, _ = apply(state, CastVote(seat=seat, approve=approve))
+                if seat not in p.auto_votes:
+                    state, _ = apply(state, CastVote(seat=seat, approve=approve))
+            if p.auto_votes:
+                state, _ = apply(state, VotesTimedOut(approve=bool(p.votes[p.auto_votes[0]])))
         if m.fails is not None and state.phase is Phase.MISSION:
             fails_left = m.fails
             for seat in m.proposals[-1].team:
+                if seat in m.auto_cards:
+                    continue
                 fail = fails_left > 0 and seat in spies
                 fails_left -= fail
                 state, _ = apply(state, PlayCard(seat=seat, fail=fail))
+            if m.auto_cards:
+                state, _ = apply(state, CardsTimedOut())
     return state

@@ -1,7 +1,11 @@
 """Game state to and from plain JSON-compatible data, with a schema version.
 
 Loading is strict: stored data is read back exactly or refused with `StateFormatError`,
-never coerced, so a corrupted or foreign value cannot become a playable game.
+never coerced, and a state that breaks a rule of the game is refused too
+(`engine.invariants`), so a corrupted or foreign value cannot become a playable game.
+
+Schema 1 (before each proposal named its mission and before missed deadlines were marked
+seat by seat) is still read, so that games running across an upgrade go on.
 """
 
 from __future__ import annotations
@@ -10,9 +14,11 @@ from typing import Any
 
 from engine import rules
 from engine.errors import StateFormatError
+from engine.invariants import check_state
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side, Variants
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 
 
 def state_to_dict(state: GameState) -> dict[str, Any]:
@@ -33,12 +39,15 @@ def state_to_dict(state: GameState) -> dict[str, Any]:
                     {
                         "leader": p.leader,
                         "team": list(p.team),
+                        "mission": p.mission,
                         "votes": None if p.votes is None else list(p.votes),
-                        "timed_out": p.timed_out,
+                        "auto_team": p.auto_team,
+                        "auto_votes": list(p.auto_votes),
                     }
                     for p in r.proposals
                 ],
                 "fails": r.fails,
+                "auto_cards": list(r.auto_cards),
             }
             for r in state.rounds
         ],
@@ -75,14 +84,20 @@ def state_from_dict(data: Any) -> GameState:
     if not isinstance(data, dict):
         raise StateFormatError("game state must be an object")
     schema = data.get("schema")
-    if not isinstance(schema, int) or isinstance(schema, bool) or schema != SCHEMA_VERSION:
-        raise StateFormatError(f"unsupported game state schema {schema!r}; this engine reads schema {SCHEMA_VERSION}")
+    if not isinstance(schema, int) or isinstance(schema, bool) or schema not in READABLE_SCHEMAS:
+        raise StateFormatError(f"unsupported game state schema {schema!r}; this engine reads {READABLE_SCHEMAS}")
+    state = _read(data, schema)
+    check_state(state)
+    return state
+
+
+def _read(data: dict, schema: int) -> GameState:
     try:
         players = _int(data["players"], "players", rules.MIN_PLAYERS, rules.MAX_PLAYERS)
         seat = players - 1
         spies = tuple(_int(s, "spies[]", 0, seat) for s in _list(data["spies"], "spies", rules.spy_count(players)))
         variants = data["variants"]
-        rounds = tuple(_round(r, players) for r in _list(data["rounds"], "rounds"))
+        rounds = tuple(_round(r, players, schema) for r in _list(data["rounds"], "rounds"))
         pending_votes = tuple(
             _optional(v, _bool, "pending_votes[]") for v in _list(data["pending_votes"], "pending_votes")
         )
@@ -113,22 +128,47 @@ def state_from_dict(data: Any) -> GameState:
         raise StateFormatError(f"malformed game state: {exc!r}") from exc
 
 
-def _round(r: Any, players: int) -> MissionRound:
-    seat = players - 1
+def _seats(value: Any, name: str, players: int) -> tuple[int, ...]:
+    return tuple(_int(s, f"{name}[]", 0, players - 1) for s in _list(value, name))
+
+
+def _round(r: Any, players: int, schema: int) -> MissionRound:
+    mission = _int(r["mission"], "rounds[].mission", 1, rules.MISSION_COUNT)
     return MissionRound(
-        mission=_int(r["mission"], "rounds[].mission", 1, rules.MISSION_COUNT),
+        mission=mission,
         team_size=_int(r["team_size"], "rounds[].team_size", 1, players),
         fails_required=_int(r["fails_required"], "rounds[].fails_required", 1, 2),
-        proposals=tuple(
-            Proposal(
-                leader=_int(p["leader"], "proposals[].leader", 0, seat),
-                team=tuple(_int(s, "proposals[].team[]", 0, seat) for s in _list(p["team"], "proposals[].team")),
-                votes=None
-                if p["votes"] is None
-                else tuple(_bool(v, "proposals[].votes[]") for v in _list(p["votes"], "proposals[].votes", players)),
-                timed_out=_bool(p.get("timed_out", False), "proposals[].timed_out"),
-            )
-            for p in _list(r["proposals"], "rounds[].proposals")
-        ),
+        proposals=tuple(_proposal(p, players, schema, mission) for p in _list(r["proposals"], "rounds[].proposals")),
         fails=_optional(r["fails"], lambda v, n: _int(v, n, 0, players), "rounds[].fails"),
+        auto_cards=() if schema == 1 else _seats(r["auto_cards"], "rounds[].auto_cards", players),
+    )
+
+
+def _proposal(p: Any, players: int, schema: int, round_mission: int) -> Proposal:
+    votes = (
+        None
+        if p["votes"] is None
+        else tuple(_bool(v, "proposals[].votes[]") for v in _list(p["votes"], "proposals[].votes", players))
+    )
+    leader = _int(p["leader"], "proposals[].leader", 0, players - 1)
+    team = _seats(p["team"], "proposals[].team", players)
+    if schema == 1:
+        # Schema 1 kept one mission per round, and a leader's missed turn as a proposal that
+        # everyone "rejected": now a drawn team whose every vote the deadline filled in.
+        missed = _bool(p.get("timed_out", False), "proposals[].timed_out")
+        return Proposal(
+            leader=leader,
+            team=team,
+            mission=round_mission,
+            votes=votes,
+            auto_team=missed,
+            auto_votes=tuple(range(players)) if missed else (),
+        )
+    return Proposal(
+        leader=leader,
+        team=team,
+        mission=_int(p["mission"], "proposals[].mission", 1, rules.MISSION_COUNT),
+        votes=votes,
+        auto_team=_bool(p["auto_team"], "proposals[].auto_team"),
+        auto_votes=_seats(p["auto_votes"], "proposals[].auto_votes", players),
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 from engine import rules
-from engine.actions import Action, CardsTimedOut, CastVote, LeaderTimedOut, PlayCard, ProposeTeam, VotesTimedOut
+from engine.actions import Action, CardsTimedOut, CastVote, PlayCard, ProposeTeam, VotesTimedOut
+from engine.deadlines import draw_team
 from engine.events import Event
 from engine.game import apply
 from engine.state import GameState, Phase
@@ -22,7 +23,7 @@ def random_action(
     the phase's deadline runs out instead."""
     if not state.is_over and rng.random() < deadline_rate:
         if state.phase is Phase.PROPOSING:
-            return LeaderTimedOut(rng.choice(state.open_missions()))
+            return draw_team(state, rng)
         if state.phase is Phase.VOTING:
             return VotesTimedOut(rng.random() < 0.5)
         return CardsTimedOut()

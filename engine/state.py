@@ -43,8 +43,10 @@ class Variants:
 class Proposal:
     leader: int
     team: tuple[int, ...]
+    mission: int  # the mission this team was put forward for
     votes: tuple[bool, ...] | None = None  # None until every vote is in and revealed
-    timed_out: bool = False  # the leader let the time run out: nobody chose this team or these votes
+    auto_team: bool = False  # the leader missed the deadline and the team was drawn at random
+    auto_votes: tuple[int, ...] = ()  # seats that did not vote in time; their vote is the group's setting
 
     @property
     def approved(self) -> bool:
@@ -53,13 +55,18 @@ class Proposal:
 
 @dataclass(frozen=True)
 class MissionRound:
-    """One attempt at a mission: its proposals and, once played, its Fail cards."""
+    """The proposals until one is approved (or the fifth is rejected) and, once played, its Fail cards.
+
+    `mission`, `team_size` and `fails_required` are those of the latest proposal: under
+    Targeting each leader of the round may propose a different mission.
+    """
 
     mission: int
     team_size: int
     fails_required: int
     proposals: tuple[Proposal, ...] = ()
     fails: int | None = None  # None until the mission has been played
+    auto_cards: tuple[int, ...] = ()  # team members who did not play in time; their card counted as Success
 
     @property
     def played(self) -> bool:
@@ -77,6 +84,11 @@ class MissionRound:
     def team(self) -> tuple[int, ...] | None:
         """The team of the latest proposal, if any."""
         return self.proposals[-1].team if self.proposals else None
+
+    @property
+    def card_players(self) -> tuple[int, ...]:
+        """Team members who played their own card: the Fail cards can only be theirs."""
+        return tuple(seat for seat in self.team or () if seat not in self.auto_cards)
 
 
 @dataclass(frozen=True)
@@ -137,12 +149,10 @@ class GameState:
         return tuple(results)
 
     def open_missions(self) -> tuple[int, ...]:
-        """Missions the next round may attempt (under Targeting the leader picks one of them)."""
+        """Missions a proposal may name now: the next one in order, or under Targeting any
+        mission not yet played (the fifth only after two successes)."""
         if self.is_over:
             return ()
-        current = self.current_round
-        if current is not None:
-            return (current.mission,)
         if not self.variants.targeting:
             return (len(self.played_rounds) + 1,)
         attempted = self.attempted_missions

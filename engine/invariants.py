@@ -1,0 +1,157 @@
+"""Whether a game state could have come from playing by the rules.
+
+A stored game is untrusted input: `state_from_dict` checks every state it builds here and
+refuses one that breaks a rule (two spies on one seat, a game over without a winner, a
+Resistance member's Fail card waiting to be revealed, play going on after three failed
+missions...), so that no play ever continues from a state the rules could not reach.
+"""
+
+from __future__ import annotations
+
+from engine import rules
+from engine.errors import StateFormatError
+from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side
+
+
+def _require(condition: bool, problem: str) -> None:
+    if not condition:
+        raise StateFormatError(problem)
+
+
+def _distinct_seats(seats: tuple[int, ...], players: int) -> bool:
+    return len(set(seats)) == len(seats) and all(0 <= s < players for s in seats)
+
+
+def check_state(state: GameState) -> None:
+    """Raise `StateFormatError` naming the first rule `state` breaks."""
+    players = state.players
+    _require(rules.MIN_PLAYERS <= players <= rules.MAX_PLAYERS, f"players: {players} is not a table size")
+    _require(
+        len(state.spies) == rules.spy_count(players)
+        and _distinct_seats(state.spies, players)
+        and list(state.spies) == sorted(state.spies),
+        f"spies: a table of {players} has {rules.spy_count(players)} distinct spy seats, listed in order",
+    )
+    _require(0 <= state.leader < players, "leader: not a seat at the table")
+    _require(state.version >= 0, "version: must not be negative")
+
+    leader = None  # who must lead the next proposal, once the first is known
+    successes = failures = 0
+    played_before: list[int] = []
+    for index, current in enumerate(state.rounds):
+        field = f"rounds[{index}]"
+        last_round = index == len(state.rounds) - 1
+        _require(successes < rules.MISSIONS_TO_WIN and failures < rules.MISSIONS_TO_WIN, f"{field}: the game was over")
+        _require(1 <= len(current.proposals) <= rules.MAX_PROPOSALS_PER_MISSION, f"{field}: 1 to 5 proposals")
+        for number, proposal in enumerate(current.proposals):
+            pfield = f"{field}.proposals[{number}]"
+            _require(leader is None or proposal.leader == leader, f"{pfield}.leader: out of turn")
+            _check_proposal(state, proposal, pfield, played_before, successes)
+            last = number == len(current.proposals) - 1
+            if not last:
+                _require(proposal.votes is not None and not proposal.approved, f"{pfield}: only the last may be open")
+            leader = (proposal.leader + 1) % players
+        latest = current.proposals[-1]
+        _require(
+            (current.mission, current.team_size, current.fails_required)
+            == (latest.mission, len(latest.team), rules.fails_required(players, latest.mission)),
+            f"{field}: mission, team size and Fails needed must be those of its latest proposal",
+        )
+        if current.played:
+            _check_played(state, current, field)
+            successes += bool(current.succeeded)
+            failures += not current.succeeded
+            played_before.append(current.mission)
+        else:
+            _require(last_round, f"{field}: a round before the last was not played")
+            _require(not current.auto_cards, f"{field}.auto_cards: the mission was not played")
+    _check_phase(state, successes, failures, leader)
+
+
+def _check_proposal(state: GameState, proposal: Proposal, field: str, played_before: list[int], successes: int) -> None:
+    players = state.players
+    _require(0 <= proposal.leader < players, f"{field}.leader: not a seat")
+    _require(1 <= proposal.mission <= rules.MISSION_COUNT, f"{field}.mission: missions are 1 to 5")
+    if not state.variants.targeting:
+        _require(proposal.mission == len(played_before) + 1, f"{field}.mission: missions are played in order")
+    else:
+        _require(proposal.mission not in played_before, f"{field}.mission: attempted already")
+        _require(
+            proposal.mission != rules.MISSION_COUNT or successes >= rules.TARGETING_MISSION_5_SUCCESSES,
+            f"{field}.mission: mission 5 opens after two successes",
+        )
+    _require(
+        _distinct_seats(proposal.team, players) and list(proposal.team) == sorted(proposal.team),
+        f"{field}.team: distinct seats, in order",
+    )
+    _require(len(proposal.team) == rules.team_size(players, proposal.mission), f"{field}.team: wrong size")
+    if proposal.votes is None:
+        _require(not proposal.auto_votes, f"{field}.auto_votes: the votes are not in")
+    else:
+        _require(len(proposal.votes) == players, f"{field}.votes: one per seat")
+        _require(_distinct_seats(proposal.auto_votes, players), f"{field}.auto_votes: distinct seats")
+        filled = {proposal.votes[s] for s in proposal.auto_votes}
+        _require(len(filled) <= 1, f"{field}.auto_votes: one setting fills every missing vote")
+
+
+def _check_played(state: GameState, current: MissionRound, field: str) -> None:
+    latest = current.proposals[-1]
+    _require(latest.approved, f"{field}.fails: played, but its last proposal was not approved")
+    assert current.fails is not None
+    _require(
+        _distinct_seats(current.auto_cards, state.players) and set(current.auto_cards) <= set(latest.team),
+        f"{field}.auto_cards: team members, once each",
+    )
+    played_by_spies = [s for s in latest.team if s in state.spies and s not in current.auto_cards]
+    _require(0 <= current.fails <= len(played_by_spies), f"{field}.fails: more Fail cards than spies who played")
+
+
+def _check_phase(state: GameState, successes: int, failures: int, next_leader: int | None) -> None:
+    current = state.rounds[-1] if state.rounds else None
+    latest = current.proposals[-1] if current is not None else None
+    open_round = current is not None and not current.played
+    five_rejections = open_round and current.rejections >= rules.MAX_PROPOSALS_PER_MISSION
+
+    if successes >= rules.MISSIONS_TO_WIN:
+        expected: tuple[Side, EndReason] | None = (Side.RESISTANCE, EndReason.THREE_SUCCESSFUL_MISSIONS)
+    elif failures >= rules.MISSIONS_TO_WIN:
+        expected = (Side.SPIES, EndReason.THREE_FAILED_MISSIONS)
+    elif five_rejections:
+        expected = (Side.SPIES, EndReason.FIVE_REJECTIONS)
+    else:
+        expected = None
+    if expected is not None:
+        _require(state.phase is Phase.OVER, f"phase: the game is over ({expected[1].value}) but play goes on")
+        _require(
+            (state.winner, state.end_reason) == expected,
+            f"winner: {expected[0].value} win by {expected[1].value}",
+        )
+    else:
+        _require(state.phase is not Phase.OVER, "phase: over, but neither side has won")
+        _require(state.winner is None and state.end_reason is None, "winner: the game is not over")
+
+    voting = state.phase is Phase.VOTING
+    mission = state.phase is Phase.MISSION
+    _require(len(state.pending_votes) == (state.players if voting else 0), "pending_votes: only while voting")
+    _require(not state.pending_cards or mission, "pending_cards: only during a mission")
+    if not voting:
+        _require(latest is None or latest.votes is not None, "phase: a proposal is waiting for its votes")
+    if state.phase is Phase.PROPOSING:
+        _require(next_leader is None or state.leader == next_leader, "leader: the leader card passes clockwise")
+    if voting or mission:
+        _require(open_round and latest is not None, f"phase: {state.phase.value} needs a proposal in play")
+        _require(state.leader == latest.leader, "leader: the proposal's leader holds the card until it is settled")
+    if voting:
+        _require(latest.votes is None, "phase: voting on a proposal whose votes are revealed")
+        _require(any(v is None for v in state.pending_votes), "pending_votes: all in, but not revealed")
+    if mission:
+        _require(latest.approved, "phase: a mission needs an approved team")
+        seats = tuple(seat for seat, _ in state.pending_cards)
+        _require(
+            _distinct_seats(seats, state.players) and set(seats) < set(latest.team),
+            "pending_cards: one card from each team member, not all yet",
+        )
+        _require(
+            all(not fail or seat in state.spies for seat, fail in state.pending_cards),
+            "pending_cards: only a spy can play Fail",
+        )
