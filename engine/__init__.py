@@ -5,6 +5,7 @@ what happened. `public_view` and `seat_view` are the only ways secrets leave.
 """
 
 from engine.actions import Action, CardsTimedOut, CastVote, LeaderTimedOut, PlayCard, ProposeTeam, VotesTimedOut
+from engine.deadlines import draw_team
 from engine.errors import IllegalAction, Reason, RecordError, StateFormatError
 from engine.events import (
     CardPlayed,
@@ -18,7 +19,6 @@ from engine.events import (
     VotesFilled,
     VotesRevealed,
 )
-from engine.deadlines import draw_team
 from engine.game import apply, new_game
 from engine.invariants import check_state
 from engine.record import (
