@@ -22,14 +22,16 @@ def _distinct_seats(seats: tuple[int, ...], players: int) -> bool:
     return len(set(seats)) == len(seats) and all(0 <= s < players for s in seats)
 
 
+def _seats_in_order(seats: tuple[int, ...], players: int) -> bool:
+    return _distinct_seats(seats, players) and list(seats) == sorted(seats)
+
+
 def check_state(state: GameState) -> None:
     """Raise `StateFormatError` naming the first rule `state` breaks."""
     players = state.players
     _require(rules.MIN_PLAYERS <= players <= rules.MAX_PLAYERS, f"players: {players} is not a table size")
     _require(
-        len(state.spies) == rules.spy_count(players)
-        and _distinct_seats(state.spies, players)
-        and list(state.spies) == sorted(state.spies),
+        len(state.spies) == rules.spy_count(players) and _seats_in_order(state.spies, players),
         f"spies: a table of {players} has {rules.spy_count(players)} distinct spy seats, listed in order",
     )
     _require(0 <= state.leader < players, "leader: not a seat at the table")
@@ -49,7 +51,10 @@ def check_state(state: GameState) -> None:
             _check_proposal(state, proposal, pfield, played_before, successes)
             last = number == len(current.proposals) - 1
             if not last:
-                _require(proposal.votes is not None and not proposal.approved, f"{pfield}: only the last may be open")
+                _require(
+                    proposal.votes is not None and not proposal.approved,
+                    f"{pfield}: only a round's last proposal may be approved or still open",
+                )
             leader = (proposal.leader + 1) % players
         latest = current.proposals[-1]
         _require(
@@ -80,16 +85,13 @@ def _check_proposal(state: GameState, proposal: Proposal, field: str, played_bef
             proposal.mission != rules.MISSION_COUNT or successes >= rules.TARGETING_MISSION_5_SUCCESSES,
             f"{field}.mission: mission 5 opens after two successes",
         )
-    _require(
-        _distinct_seats(proposal.team, players) and list(proposal.team) == sorted(proposal.team),
-        f"{field}.team: distinct seats, in order",
-    )
+    _require(_seats_in_order(proposal.team, players), f"{field}.team: distinct seats, in order")
     _require(len(proposal.team) == rules.team_size(players, proposal.mission), f"{field}.team: wrong size")
     if proposal.votes is None:
         _require(not proposal.auto_votes, f"{field}.auto_votes: the votes are not in")
     else:
         _require(len(proposal.votes) == players, f"{field}.votes: one per seat")
-        _require(_distinct_seats(proposal.auto_votes, players), f"{field}.auto_votes: distinct seats")
+        _require(_seats_in_order(proposal.auto_votes, players), f"{field}.auto_votes: distinct seats, in order")
         filled = {proposal.votes[s] for s in proposal.auto_votes}
         _require(len(filled) <= 1, f"{field}.auto_votes: one setting fills every missing vote")
 
@@ -99,8 +101,8 @@ def _check_played(state: GameState, current: MissionRound, field: str) -> None:
     _require(latest.approved, f"{field}.fails: played, but its last proposal was not approved")
     assert current.fails is not None
     _require(
-        _distinct_seats(current.auto_cards, state.players) and set(current.auto_cards) <= set(latest.team),
-        f"{field}.auto_cards: team members, once each",
+        _seats_in_order(current.auto_cards, state.players) and set(current.auto_cards) <= set(latest.team),
+        f"{field}.auto_cards: team members, once each, in order",
     )
     played_by_spies = [s for s in latest.team if s in state.spies and s not in current.auto_cards]
     _require(0 <= current.fails <= len(played_by_spies), f"{field}.fails: more Fail cards than spies who played")
@@ -136,6 +138,8 @@ def _check_phase(state: GameState, successes: int, failures: int, next_leader: i
     _require(not state.pending_cards or mission, "pending_cards: only during a mission")
     if not voting:
         _require(latest is None or latest.votes is not None, "phase: a proposal is waiting for its votes")
+    if state.phase is Phase.OVER and latest is not None:
+        _require(state.leader == latest.leader, "leader: the card stays with the last leader when the game ends")
     if state.phase is Phase.PROPOSING:
         _require(next_leader is None or state.leader == next_leader, "leader: the leader card passes clockwise")
     if voting or mission:

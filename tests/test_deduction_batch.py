@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from deduction import batch
 from deduction.analysis import deduce
 from deduction.behaviour import BehaviourParams
 from deduction.knowledge import Viewer
@@ -408,3 +409,17 @@ def test_fit_writes_parameters_that_reflect_the_data(fail_rate: float, tmp_path:
             assert p_fail < 0.5, (mission, p_fail)
     # A team with one spy cannot show two Fail cards.
     assert np.all(np.exp(params.sabotage_log_prob[1:, 1, 1, 2:]) < 1e-6)
+
+
+def test_batch_reads_targeting_proposals_and_automatic_turns():
+    """A record with per-proposal missions, variants, seat_players and every kind of automatic
+    turn is answered, and what the deadlines filled in does not move the answer."""
+    from tests.test_record_format import targeting_record
+
+    data = targeting_record()
+    answer = batch.answer(json.dumps({"record": data, "viewer": 0}), "behaviour")
+    assert "error" not in answer and answer["spy_probability"][0] == 0
+    assert abs(sum(answer["spy_probability"]) - 2) < 1e-9
+    flipped = json.loads(json.dumps(data))
+    flipped["missions"][0]["proposals"][1]["votes"][3:] = [True, True]  # seats 3 and 4 were filled in
+    assert batch.answer(json.dumps({"record": flipped, "viewer": 0}), "behaviour") == answer

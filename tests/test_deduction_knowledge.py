@@ -140,28 +140,83 @@ def test_batch_answer_ignores_the_outcome(game: Game, data: st.DataObject) -> No
             assert batch.answer(json.dumps({"record": variant, "viewer": seat}), model) == expected
 
 
-def test_a_missed_turn_tells_nothing_about_anyone():
-    """A leader's missed turn is kept as a proposal nobody chose: its team and votes are not evidence."""
+def _with_last_proposal(record, proposal):
     from dataclasses import replace as replaced
 
+    mission = replaced(record.missions[-1], proposals=record.missions[-1].proposals[:-1] + (proposal,))
+    return replaced(record, missions=record.missions[:-1] + (mission,))
+
+
+def _two_proposals_then_a_drawn_team():
     from engine import CastVote, LeaderTimedOut, ProposeTeam, apply, new_game, record_of
 
     state = new_game(7, spies=(1, 4, 6), first_leader=0)
     state, _ = apply(state, ProposeTeam(0, (0, 2)))
     for seat in range(7):
         state, _ = apply(state, CastVote(seat, seat % 3 == 0))
-    state, _ = apply(state, LeaderTimedOut())
-    record = record_of(state, "g")
-    missed = record.missions[0].proposals[-1]
-    assert missed.timed_out
+    state, _ = apply(state, LeaderTimedOut(team=(1, 5)))
+    for seat in range(7):
+        state, _ = apply(state, CastVote(seat, seat in (0, 1, 2)))
+    return record_of(state, "g")
 
-    def with_missed(proposal):
-        mission = replaced(record.missions[0], proposals=record.missions[0].proposals[:-1] + (proposal,))
-        return replaced(record, missions=(mission,))
 
-    other_content = replaced(missed, team=(3, 5), votes=(True,) * 7)
+def test_a_drawn_team_tells_nothing_about_its_leader():
+    """A team drawn for a leader who missed the deadline is nobody's choice: which team was drawn is no evidence."""
+    from dataclasses import replace as replaced
+
+    record = _two_proposals_then_a_drawn_team()
+    drawn = record.missions[0].proposals[-1]
+    assert drawn.auto_team
     viewer = Viewer.resistance(3)
-    assert deduce(with_missed(other_content), viewer).spy_probability == deduce(record, viewer).spy_probability
-    # Read as a real proposal, the same content would move the answer.
-    as_chosen = replaced(other_content, timed_out=False)
-    assert deduce(with_missed(as_chosen), viewer).spy_probability != deduce(record, viewer).spy_probability
+    # With its votes all filled in by the deadline (no evidence either), only the drawn team differs.
+    other_team = replaced(drawn, team=(4, 6))
+    as_chosen = replaced(other_team, auto_team=False)
+    baseline = deduce(
+        _with_last_proposal(record, replaced(drawn, votes=(False,) * 7, auto_votes=tuple(range(7)))), viewer
+    )
+    drawn_other = deduce(
+        _with_last_proposal(record, replaced(other_team, votes=(False,) * 7, auto_votes=tuple(range(7)))), viewer
+    )
+    assert drawn_other.spy_probability == baseline.spy_probability
+    # Read as the leader's own choice, the same team would move the answer.
+    chosen_other = deduce(
+        _with_last_proposal(record, replaced(as_chosen, votes=(False,) * 7, auto_votes=tuple(range(7)))), viewer
+    )
+    assert chosen_other.spy_probability != baseline.spy_probability
+
+
+def test_votes_filled_in_by_the_deadline_tell_nothing():
+    from dataclasses import replace as replaced
+
+    record = _two_proposals_then_a_drawn_team()
+    drawn = record.missions[0].proposals[-1]
+    viewer = Viewer.resistance(3)
+    filled = replaced(drawn, auto_votes=(5, 6))
+    flipped = replaced(filled, votes=drawn.votes[:5] + (True, True))
+    assert deduce(_with_last_proposal(record, flipped), viewer).spy_probability == (
+        deduce(_with_last_proposal(record, filled), viewer).spy_probability
+    )
+    # The same flip, had seats 5 and 6 chosen it, is evidence.
+    chosen = replaced(flipped, auto_votes=())
+    assert deduce(_with_last_proposal(record, chosen), viewer).spy_probability != (
+        deduce(_with_last_proposal(record, replaced(filled, auto_votes=())), viewer).spy_probability
+    )
+
+
+def test_a_card_the_deadline_played_is_no_spy_s_choice():
+    """A Fail cannot come from a member whose card the deadline played, and a spy whose card was
+    filled in did not choose to let the mission pass."""
+    from engine import CardsTimedOut, CastVote, PlayCard, ProposeTeam, apply, new_game, record_of
+
+    state = new_game(5, spies=(1, 4), first_leader=0)
+    state, _ = apply(state, ProposeTeam(0, (1, 4)))
+    for seat in range(5):
+        state, _ = apply(state, CastVote(seat, True))
+    state, _ = apply(state, PlayCard(1, True))
+    state, _ = apply(state, CardsTimedOut())
+    record = record_of(state, "g")
+    assert record.missions[0].auto_cards == (4,)
+    # Seat 1 played the only Fail: for a viewer at seat 0 it is certainly a spy.
+    result = deduce(record, Viewer.resistance(0))
+    assert result.spy_probability[1] == 1.0
+    assert 1 in result.certain_spies

@@ -191,6 +191,74 @@ def test_resistance_win_with_targeting_order_parses():
     assert record_to_dict(parse_record(data)) == data
 
 
+def targeting_record() -> dict:
+    """Five players under Targeting: the first leader proposes mission 3, is rejected, and the
+    next leader proposes (and plays) mission 1 with a team drawn for them at the deadline."""
+    return {
+        "format": "resistance-record/1",
+        "id": "targeting-per-proposal",
+        "players": 5,
+        "spies": 2,
+        "variants": {"targeting": True, "blind_spies": False, "plot_cards": False},
+        "missions": [
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [
+                    {"leader": 0, "mission": 3, "team": [0, 1], "votes": [F] * 5},
+                    {
+                        "leader": 1,
+                        "mission": 1,
+                        "team": [2, 3],
+                        "votes": [T, T, T, F, F],
+                        "auto_team": True,
+                        "auto_votes": [3, 4],
+                    },
+                ],
+                "fails": 0,
+                "auto_cards": [3],
+            }
+        ],
+        "seat_players": ["p1", "p2", "p3", "p4", "p5"],
+        "played_at": "2026-11-30T14:00:00+00:00",
+    }
+
+
+def test_targeting_record_with_automatic_turns_parses_and_round_trips():
+    data = targeting_record()
+    record = parse_record(data)
+    first, drawn = record.missions[0].proposals
+    assert (first.mission, drawn.mission, record.missions[0].mission) == (3, 1, 1)
+    assert (drawn.auto_team, drawn.auto_votes, record.missions[0].auto_cards) == (True, (3, 4), (3,))
+    assert record.variants == Variants(targeting=True)
+    assert record_to_dict(record) == data
+
+
+def test_a_seven_player_mission_4_needing_one_fail_is_refused():
+    """The printed table decides how many Fails sink a mission; a record cannot say otherwise."""
+    data = record_dict(
+        "house-rule",
+        7,
+        3,
+        [
+            {
+                "mission": 4,
+                "team_size": 4,
+                "fails_required": 1,
+                "proposals": [{"leader": 0, "mission": 4, "team": [0, 1, 2, 3], "votes": [T] * 7}],
+                "fails": 1,
+            }
+        ],
+    )
+    data["variants"] = {"targeting": True}
+    with pytest.raises(RecordError) as error:
+        parse_record(data)
+    assert (error.value.field, error.value.problem) == ("missions[0].fails_required", "must be 2")
+    data["missions"][0]["fails_required"] = 2
+    assert parse_record(data).missions[0].succeeded
+
+
 # ----------------------------------------------------------------------------- broken records
 
 
@@ -364,6 +432,65 @@ BROKEN_RECORDS: dict[str, tuple[Callable[[], dict], str]] = {
     "spy revealed twice": (broken(set_in(["outcome", "spies"], [1, 4, 4])), "outcome.spies"),
     "spies cannot explain a Fail card": (broken(set_in(["outcome", "spies"], [0, 1, 6])), "outcome.spies"),
     "spies cannot explain two Fail cards": (broken(set_in(["outcome", "spies"], [1, 2, 6])), "outcome.spies"),
+    # optional fields
+    "variants not an object": (broken(set_in(["variants"], True)), "variants"),
+    "unknown variant": (broken(set_in(["variants", "merlin"], True), targeting_record), "variants.merlin"),
+    "variant as a number": (broken(set_in(["variants", "targeting"], 1), targeting_record), "variants.targeting"),
+    "mission missing under Targeting": (
+        broken(delete(["missions", 0, "proposals", 0, "mission"]), targeting_record),
+        "missions[0].proposals[0].mission",
+    ),
+    "proposal for mission 5 before two successes": (
+        broken(
+            lambda d: d["missions"][0]["proposals"][0].update(mission=5, team=[0, 1, 2]),
+            targeting_record,
+        ),
+        "missions[0].proposals[0].mission",
+    ),
+    "team sized for another mission": (
+        broken(set_in(["missions", 0, "proposals", 0, "team"], [0, 1, 2]), targeting_record),
+        "missions[0].proposals[0].team",
+    ),
+    "round mission not its last proposal's": (
+        broken(lambda d: d["missions"][0]["proposals"][1].update(mission=3), targeting_record),
+        "missions[0].mission",
+    ),
+    "proposal mission out of order without Targeting": (
+        broken(
+            lambda d: (d.update(variants={"targeting": False}), d["missions"][0]["proposals"][0].update(mission=2)),
+            targeting_record,
+        ),
+        "missions[0].proposals[0].mission",
+    ),
+    "auto_team not a bool": (
+        broken(set_in(["missions", 0, "proposals", 1, "auto_team"], "yes"), targeting_record),
+        "missions[0].proposals[1].auto_team",
+    ),
+    "auto_votes seat off the table": (
+        broken(set_in(["missions", 0, "proposals", 1, "auto_votes"], [5]), targeting_record),
+        "missions[0].proposals[1].auto_votes",
+    ),
+    "auto_votes seat twice": (
+        broken(set_in(["missions", 0, "proposals", 1, "auto_votes"], [3, 3]), targeting_record),
+        "missions[0].proposals[1].auto_votes",
+    ),
+    "auto_cards for a seat off the team": (
+        broken(set_in(["missions", 0, "auto_cards"], [0]), targeting_record),
+        "missions[0].auto_cards",
+    ),
+    "auto_cards on a mission not played": (
+        broken(delete(["missions", 0, "fails"]), targeting_record),
+        "missions[0].auto_cards",
+    ),
+    "a Fail from a card the deadline played": (
+        broken(lambda d: d["missions"][0].update(fails=2), targeting_record),
+        "missions[0].fails",
+    ),
+    "seat_players of the wrong length": (
+        broken(set_in(["seat_players"], ["p1"]), targeting_record),
+        "seat_players",
+    ),
+    "played_at not a time": (broken(set_in(["played_at"], "yesterday"), targeting_record), "played_at"),
 }
 
 
@@ -379,6 +506,7 @@ def test_broken_record_names_the_first_offending_field(case):
 def test_broken_record_cases_start_from_a_valid_record():
     parse_record(spec_example())
     parse_record(five_rejections())
+    parse_record(targeting_record())
 
 
 def test_first_fault_in_document_order_is_named():

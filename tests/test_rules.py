@@ -34,16 +34,14 @@ from engine import (
     Side,
     StateFormatError,
     TeamProposed,
-    TurnTimedOut,
     Variants,
     VoteCast,
     VotesFilled,
     VotesRevealed,
     VotesTimedOut,
     apply,
-    export_record,
+    draw_team,
     new_game,
-    parse_record,
     public_view,
     rules,
     seat_view,
@@ -740,17 +738,31 @@ def test_targeting_each_mission_is_attempted_once_whatever_its_result(result):
     assert_refused(state, ProposeTeam(seat=state.leader, team=(0, 1), mission=3), Reason.MISSION_ALREADY_ATTEMPTED)
 
 
-def test_targeting_later_proposals_keep_the_rounds_mission():
+def test_targeting_every_leader_chooses_the_mission_after_a_rejection():
     state = new_table(5, targeting=True)
     state, _ = reject(state, (0, 1), mission=3)
-    assert state.open_missions() == (3,)
-    assert_refused(state, ProposeTeam(seat=state.leader, team=(0, 1, 2), mission=2), Reason.MISSION_NOT_ALLOWED)
-    state, events = propose(state, (1, 2), mission=3)
-    assert events[0] == TeamProposed(mission=3, proposal_number=2, leader=1, team=(1, 2))
+    # The rejected mission stays open, and so does every other mission not yet played.
+    assert state.open_missions() == (1, 2, 3, 4)
+    state, events = propose(state, (0, 1, 2), mission=2)
+    assert events[0] == TeamProposed(mission=2, proposal_number=2, leader=1, team=(0, 1, 2))
+    assert (state.rounds[-1].mission, state.rounds[-1].team_size) == (2, 3)
+    assert [p.mission for p in state.rounds[-1].proposals] == [3, 2]
     state, _ = vote(state, set())
-    # Naming no mission on a later proposal also keeps the round's mission.
-    state, events = propose(state, (2, 3))
-    assert events[0].mission == 3
+    # The next leader must name a mission too: nothing is carried over from the round.
+    assert_refused(state, ProposeTeam(seat=state.leader, team=(2, 3)), Reason.MISSION_REQUIRED)
+    state, _ = propose(state, (2, 3), mission=1)
+    state, _ = vote(state, everyone(state))
+    state, events = play_cards(state)
+    completed = of_type(events, MissionCompleted)[0]
+    assert (completed.mission, completed.team) == (1, (2, 3))
+    assert state.mission_track() == (True, None, None, None, None)
+
+
+def test_targeting_a_round_takes_the_two_fail_rule_of_its_latest_proposal():
+    state = new_table(7, targeting=True)
+    state, _ = reject(state, (0, 1, 2), mission=3)
+    state, _ = propose(state, (0, 1, 2, 3), mission=4)
+    assert (state.rounds[-1].mission, state.rounds[-1].fails_required) == (4, 2)
 
 
 def test_targeting_missions_can_be_played_out_of_order():
@@ -820,9 +832,9 @@ REFUSALS: dict[str, tuple[Callable[[], tuple[GameState, object]], Reason]] = {
         lambda: (new_table(5), ProposeTeam(seat=0, team=(0, 1), mission=3)),
         Reason.MISSION_NOT_ALLOWED,
     ),
-    "other mission mid-round": (
-        lambda: (_targeting_round_3(), ProposeTeam(seat=1, team=(0, 1, 2), mission=2)),
-        Reason.MISSION_NOT_ALLOWED,
+    "mission required mid-round": (
+        lambda: (_targeting_round_3(), ProposeTeam(seat=1, team=(0, 1, 2))),
+        Reason.MISSION_REQUIRED,
     ),
     "mission attempted": (
         lambda: (_targeting_after_mission_2(), ProposeTeam(seat=1, team=(0, 1, 2), mission=2)),
@@ -846,6 +858,16 @@ REFUSALS: dict[str, tuple[Callable[[], tuple[GameState, object]], Reason]] = {
         Reason.ALREADY_PLAYED,
     ),
     "resistance fails": (lambda: (_on_mission(), PlayCard(seat=0, fail=True)), Reason.RESISTANCE_CANNOT_FAIL),
+    "vote 'no'": (lambda: (_voting(), CastVote(seat=1, approve="no")), Reason.NOT_A_CHOICE),
+    "vote 1": (lambda: (_voting(), CastVote(seat=1, approve=1)), Reason.NOT_A_CHOICE),
+    "card 'false'": (lambda: (_on_mission(), PlayCard(seat=1, fail="false")), Reason.NOT_A_CHOICE),
+    "card None": (lambda: (_on_mission(), PlayCard(seat=1, fail=None)), Reason.NOT_A_CHOICE),
+    "filled votes 'yes'": (lambda: (_voting(), VotesTimedOut(approve="yes")), Reason.NOT_A_CHOICE),
+    "drawn team too big": (lambda: (new_table(5), LeaderTimedOut(team=(0, 1, 2))), Reason.WRONG_TEAM_SIZE),
+    "drawn for a played mission": (
+        lambda: (_targeting_after_mission_2(), LeaderTimedOut(team=(0, 1, 2), mission=2)),
+        Reason.MISSION_ALREADY_ATTEMPTED,
+    ),
     "unknown action": (lambda: (new_table(5), Shout(seat=0)), Reason.UNKNOWN_ACTION),
 }
 
@@ -930,7 +952,7 @@ def _states_worth_saving() -> dict[str, GameState]:
 def test_state_round_trips_through_json(moment):
     state = _states_worth_saving()[moment]
     data = json.loads(json.dumps(state_to_dict(state)))
-    assert data["schema"] == 1
+    assert data["schema"] == 2
     loaded = state_from_dict(data)
     assert loaded == state
     assert state_to_dict(loaded) == state_to_dict(state)
@@ -945,7 +967,7 @@ def test_loaded_game_plays_on_like_the_original():
     assert loaded_events == original_events
 
 
-@pytest.mark.parametrize("schema", [0, 2, "1", None])
+@pytest.mark.parametrize("schema", [0, 3, "1", None])
 def test_unknown_schema_version_is_refused_with_a_clear_message(schema):
     data = state_to_dict(new_table(5))
     data["schema"] = schema
@@ -989,6 +1011,108 @@ MALFORMED_STATES = {
     "leader off the table": lambda: _broken(lambda d: d.update(leader=12)),
 }
 
+# States of the right shape that break a rule of the game: loading refuses each of them.
+# Each starts from a real state of the named moment and changes one thing.
+
+
+def _moment(name: str) -> dict:
+    return state_to_dict(_states_worth_saving()[name])
+
+
+def _changed(name: str, change: Callable[[dict], None]) -> Callable[[], dict]:
+    def build() -> dict:
+        data = _moment(name)
+        change(data)
+        return data
+
+    return build
+
+
+def _seven_players_two_fails_on_mission_1(d: dict) -> None:
+    d["rounds"][0]["fails_required"] = 2
+
+
+def _three_failures_and_play_goes_on(d: dict) -> None:
+    d.update(
+        phase="proposing", winner=None, end_reason=None, leader=(d["rounds"][-1]["proposals"][-1]["leader"] + 1) % 5
+    )
+
+
+def _resistance_fail_waiting(d: dict) -> None:
+    d["pending_cards"] = [[0, True]]  # seat 0 is in the Resistance
+
+
+RULE_BREAKING_STATES = {
+    "duplicate spy seats": _changed("start", lambda d: d.update(spies=[5, 5, 6])),
+    "spies out of order": _changed("start", lambda d: d.update(spies=[6, 5, 4])),
+    "over without a winner": _changed("start", lambda d: d.update(phase="over")),
+    "winner while playing": _changed("start", lambda d: d.update(winner="spies", end_reason="five_rejections")),
+    "7 players, mission 1 needs 2 Fails": _changed("on mission", _seven_players_two_fails_on_mission_1),
+    "three failed missions, play goes on": _changed("over", _three_failures_and_play_goes_on),
+    "pending Fail from a Resistance seat": _changed("on mission", _resistance_fail_waiting),
+    "more Fails than spies on the team": _changed("after a mission", lambda d: d["rounds"][0].update(fails=2)),
+    "team of the wrong size": _changed("voting", lambda d: d["rounds"][0]["proposals"][0].update(team=[0, 1])),
+    "leader out of turn": _changed("five rejections", lambda d: d["rounds"][0]["proposals"][2].update(leader=0)),
+    "five rejections, play goes on": _changed(
+        "five rejections", lambda d: d.update(phase="proposing", winner=None, end_reason=None)
+    ),
+    "approved proposal not the last": _changed(
+        "five rejections", lambda d: d["rounds"][0]["proposals"][1].update(votes=[True] * 6)
+    ),
+    "wrong winner": _changed("over", lambda d: d.update(winner="resistance")),
+    "votes pending outside voting": _changed("start", lambda d: d.update(pending_votes=[None] * 7)),
+    "cards from a seat off the team": _changed("on mission", lambda d: d.update(pending_cards=[[6, False]])),
+    "mission 5 before two successes (Targeting)": _changed(
+        "voting", lambda d: d["rounds"][0]["proposals"][0].update(mission=5, team=[0, 1, 2, 3])
+    ),
+    "round mission not its proposal's": _changed("voting", lambda d: d["rounds"][0].update(mission=3)),
+    "missing card filled for a seat off the team": _changed(
+        "after a mission", lambda d: d["rounds"][0].update(auto_cards=[6])
+    ),
+    "leader card not passed on": _changed("after a mission", lambda d: d.update(leader=3)),
+}
+
+
+@pytest.mark.parametrize("case", list(RULE_BREAKING_STATES))
+def test_a_state_that_breaks_a_rule_is_refused_with_a_clear_message(case):
+    with pytest.raises(StateFormatError) as refusal:
+        state_from_dict(RULE_BREAKING_STATES[case]())
+    assert str(refusal.value)
+
+
+def test_a_schema_1_state_is_read_with_a_missed_turn_as_a_drawn_team():
+    """Games saved before this version go on: a missed turn becomes a drawn team whose votes were filled in."""
+    data = {
+        "schema": 1,
+        "version": 2,
+        "players": 5,
+        "spies": [3, 4],
+        "variants": {"targeting": False, "blind_spies": False},
+        "leader": 1,
+        "phase": "voting",
+        "rounds": [
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [
+                    {"leader": 0, "team": [0, 1], "votes": [False] * 5, "timed_out": True},
+                    {"leader": 1, "team": [1, 2], "votes": None, "timed_out": False},
+                ],
+                "fails": None,
+            }
+        ],
+        "pending_votes": [None] * 5,
+        "pending_cards": [],
+        "winner": None,
+        "end_reason": None,
+    }
+    state = state_from_dict(data)
+    missed, open_proposal = state.rounds[0].proposals
+    assert (missed.mission, missed.auto_team, missed.auto_votes) == (1, True, (0, 1, 2, 3, 4))
+    assert (open_proposal.mission, open_proposal.auto_team, open_proposal.auto_votes) == (1, False, ())
+    assert state_from_dict(state_to_dict(state)) == state
+
 
 @pytest.mark.parametrize("case", list(MALFORMED_STATES))
 def test_malformed_state_is_refused(case):
@@ -1011,35 +1135,56 @@ def test_a_seat_that_is_not_a_seat_number_is_refused(seat):
 # ----------------------------------------------------------------------------- deadlines
 
 
-def test_a_leader_who_lets_the_time_run_out_loses_the_turn_as_a_rejected_proposal():
+def test_a_leader_who_lets_the_time_run_out_gets_a_drawn_team_that_the_table_votes_on():
     state = new_table(5, leader=3)
-    state, events = act(state, LeaderTimedOut())
-    assert isinstance(events[0], TurnTimedOut) and events[0].rejections == 1 and events[0].leader == 3
-    assert of_type(events, LeaderChanged) == [LeaderChanged(leader=4)]
-    assert state.phase is Phase.PROPOSING and state.leader == 4
-    missed = state.rounds[-1].proposals[-1]
-    # The record counts it as a proposal of the leader and the next seats that everyone rejected.
-    assert (missed.leader, missed.team, missed.votes, missed.timed_out) == (3, (3, 4), (False,) * 5, True)
-    assert parse_record(export_record(state, "g")).missions[0].rejections == 1
+    state, events = act(state, LeaderTimedOut(team=(1, 3)))
+    assert events == (TeamProposed(mission=1, proposal_number=1, leader=3, team=(1, 3), drawn=True),)
+    assert state.phase is Phase.VOTING and state.leader == 3
+    drawn = state.rounds[-1].proposals[-1]
+    assert (drawn.leader, drawn.team, drawn.votes, drawn.auto_team) == (3, (1, 3), None, True)
+    # The table's vote decides, as for any team: here it is approved and the mission is played.
+    state, _ = vote(state, everyone(state))
+    assert state.phase is Phase.MISSION and state.rounds[-1].rejections == 0
 
 
-def test_five_missed_or_rejected_turns_end_the_game_for_the_spies():
+def test_a_missed_fifth_turn_does_not_end_the_game():
+    """A spy leader cannot win by letting the time run out after four rejections."""
+    state = new_table(5, leader=3)
+    for _ in range(4):
+        state, _ = reject(state)
+    state, _ = act(state, draw_team(state, random.Random(1)))
+    assert not state.is_over and state.phase is Phase.VOTING
+    state, _ = vote(state, everyone(state))
+    assert state.phase is Phase.MISSION
+
+
+def test_a_drawn_team_that_is_rejected_counts_like_any_rejected_team():
     state = new_table(5)
-    for _ in range(2):
-        state, _ = propose(state, (0, 1))
-        state, _ = vote(state, set())
-    for _ in range(3):
-        state, events = act(state, LeaderTimedOut())
-    assert state.is_over and state.end_reason is EndReason.FIVE_REJECTIONS and state.winner is Side.SPIES
+    for _ in range(4):
+        state, _ = reject(state)
+    state, _ = act(state, draw_team(state, random.Random(2)))
+    state, events = vote(state, set())
+    assert state.is_over and state.end_reason is EndReason.FIVE_REJECTIONS
     assert of_type(events, GameOver)
 
 
-def test_under_targeting_a_missed_turn_counts_against_the_picked_mission():
-    state = new_table(5, targeting=True)
-    state, _ = act(state, LeaderTimedOut(mission=3))
-    assert state.rounds[-1].mission == 3
-    state, _ = act(state, LeaderTimedOut(mission=1))  # the round's mission is kept
-    assert len(state.rounds) == 1 and state.rounds[0].rejections == 2
+@pytest.mark.parametrize("seed", range(20))
+def test_the_drawn_team_is_a_legal_team_for_an_open_mission(seed):
+    rng = random.Random(seed)
+    players = rng.randint(5, 10)
+    state, _ = play_results(new_table(players, targeting=True), "SF", missions=[2, 4])
+    action = draw_team(state, rng)
+    assert action.mission in state.open_missions()
+    assert len(action.team) == rules.team_size(players, action.mission) == len(set(action.team))
+    # The leader's own pick of mission is kept when it is open.
+    assert draw_team(state, rng, preferred_mission=3).mission == 3
+    assert draw_team(state, rng, preferred_mission=2).mission in state.open_missions()
+
+
+def test_there_is_nothing_to_draw_outside_a_leaders_turn():
+    state, _ = propose(new_table(5), (0, 1))
+    with pytest.raises(ValueError):
+        draw_team(state, random.Random(0))
 
 
 @pytest.mark.parametrize("approve", [True, False])
@@ -1052,6 +1197,8 @@ def test_missing_votes_are_filled_in_at_the_deadline(approve):
     revealed = of_type(events, VotesRevealed)[0]
     assert revealed.votes == (not approve,) + (approve,) * 4
     assert revealed.approved is approve
+    # The record says whose votes the deadline filled in.
+    assert state.rounds[-1].proposals[-1].auto_votes == (1, 2, 3, 4)
 
 
 def test_cards_missing_at_the_deadline_count_as_success():
@@ -1063,6 +1210,7 @@ def test_cards_missing_at_the_deadline_count_as_success():
     assert events[0] == CardsFilled(seats=(0,))
     completed = of_type(events, MissionCompleted)[0]
     assert (completed.fails, completed.succeeded) == (1, False)
+    assert (state.rounds[-1].auto_cards, state.rounds[-1].card_players) == ((0,), (3,))
 
 
 @pytest.mark.parametrize(
@@ -1070,9 +1218,9 @@ def test_cards_missing_at_the_deadline_count_as_success():
     [
         ("proposing", VotesTimedOut(approve=True)),
         ("proposing", CardsTimedOut()),
-        ("voting", LeaderTimedOut()),
+        ("voting", LeaderTimedOut(team=(0, 1))),
         ("voting", CardsTimedOut()),
-        ("mission", LeaderTimedOut()),
+        ("mission", LeaderTimedOut(team=(0, 1))),
         ("mission", VotesTimedOut(approve=False)),
     ],
 )
