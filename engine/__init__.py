@@ -33,6 +33,7 @@ from engine.record import (
 )
 from engine.serialization import SCHEMA_VERSION, state_from_dict, state_to_dict
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Role, Side, Variants
+from engine.turns import ballot, legal_actions, waiting_for
 from engine.views import PublicView, SeatView, public_view, seat_view
 
 __all__ = [
@@ -60,6 +61,9 @@ __all__ = [
     "apply",
     "new_game",
     "draw_team",
+    "ballot",
+    "legal_actions",
+    "waiting_for",
     "check_state",
     "RECORD_FORMAT",
     "GameRecord",

@@ -10,6 +10,7 @@ from engine.deadlines import draw_team
 from engine.events import Event
 from engine.game import apply
 from engine.state import GameState, Phase
+from engine.turns import waiting_for
 
 
 def random_action(
@@ -32,13 +33,9 @@ def random_action(
         team = tuple(sorted(rng.sample(range(state.players), rules.team_size(state.players, mission))))
         return ProposeTeam(state.leader, team, mission if state.variants.targeting else None)
     if state.phase is Phase.VOTING:
-        waiting = [seat for seat, vote in enumerate(state.pending_votes) if vote is None]
-        return CastVote(rng.choice(waiting), rng.random() < approve_rate)
+        return CastVote(rng.choice(waiting_for(state)), rng.random() < approve_rate)
     if state.phase is Phase.MISSION:
-        current = state.current_round
-        assert current is not None and current.team is not None
-        waiting = [seat for seat in current.team if seat not in state.played_seats]
-        seat = rng.choice(waiting)
+        seat = rng.choice(waiting_for(state))
         return PlayCard(seat, seat in state.spies and rng.random() < spy_fail_rate)
     raise ValueError("the game is over")
 

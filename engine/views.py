@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.state import EndReason, GameState, MissionRound, Phase, Role, Side, Variants
+from engine.turns import ballot, waiting_for
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,7 @@ class PublicView:
     spy_count: int
     variants: Variants
     version: int
+    ballot: int  # the decision open now: the one stamp a button needs (see engine.turns.ballot)
     phase: Phase
     leader: int
     mission_track: tuple[bool | None, ...]
@@ -24,6 +26,7 @@ class PublicView:
     team: tuple[int, ...] | None  # the team being voted on or playing the mission
     voted_seats: tuple[int, ...]
     played_seats: tuple[int, ...]
+    waiting_for: tuple[int, ...]  # the seats the game waits for now
     open_missions: tuple[int, ...]
     rounds: tuple[MissionRound, ...]
     winner: Side | None
@@ -50,6 +53,7 @@ def public_view(state: GameState) -> PublicView:
         spy_count=state.spy_count,
         variants=state.variants,
         version=state.version,
+        ballot=ballot(state),
         phase=state.phase,
         leader=state.leader,
         mission_track=state.mission_track(),
@@ -59,6 +63,7 @@ def public_view(state: GameState) -> PublicView:
         team=current.team if showing_team else None,
         voted_seats=state.voted_seats,
         played_seats=state.played_seats,
+        waiting_for=waiting_for(state),
         open_missions=state.open_missions(),
         rounds=state.rounds,
         winner=state.winner,
