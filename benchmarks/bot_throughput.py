@@ -168,12 +168,13 @@ class Stream:
         out: list[tuple[str, dict]] = []
         if state.phase is Phase.PROPOSING:
             leader = players[state.leader]
-            if state.variants.targeting and state.current_round is None and table.draft_mission is None:
+            # Under Targeting every leader picks the mission first.
+            if state.variants.targeting and table.draft_mission is None:
                 mission = self.policy.choose_mission(table, state.leader, state.open_missions())
                 out.append(self._press(game, "mission", step, leader, chat, f"m:{gid}:", f":{mission}"))
             else:
-                mission = state.current_round.mission if state.current_round else table.draft_mission
-                size = game_rules.team_size(state.players, mission or state.open_missions()[0])
+                mission = table.draft_mission or state.open_missions()[0]
+                size = game_rules.team_size(state.players, mission)
                 if game.team[0] != step:
                     game.team = (step, set(self.policy.choose_team(table, state.leader, size)))
                 wanted = game.team[1]

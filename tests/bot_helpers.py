@@ -102,8 +102,11 @@ async def started(make_bot, telegram, players=5, seed=1, chat_id=-100, title="De
 
 
 def current_mission(table) -> int:
+    """The mission being proposed (under Targeting: the one the leader picked), voted on or played."""
     game = table.game
-    return game.current_round.mission if game.current_round else game.open_missions()[0]
+    if game.phase is Phase.PROPOSING:
+        return table.draft_mission or game.open_missions()[0]
+    return game.current_round.mission
 
 
 def team_size(table) -> int:

@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from engine import EndReason, Phase, Side, parse_record
-from tests.bot_helpers import lobby_message, propose
+from tests.bot_helpers import lobby_message, propose, team_size, vote_all
 from tests.bot_helpers import texts as group_texts
 from tgbot import moves
 from tgbot.offline.simulation import SimulatedGroup, plain_text
@@ -171,65 +171,113 @@ async def test_half_way_reminders_name_only_who_is_missing(make_bot, telegram):
 # ---------------------------------------------------------------- the leader's deadline
 
 
-async def test_leader_deadline_counts_as_a_rejected_proposal(make_bot, telegram):
+async def test_leader_deadline_puts_a_drawn_team_to_the_vote(make_bot, telegram):
     group, service, now = await started_game(make_bot, telegram)
     chat = group.chat_id
     table = await group.table()
-    first_leader = table.game.leader
+    leader = table.game.leader
     board = group.latest_with_button(chat, f"t:{group.game_id}:")
 
     now[0] = T0 + PROPOSAL
+    before = len(group_texts(telegram, chat))
     assert await service.fire_due() == 1
     table = await group.table()
     game = table.game
     [mission_round] = game.rounds
-    [timed_out] = mission_round.proposals
-    assert timed_out.timed_out and timed_out.leader == first_leader
-    assert mission_round.rejections == 1 and not mission_round.played
-    assert game.phase is Phase.PROPOSING and game.leader == (first_leader + 1) % 5
-    assert game.proposal_number == 2
-    assert table.step == "proposing:1:2" and table.deadline == now[0] + PROPOSAL
+    [drawn] = mission_round.proposals
+    # The leader's turn is not a rejection: a team of the mission's size is up for the vote.
+    assert drawn.auto_team and drawn.leader == leader and drawn.votes is None
+    assert len(drawn.team) == 2 and len(set(drawn.team)) == 2
+    assert mission_round.rejections == 0
+    assert game.phase is Phase.VOTING and game.leader == leader and game.proposal_number == 1
+    assert table.step == "voting:1:1" and table.deadline == now[0] + VOTE
 
-    # The old proposal message tells what happened and lost its buttons; a new one asks the next leader.
-    old = telegram.message(chat, board.message_id)
-    assert old.buttons() == []
-    assert (
-        f"{table.name(first_leader)} did not propose a team in time: this counts as a rejected team (1/5)."
-        in plain_text(old.text)
-    )
-    new_board = group.latest_with_button(chat, f"t:{group.game_id}:")
-    assert new_board.message_id > board.message_id
-    header = plain_text(new_board.text)
-    assert "Rejected teams: 1/5" in header
-    assert f"proposal 2 · leader {table.name(game.leader)}" in header
-    assert f"{table.name(game.leader)}, choose 2 players for mission 1." in header
+    # The group is told once, with the team; the board now asks everyone to vote on it.
+    new = group_texts(telegram, chat)[before:]
+    assert new == [
+        f"⏰ {table.name(leader)} did not propose in time: a team was drawn at random for mission 1: "
+        f"{names(table, drawn.team)}. Vote on it."
+    ]
+    shown = telegram.message(chat, board.message_id)
+    assert f"⏰ {table.name(leader)} did not propose in time: this team was drawn at random." in plain_text(shown.text)
+    assert f"Team: {names(table, drawn.team)}" in plain_text(shown.text)
+    assert "Rejected teams: 0/5" in plain_text(shown.text)
+    assert any(b.get("callback_data", "").startswith(f"v:{group.game_id}:") for b in shown.buttons())
 
-    # Four more missed turns: five rejections, and the spies win.
-    for missed in range(2, 6):
-        now[0] += PROPOSAL
-        assert await service.fire_due() == 1
+    # The table votes on it as on any team: rejected, the leader card passes on.
+    await vote_all(group, False)
+    table = await group.table()
+    assert table.game.phase is Phase.PROPOSING and table.game.rounds[0].rejections == 1
+    assert table.game.leader == (leader + 1) % 5
+    closed = plain_text(telegram.message(chat, board.message_id).text)
+    assert "this team was drawn at random" in closed and "Rejected 0–5." in closed
+    record = table.game.rounds[0].proposals[0]
+    assert record.auto_team and record.auto_votes == ()
+
+
+async def test_a_leader_missing_the_fifth_proposal_does_not_lose_the_game(make_bot, telegram):
+    """Four teams rejected, the fifth leader misses the deadline: the drawn team is voted on and may go."""
+    group, service, now = await started_game(make_bot, telegram)
+    chat = group.chat_id
+    for _ in range(4):
         table = await group.table()
-        assert len(table.game.rounds[0].proposals) == missed
-        assert all(p.timed_out for p in table.game.rounds[0].proposals)
-        if missed < 5:
-            assert table.game.rounds[0].rejections == missed
-            assert table.game.leader == (first_leader + missed) % 5
+        await propose(group, first_team(table))
+        await vote_all(group, False)
+    table = await group.table()
+    fifth_leader = table.game.leader
+    assert table.game.rounds[0].rejections == 4 and table.game.proposal_number == 5
+    assert "Rejected teams: 4/5" in plain_text(group.latest_with_button(chat, f"t:{group.game_id}:").text)
+
+    now[0] = table.deadline
+    assert await service.fire_due() == 1
+    table = await group.table()
+    assert table.stage is Stage.PLAYING and not table.game.is_over
+    assert table.game.phase is Phase.VOTING
+    drawn = table.game.rounds[0].proposals[-1]
+    assert drawn.auto_team and drawn.leader == fifth_leader and len(drawn.team) == 2
+    assert not any(text.startswith("🏁") for text in group_texts(telegram, chat))
+
+    await vote_all(group, True)
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION and table.game.current_round.team == drawn.team
+    assert table.game.rounds[0].rejections == 4
+    # The drawn team's members get their card prompts like any team's.
+    for seat in drawn.team:
+        user = table.players[seat].user_id
+        assert group.latest_with_button(user, f"c:{group.game_id}:")
+
+
+async def test_when_nobody_plays_the_deadlines_finish_the_game(make_bot, telegram):
+    """Every turn left to the clock: drawn teams, votes filled as Approve, cards as Success.
+
+    The engine decides what each deadline does; the Resistance wins by three successes and
+    the record marks every automatic turn."""
+    group, service, now = await started_game(make_bot, telegram)
+    chat = group.chat_id
+    for _ in range(9):
+        table = await group.table()
+        if not table.is_active:
+            break
+        now[0] = table.deadline
+        assert await service.fire_due() == 1
+    table = await group.table()
     game = table.game
-    assert table.stage is Stage.OVER and game.is_over
-    assert game.winner is Side.SPIES and game.end_reason is EndReason.FIVE_REJECTIONS
-    assert [p.leader for p in game.rounds[0].proposals] == [(first_leader + i) % 5 for i in range(5)]
-    assert group_texts(telegram, chat)[-1].startswith(
-        "🏁 The spies win: five teams in a row were rejected for one mission."
-    )
+    assert table.stage is Stage.OVER and game.winner is Side.RESISTANCE
+    assert game.end_reason is EndReason.THREE_SUCCESSFUL_MISSIONS
+    assert [len(r.proposals) for r in game.rounds] == [1, 1, 1]
     texts = "\n".join(group_texts(telegram, chat))
-    for count in range(1, 6):
-        assert f"did not propose a team in time: this counts as a rejected team ({count}/5)." in texts
-    # No buttons left to press, no deadline left to fire, and the record is kept.
-    assert not any(b.get("callback_data", "").startswith("t:") for m in telegram.messages(chat) for b in m.buttons())
+    assert texts.count("a team was drawn at random for mission") == 3
+    assert texts.count("⏰ Time is up. These votes were counted as 👍 Approve") == 3
+    assert texts.count("⏰ Time is up. Cards not played count as ✅ Success") == 3
+    record = json.loads(await group.store.last_record(chat))
+    for mission in record["missions"]:
+        [proposal] = mission["proposals"]
+        assert proposal["auto_team"] is True and proposal["auto_votes"] == list(range(5))
+        assert mission["auto_cards"] == proposal["team"] and mission["fails"] == 0
+    assert parse_record(record).outcome.reason is EndReason.THREE_SUCCESSFUL_MISSIONS
+    # No buttons left to press, no deadline left to fire.
     assert await group.store.redis.zscore(DEADLINES_KEY, group.game_id) is None
     assert await group.store.game_of_chat(chat) is None
-    record = parse_record(json.loads(await group.store.last_record(chat)))
-    assert record.outcome.reason is EndReason.FIVE_REJECTIONS
     calls = len(telegram.calls)
     assert await service.fire_due(now[0] + 10 * PROPOSAL) == 0
     assert len(telegram.calls) == calls
@@ -262,7 +310,8 @@ async def test_vote_deadline_fills_missing_votes_by_the_group_setting(make_bot, 
     table = await group.table()
     expected = tuple(cast.get(s, filled_as) for s in range(5))
     proposal = table.game.rounds[0].proposals[0]
-    assert proposal.votes == expected and not proposal.timed_out
+    assert proposal.votes == expected and not proposal.auto_team
+    assert proposal.auto_votes == tuple(missing)
 
     word = "👍 Approve" if filled_as else "👎 Reject"
     notices = [text for text in group_texts(telegram, chat)[before:] if text.startswith("⏰")]
@@ -385,7 +434,8 @@ async def test_lobby_deadline_starts_a_lobby_of_five_or_more(make_bot, telegram)
     assert [p.user_id for p in table.players] == group.user_ids
     assert table.step == "proposing:0:1" and table.deadline == now[0] + PROPOSAL
     assert plain_text(telegram.message(chat, lobby.message_id).text) == (
-        "🕵️ The Resistance: the game has started with Ann, Bob, Cy, Dan, Eve, Fay. Roles were sent in private."
+        "🕵️ The Resistance: the game has started with Ann, Bob, Cy, Dan, Eve, Fay. Roles were sent in private.\n"
+        "2 spies · teams 2-3-4-3-4"
     )
     for seat, player in enumerate(table.players):
         [role] = [t for t in group_texts(telegram, player.user_id) if t.startswith("Your game in «Demo group»")]
@@ -423,7 +473,7 @@ async def test_a_deadline_whose_step_moved_on_does_nothing(make_bot, telegram):
     after = await group.table()
     assert after.to_json() == stored
     assert after.game.version == table.game.version
-    assert after.game.rounds[0].proposals[-1].timed_out is False
+    assert after.game.rounds[0].proposals[-1].auto_team is False
     assert len(telegram.calls) == calls
 
 
@@ -451,14 +501,14 @@ async def test_a_deadline_survives_a_restart(make_bot, telegram):
     assert await service.fire_due() == 0
     table = await group.table()
     [proposal] = table.game.rounds[0].proposals
-    assert proposal.timed_out and proposal.leader == leader
-    assert table.game.leader == (leader + 1) % 5
+    assert proposal.auto_team and proposal.leader == leader
+    assert table.game.phase is Phase.VOTING and table.game.leader == leader
     texts = group_texts(telegram, group.chat_id)
-    assert sum("did not propose a team in time" in text for text in texts) == 1
-    assert "did not propose a team in time" in plain_text(telegram.message(group.chat_id, board.message_id).text)
-    assert sum(1 for text in sent_to(telegram, group.chat_id) if "Rejected teams: 1/5" in text) == 1
+    assert sum("a team was drawn at random" in text for text in texts) == 1
+    assert "this team was drawn at random" in plain_text(telegram.message(group.chat_id, board.message_id).text)
     # The new worker goes on from there: its buttons work.
-    await propose(group, first_team(table))
+    await vote_all(group, True)
+    assert (await group.table()).game.phase is Phase.MISSION
 
 
 async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegram):
@@ -472,12 +522,17 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
 
     async def fire_both(when: float) -> None:
         before = await group.table()
-        expected = moves.on_clock(before, when, random.Random(0), telegram.bot_username).table
         results = await asyncio.gather(services[0].fire_due(when), services[1].fire_due(when))
         assert sorted(results) == [0, 1]
         after = await group.table()
-        assert after.game == expected.game
         assert after.game.version == before.game.version + 1
+        if before.game.phase is Phase.PROPOSING:
+            # The drawn team comes from the firing worker's random source: one draw, of the right size.
+            [drawn] = [p for p in after.game.rounds[-1].proposals if p.auto_team and p.votes is None]
+            assert len(drawn.team) == team_size(before)
+        else:
+            expected = moves.on_clock(before, when, random.Random(0), telegram.bot_username).table
+            assert after.game == expected.game
 
     # A vote deadline: one fill, one notice.
     table = await group.table()
@@ -491,18 +546,18 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
     assert notices == [f"⏰ Time is up. These votes were counted as 👍 Approve: {names(table, range(1, 5))}"]
     assert (await group.table()).game.rounds[0].proposals[0].votes == (False, True, True, True, True)
 
-    # A mission deadline, then five missed turns in a row, each fired by both workers at once.
+    # A mission deadline, then the rest of the game left to the clock, each deadline fired by both workers.
     now[0] += MISSION
     await fire_both(now[0])
     assert sum(text.startswith("⏰ Time is up. Cards not played") for text in group_texts(telegram, chat)) == 1
-    for missed in range(1, 6):
-        now[0] += PROPOSAL
-        await fire_both(now[0])
-        table = await group.table()
-        assert len(table.game.rounds[-1].proposals) == missed
+    for missed in range(1, 3):
+        for _ in range(3):  # the leader's, the vote's and the mission's deadline
+            now[0] = (await group.table()).deadline
+            await fire_both(now[0])
         texts = group_texts(telegram, chat)
-        assert sum("did not propose a team in time" in text for text in texts) == missed
-    assert table.game.is_over and table.game.end_reason is EndReason.FIVE_REJECTIONS
+        assert sum("a team was drawn at random" in text for text in texts) == missed
+    table = await group.table()
+    assert table.game.is_over and table.game.end_reason is EndReason.THREE_SUCCESSFUL_MISSIONS
     assert sum(text.startswith("🏁") for text in group_texts(telegram, chat)) == 1
     results = await asyncio.gather(services[0].fire_due(now[0] + 999), services[1].fire_due(now[0] + 999))
     assert results == [0, 0]

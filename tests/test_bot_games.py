@@ -7,9 +7,9 @@ import random
 
 import pytest
 
-from engine import EndReason, Side, Variants, parse_record
-from tests.bot_helpers import CleanTeams, RejectEverything, SpiesAlwaysFail, started
-from tgbot.offline.simulation import Policy, SimulatedGroup
+from engine import EndReason, Phase, Side, Variants, export_record, parse_record
+from tests.bot_helpers import CleanTeams, RejectEverything, SpiesAlwaysFail, press, propose, started, vote_all
+from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 
 
 async def play(make_bot, telegram, players, policy, variants=None, seed=1):
@@ -67,3 +67,62 @@ async def test_targeting_and_blind_spies_game(make_bot, telegram):
         role_text = next(t for t in group.transcript(table.players[seat].user_id) if "you are a spy" in t)
         assert "do not know the other spies" in role_text
         assert not any(table.name(s) in role_text for s in table.game.spies if s != seat)
+
+
+def mission_buttons(message) -> dict[int, str]:
+    """The mission buttons of a board: mission number -> callback data."""
+    return {
+        int(b["callback_data"].rsplit(":", 1)[1]): b["callback_data"]
+        for b in message.buttons()
+        if b.get("callback_data", "").startswith("m:")
+    }
+
+
+async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(make_bot, telegram):
+    group = await started(make_bot, telegram, players=7, seed=5, variants=Variants(targeting=True))
+    chat = group.chat_id
+    table = await group.table()
+    first_leader = table.game.leader
+    leader_user = table.players[first_leader].user_id
+
+    # The first leader is offered every mission but the fifth, picks mission 3 and changes to mission 2.
+    board = group.latest_with_button(chat, f"m:{group.game_id}:")
+    assert sorted(mission_buttons(board)) == [1, 2, 3, 4]
+    assert await press(group, leader_user, board, mission_buttons(board)[3]) is None  # no refusal
+    board = telegram.message(chat, board.message_id)
+    assert f"{table.name(first_leader)}, choose 3 players for mission 3." in plain_text(board.text)
+    assert sorted(mission_buttons(board)) == [1, 2, 4]  # the other missions stay on offer
+    await press(group, leader_user, board, mission_buttons(board)[2])
+    assert (await group.table()).draft_mission == 2
+    await propose(group, [0, 1, 2])
+    await vote_all(group, False)
+
+    # The round goes on with the next leader, who is asked for a mission again and picks mission 1.
+    table = await group.table()
+    second_leader = table.game.leader
+    assert second_leader == (first_leader + 1) % 7 and table.game.phase is Phase.PROPOSING
+    assert table.draft_mission is None and table.game.rounds[0].rejections == 1
+    board = group.latest_with_button(chat, f"m:{group.game_id}:")
+    assert f"{table.name(second_leader)}, choose which mission the team attempts." in plain_text(board.text)
+    assert sorted(mission_buttons(board)) == [1, 2, 3, 4]
+    await press(group, table.players[second_leader].user_id, board, mission_buttons(board)[1])
+    assert "choose 2 players for mission 1." in plain_text(telegram.message(chat, board.message_id).text)
+    team = sorted(s for s in range(7) if s not in table.game.spies)[:2]
+    await propose(group, team)
+    await vote_all(group, True)
+    for seat in team:
+        user = table.players[seat].user_id
+        await group.press(user, user, "c:", ":s")
+
+    # Mission 1 was played with the second proposal's team; its round kept both proposals.
+    table = await group.table()
+    [played] = table.game.played_rounds
+    assert played.mission == 1 and played.succeeded and played.team == tuple(team)
+    assert [p.mission for p in played.proposals] == [2, 1]
+    assert "Mission 1 succeeded ✅" in "\n".join(group.transcript(chat))
+    # The next leader may choose among the missions not yet played.
+    board = group.latest_with_button(chat, f"m:{group.game_id}:")
+    assert sorted(mission_buttons(board)) == [2, 3, 4]
+    # The exported record names each proposal's mission.
+    record = export_record(table.game, table.id)
+    assert [p["mission"] for p in record["missions"][0]["proposals"]] == [2, 1]

@@ -17,6 +17,7 @@ import pytest
 from babel.messages.pofile import read_po
 
 from engine import Phase
+from engine import rules as game_rules
 from tests.bot_helpers import button_data, command, lobby_message, press
 from tgbot.app import COMMANDS
 from tgbot.i18n import LOCALE_DIR
@@ -138,8 +139,15 @@ async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup
     now[0] = start + DEFAULTS.proposal_seconds
     assert await service.fire_due() == 1
     table = await group.table()
-    assert table.game.rounds[0].proposals[0].timed_out
+    assert table.game.rounds[0].proposals[0].auto_team
     await command(group, admin, "/status")
+
+    # The team drawn for the leader is voted on, and rejected.
+    now[0] += 10
+    for user in users[:5]:
+        await group.press(user, chat, "v:", ":r")
+    table = await group.table()
+    assert table.game.phase is Phase.PROPOSING and table.game.rounds[0].rejections == 1
 
     # A team is proposed (after a refusal of a wrong size); two vote, a reminder, the vote deadline.
     now[0] += 10
@@ -245,7 +253,9 @@ async def test_the_check_finds_english_in_an_english_game(make_bot, telegram):
     for expected in (
         ": a new game is open.",
         "⏰ Half the time is gone. Still waiting for:",
-        "did not propose a team in time: this counts as a rejected team (",
+        "did not propose in time: a team was drawn at random for mission",
+        "did not propose in time: this team was drawn at random.",
+        "spies · teams",
         "⏰ Time is up. These votes were counted as 👍 Approve:",
         "⏰ Time is up. Cards not played count as ✅ Success:",
         "ways to seat the spies are still possible.",
@@ -267,3 +277,95 @@ async def test_the_command_menu_is_registered_in_every_language(make_bot, telegr
     same = {name: description for name, description in translated.items() if description == english[name]}
     assert not same, f"descriptions left in English for {language}: {same}"
     assert all(translated.values())
+
+
+# What /rules must say in every language, in the rulebook's own words: the setup table (a row
+# checked literally), the first leader and the seat order, a tied vote, Targeting and deadlines.
+RULES_SAY = {
+    "en": (
+        "7 players: 3 spies · teams 2-3-3-4*-4",
+        "The first leader is drawn at random",
+        "passes clockwise",
+        "a tied vote rejects it",
+        "every leader chooses both the mission and the team",
+        "the fifth only after two successes",
+        "a team is drawn at random and everyone votes on it",
+        "counts as Success",
+    ),
+    "es": (
+        "7 jugadores: 3 espías · equipos 2-3-3-4*-4",
+        "El primer líder se elige al azar",
+        "en el sentido de las agujas del reloj",
+        "un empate es también un rechazo",
+        "cada líder elige la misión y también el equipo",
+        "la quinta solo después de dos éxitos",
+        "se sortea un equipo al azar y se vota",
+        "cuenta como Éxito",
+    ),
+    "ru": (
+        "7 игроков: 3 шпиона · команды 2-3-3-4*-4",
+        "Первый лидер выбирается случайно",
+        "по часовой стрелке",
+        "при равенстве голосов команда отклонена",
+        "каждый лидер выбирает и миссию, и команду",
+        "пятую — только после двух успехов",
+        "команда выбирается случайно и, как обычно, ставится на голосование",
+        "считается «Успехом»",
+    ),
+    "bg": (
+        "7 играчи: 3 шпиони · екипи 2-3-3-4*-4",
+        "Първият лидер се избира на случаен принцип",
+        "по часовниковата стрелка",
+        "при равенство екипът се отхвърля",
+        "всеки лидер избира и мисията, и екипа",
+        "петата — само след два успеха",
+        "се изтегля случаен екип, който се гласува",
+        "се брои за Успех",
+    ),
+    "eo": (
+        "7 ludantoj: 3 spionoj · taĉmentoj 2-3-3-4*-4",
+        "La unua gvidanto estas hazarde elektita",
+        "dekstrumen",
+        "egala rezulto signifas malakcepton",
+        "ĉiu gvidanto elektas kaj la mision kaj la taĉmenton",
+        "la kvina nur post du sukcesoj",
+        "taĉmento estas hazarde elektita kaj ĉiuj voĉdonas pri ĝi",
+        "kalkuliĝas kiel Sukceso",
+    ),
+}
+
+
+@pytest.mark.parametrize("language", list(RULES_SAY))
+async def test_rules_and_help_in_every_language(make_bot, telegram, language):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1, language=language)
+    user = group.user_ids[0]
+    rules_text = plain_text((await command(group, user, "/rules")).text)
+    for phrase in RULES_SAY[language]:
+        assert phrase in rules_text, phrase
+    # Every table size's row carries the engine's numbers.
+    lines = rules_text.splitlines()
+    for players in range(game_rules.MIN_PLAYERS, game_rules.MAX_PLAYERS + 1):
+        teams = "-".join(
+            f"{game_rules.team_size(players, m)}{'*' if game_rules.fails_required(players, m) == 2 else ''}"
+            for m in range(1, game_rules.MISSION_COUNT + 1)
+        )
+        [row] = [line for line in lines if line.startswith(f"{players} ")]
+        assert f": {game_rules.spy_count(players)} " in row and row.endswith(f" {teams}"), row
+
+    help_text = plain_text((await command(group, user, "/help")).text)
+    newgame = next(line for line in help_text.splitlines() if line.startswith("/newgame"))
+    assert "targeting" in newgame and "blind" in newgame
+    settings = next(line for line in help_text.splitlines() if line.startswith("/settings"))
+    # Who may use /settings: a group admin, or whoever opened the lobby (tgbot.service.may_configure).
+    for words in SETTINGS_ARE_FOR[language]:
+        assert words in settings, words
+
+
+SETTINGS_ARE_FOR = {
+    "en": ("a group admin", "whoever opened the lobby"),
+    "es": ("un administrador del grupo", "quien abrió la sala"),
+    "ru": ("админ группы", "тот, кто открыл набор"),
+    "bg": ("администратор на групата", "който е открил лобито"),
+    "eo": ("grupa administranto", "tiu, kiu malfermis la atendejon"),
+}

@@ -265,6 +265,28 @@ async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
     assert "Missions: ✅❌⬜⬜⬜" in status
 
 
+@pytest.mark.parametrize(
+    ("players", "setup"),
+    [
+        (5, "2 spies · teams 2-3-2-3-3"),
+        (7, "3 spies · teams 2-3-3-4*-4 (* needs two Fails)"),
+        (10, "4 spies · teams 3-4-4-5*-5 (* needs two Fails)"),
+    ],
+)
+async def test_start_message_and_status_show_the_public_setup(make_bot, telegram, players, setup):
+    """How many spies and each mission's team size are public, as the rulebook's chart is; who is a spy is not."""
+    group = await started(make_bot, telegram, players=players)
+    lobby = next(m for m in telegram.messages(group.chat_id) if m.from_bot)  # edited when the game started
+    start = plain_text(lobby.text)
+    assert start.startswith("🕵️ The Resistance: the game has started with")
+    assert start.endswith(f"Roles were sent in private.\n{setup}")
+    board = plain_text(group.latest_with_button(group.chat_id, "t:").text)
+    assert setup in board.splitlines()
+    status = await command_text(group, group.user_ids[1], "/status")
+    assert setup in status.splitlines()
+    assert status.splitlines()[0].startswith("Missions: ⬜⬜⬜⬜⬜")
+
+
 async def test_rules_help_and_command_menu(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=1)

@@ -128,6 +128,45 @@ async def test_stale_team_button_and_stale_vote_are_refused(make_bot, telegram):
     assert (await group.table()).game.pending_votes == (None,) * 5
 
 
+async def test_forged_mission_presses_are_refused_under_targeting(make_bot, telegram):
+    group = await started(make_bot, telegram, players=5, seed=3, variants=Variants(targeting=True))
+    chat = group.chat_id
+    policy = CleanTeams()
+    # Play until mission 1 has been played (a clean team always succeeds).
+    while not (await group.table()).game.played_rounds:
+        table = await group.table()
+        if table.game.phase is Phase.PROPOSING and table.draft_mission is None:
+            await group.press(table.players[table.game.leader].user_id, chat, "m:", ":1")
+        else:
+            await group.step(policy)
+    table = await group.table()
+    game = table.game
+    assert [r.mission for r in game.played_rounds] == [1] and game.phase is Phase.PROPOSING
+    leader = table.players[game.leader].user_id
+    board = group.latest_with_button(chat, f"m:{group.game_id}:")
+    offered = sorted(int(b["callback_data"].rsplit(":", 1)[1]) for b in board.buttons())
+    assert offered == [2, 3, 4]
+
+    before = await snapshot(group)
+    # The played mission and the fifth (locked until two successes) are refused by the rules;
+    # missions that do not exist are not even valid buttons.
+    refusals = {1: "That mission cannot be chosen now.", 5: "That mission cannot be chosen now."}
+    refusals |= {0: "This button is not valid.", 6: "This button is not valid."}
+    for mission, refusal in refusals.items():
+        answer = await forged(group, leader, chat, board.message_id, f"m:{group.game_id}:{game.version}:{mission}")
+        assert answer["text"] == refusal, mission
+    assert await snapshot(group) == before
+    assert (await group.table()).draft_mission is None
+
+    # Once the leader has picked mission 2, a forged press for the played mission changes nothing either.
+    await group.press(leader, chat, "m:", ":2")
+    before = await snapshot(group)
+    answer = await forged(group, leader, chat, board.message_id, f"m:{group.game_id}:{game.version}:1")
+    assert answer["text"] == "That mission cannot be chosen now."
+    assert await snapshot(group) == before
+    assert (await group.table()).draft_mission == 2
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -256,6 +295,8 @@ async def test_presses_on_a_finished_game_are_refused(make_bot, telegram):
 
 
 SPY_WORD = re.compile(r"\bsp(y|ies)\b", re.IGNORECASE)
+# The table's setup is public (the rulebook's chart): how many spies, never who.
+SETUP_LINE = re.compile(r"\d+ spies · teams [\d*-]+(?: \(\* needs two Fails\))?")
 CARD_DATA = re.compile(r"\bc:[0-9a-f]{10}:\d+:[sf]\b")
 VOTE_DATA = re.compile(r"\bv:[0-9a-f]{10}:\d+:\d+:[ar]\b")
 PRIVATE_PHRASES = (
@@ -309,7 +350,7 @@ async def test_secrets_stay_private(make_bot, telegram, caplog, players, variant
     reveals = 0
     for text in texts[:over]:
         lowered = text.lower()
-        assert not SPY_WORD.search(text.replace("Blind Spies", "")), text
+        assert not SPY_WORD.search(SETUP_LINE.sub("", text).replace("Blind Spies", "")), text
         assert not any(phrase in lowered for phrase in PRIVATE_PHRASES), text
         voted = VOTED.search(text)
         if voted:

@@ -353,7 +353,7 @@ class Fuzzer:
                 prefix = f"v:{table.id}:"
             else:
                 seat = game.leader
-                choosing = game.variants.targeting and game.current_round is None and table.draft_mission is None
+                choosing = game.variants.targeting and table.draft_mission is None
                 prefix = f"{'m' if choosing else 't'}:{table.id}:"
             chat, user = table.chat_id, table.players[seat].user_id
         message = next(
@@ -368,8 +368,7 @@ class Fuzzer:
             return None
         buttons = [b["callback_data"] for b in message.buttons() if b.get("callback_data", "").startswith(prefix)]
         if prefix.startswith("t"):
-            mission = game.current_round.mission if game.current_round else table.draft_mission
-            size = game_rules.team_size(game.players, mission or game.open_missions()[0])
+            size = game_rules.team_size(game.players, table.draft_mission or game.open_missions()[0])
             ready = len(table.draft_team) == size and self.rng.random() < 0.8
             if ready:
                 data = next(b for b in buttons if b.endswith(":ok"))

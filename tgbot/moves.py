@@ -18,15 +18,16 @@ from engine import (
     CastVote,
     Event,
     IllegalAction,
-    LeaderTimedOut,
     Phase,
     PlayCard,
     ProposeTeam,
     Reason,
+    TeamProposed,
     VotesFilled,
     VotesRevealed,
     VotesTimedOut,
     apply,
+    draw_team,
     new_game,
 )
 from engine import rules as game_rules
@@ -318,8 +319,10 @@ def pick_team_member(table: Table, user_id: int, press: TeamPress, lang: str, bo
 
 
 def pick_mission(table: Table, user_id: int, press: MissionPress, lang: str) -> Change:
+    """The leader picks (or changes) the mission of their proposal: any the engine says a
+    proposal may name now (under Targeting every leader may pick, after a rejection too)."""
     game = _leader_turn(table, user_id, press.version, lang)
-    if game.current_round is not None or press.mission not in game.open_missions():
+    if press.mission not in game.open_missions():
         raise refuse(lang, "That mission cannot be chosen now.")
     return _redraw(replace(table, draft_mission=press.mission))
 
@@ -341,12 +344,13 @@ def _redraw(table: Table) -> Change:
 
 
 def _propose(table: Table, game, lang: str, bot_username: str) -> Change:
-    mission = table.draft_mission if game.variants.targeting and game.current_round is None else None
+    # Under Targeting every proposal names its mission; the engine decides whether it may.
+    mission = table.draft_mission if game.variants.targeting else None
     try:
         after, events = apply(game, ProposeTeam(game.leader, table.draft_team, mission))
     except IllegalAction as refusal:
         if refusal.reason is Reason.WRONG_TEAM_SIZE:
-            number = game.current_round.mission if game.current_round else (mission or game.open_missions()[0])
+            number = mission or game.open_missions()[0]
             raise refuse(
                 lang, "Choose exactly %(size)d players.", size=game_rules.team_size(game.players, number)
             ) from None
@@ -394,7 +398,11 @@ def _step(table: Table, after_game, events: tuple[Event, ...], reply: Reply | No
     else:
         text, buttons = render.round_message(after)
         out.append(Edit(chat, old_key, text, buttons))
-    notices = [render.deadline_notice(after, event) for event in events if isinstance(event, VotesFilled | CardsFilled)]
+    notices = [
+        render.deadline_notice(after, event)
+        for event in events
+        if isinstance(event, VotesFilled | CardsFilled) or (isinstance(event, TeamProposed) and event.drawn)
+    ]
     out[:0] = [Send(chat, text) for text in notices if text]
     for event in events:
         if isinstance(event, VotesRevealed) and event.approved:
@@ -491,7 +499,9 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
         return Change(closed, [Edit(table.chat_id, "lobby", render.lobby_timed_out(table))])
     game = table.game
     if game.phase is Phase.PROPOSING:
-        action = LeaderTimedOut(table.draft_mission)
+        # The engine draws the team (with the clock's random source); the mission the leader
+        # had already picked under Targeting is kept.
+        action = draw_team(game, rng, preferred_mission=table.draft_mission)
     elif game.phase is Phase.VOTING:
         action = VotesTimedOut(table.settings.missing_vote_approves)
     else:

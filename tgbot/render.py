@@ -10,10 +10,10 @@ from html import escape
 
 from telegram.helpers import create_deep_linked_url
 
-from engine import CardsFilled, Phase, Side, VotesFilled, public_view, seat_view
+from engine import CardsFilled, Phase, Side, TeamProposed, VotesFilled, public_view, seat_view
 from engine import rules as game_rules
 from engine.record import GameRecord
-from engine.state import EndReason, MissionRound
+from engine.state import EndReason, MissionRound, Proposal
 from tgbot import callbacks
 from tgbot.callbacks import (
     CardPress,
@@ -124,10 +124,14 @@ def lobby_timed_out(table: Table) -> str:
 
 def lobby_started(table: Table) -> str:
     lang = table.language
-    return t(
-        lang,
-        "🕵️ <b>The Resistance</b>: the game has started with %(names)s. Roles were sent in private.",
-        names=names(table, range(len(table.players))),
+    return (
+        t(
+            lang,
+            "🕵️ <b>The Resistance</b>: the game has started with %(names)s. Roles were sent in private.",
+            names=names(table, range(len(table.players))),
+        )
+        + "\n"
+        + setup_line(table.game.players, lang)
     )
 
 
@@ -150,11 +154,41 @@ def key_of(round_index: int, proposal_number: int) -> str:
     return f"proposal:{round_index}:{proposal_number}"
 
 
+def team_sizes(players: int) -> str:
+    """Each mission's team size in order, a mission that needs two Fail cards marked *: "2-3-3-4*-4"."""
+    return "-".join(
+        f"{game_rules.team_size(players, m)}{'*' if game_rules.fails_required(players, m) > 1 else ''}"
+        for m in range(1, game_rules.MISSION_COUNT + 1)
+    )
+
+
+def setup_line(players: int, lang: str) -> str:
+    """The table's setup, which every player may know: how many spies, each mission's team size,
+    and which mission needs two Fail cards. The numbers are the engine's."""
+    spies = game_rules.spy_count(players)
+    teams = team_sizes(players)
+    if "*" in teams:
+        return tn(
+            lang,
+            "%(n)d spy · teams %(teams)s (* needs two Fails)",
+            "%(n)d spies · teams %(teams)s (* needs two Fails)",
+            spies,
+            teams=teams,
+        )
+    return tn(lang, "%(n)d spy · teams %(teams)s", "%(n)d spies · teams %(teams)s", spies, teams=teams)
+
+
 def header(table: Table, lang: str) -> str:
     view = public_view(table.game)
     leader = table.players[view.leader]
     mission = view.current_mission
-    lines = [t(lang, "Missions: %(track)s   Rejected teams: %(count)d/5", track=track(table), count=view.rejections)]
+    if view.phase is Phase.PROPOSING and view.variants.targeting:
+        # Under Targeting the leader names the mission anew, even after a rejection.
+        mission = table.draft_mission
+    lines = [
+        t(lang, "Missions: %(track)s   Rejected teams: %(count)d/5", track=track(table), count=view.rejections),
+        setup_line(view.players, lang),
+    ]
     if mission is not None:
         lines.append(
             t(
@@ -193,7 +227,7 @@ def _mission_choice(table: Table, lang: str) -> tuple[str, Keyboard]:
 
 def _team_choice(table: Table, lang: str) -> tuple[str, Keyboard]:
     game = table.game
-    mission = game.current_round.mission if game.current_round else table.draft_mission or game.open_missions()[0]
+    mission = table.draft_mission or game.open_missions()[0]
     size = game_rules.team_size(game.players, mission)
     leader = table.players[game.leader]
     ticked = set(table.draft_team)
@@ -215,7 +249,7 @@ def _team_choice(table: Table, lang: str) -> tuple[str, Keyboard]:
         for seat, player in enumerate(table.players)
     ]
     rows = [tuple(seat_buttons[i : i + 2]) for i in range(0, len(seat_buttons), 2)]
-    if game.variants.targeting and game.current_round is None:
+    if game.variants.targeting:
         other_missions = tuple(
             Button(
                 t(lang, "Mission %(mission)d (%(size)d)", mission=m, size=game_rules.team_size(game.players, m)),
@@ -242,6 +276,7 @@ def _voting(table: Table, lang: str) -> tuple[str, Keyboard]:
     round_index = len(view.rounds) - 1
     voted = view.voted_seats
     lines = [
+        *drawn_line(table, view.rounds[-1].proposals[-1], lang),
         t(lang, "Team: %(names)s", names=names(table, view.team)),
         t(lang, "Everyone votes: approve this team or reject it? Votes are shown when all are in."),
         t(
@@ -270,16 +305,10 @@ def _voting(table: Table, lang: str) -> tuple[str, Keyboard]:
 def proposal_outcome(table: Table, mission_round: MissionRound, number: int, lang: str) -> str:
     """The revealed votes of one proposal, and the mission's result if it was played."""
     proposal = mission_round.proposals[number - 1]
-    if proposal.timed_out:
-        return t(
-            lang,
-            "%(leader)s did not propose a team in time: this counts as a rejected team (%(count)d/5).",
-            leader=escape(table.name(proposal.leader)),
-            count=_rejections_up_to(mission_round, number),
-        )
     approvers = [s for s, v in enumerate(proposal.votes or ()) if v]
     rejecters = [s for s, v in enumerate(proposal.votes or ()) if not v]
     lines = [
+        *drawn_line(table, proposal, lang),
         t(lang, "Team: %(names)s", names=names(table, proposal.team)),
         t(lang, "👍 %(approvers)s", approvers=names(table, approvers) or "—"),
         t(lang, "👎 %(rejecters)s", rejecters=names(table, rejecters) or "—"),
@@ -299,6 +328,19 @@ def proposal_outcome(table: Table, mission_round: MissionRound, number: int, lan
             )
         )
     return "\n".join(lines)
+
+
+def drawn_line(table: Table, proposal: Proposal, lang: str) -> tuple[str, ...]:
+    """Says so when the team was drawn at random because its leader missed the deadline."""
+    if not proposal.auto_team:
+        return ()
+    return (
+        t(
+            lang,
+            "⏰ %(leader)s did not propose in time: this team was drawn at random.",
+            leader=escape(table.name(proposal.leader)),
+        ),
+    )
 
 
 def _rejections_up_to(mission_round: MissionRound, number: int) -> int:
@@ -342,7 +384,7 @@ def round_message(table: Table) -> tuple[str, Keyboard]:
     game = table.game
     head = header(table, lang)
     if game.phase is Phase.PROPOSING:
-        needs_mission = game.variants.targeting and game.current_round is None and table.draft_mission is None
+        needs_mission = game.variants.targeting and table.draft_mission is None
         body, buttons = _mission_choice(table, lang) if needs_mission else _team_choice(table, lang)
     elif game.phase is Phase.VOTING:
         body, buttons = _voting(table, lang)
@@ -488,10 +530,13 @@ def record_caption(table: Table, record: GameRecord) -> str:
 
 
 def help_text(lang: str) -> str:
+    # Who may use /settings and /language is `GameService.may_configure`: a group admin, or
+    # whoever opened the lobby while it is open.
     return t(
         lang,
         "<b>The Resistance</b>: commands\n"
-        "/newgame — open a game in this group\n"
+        "/newgame — open a game in this group; add targeting, blind or both for those variants "
+        "(/newgame targeting blind)\n"
         "/join — join the open game (or press Join)\n"
         "/leave — leave the game before it starts\n"
         "/startgame — start with 5 to 10 players (whoever opened the game, or an admin)\n"
@@ -499,10 +544,28 @@ def help_text(lang: str) -> str:
         "/cancel — end the lobby or the game (whoever opened it, or an admin)\n"
         "/record — the last finished game's record as a file\n"
         "/hints — in private: who could the spies be, and why\n"
-        "/settings — variants, deadlines, hints, language (admins)\n"
-        "/language — the language I speak in this group (admins)\n"
+        "/settings — variants, deadlines, hints, language (a group admin, or whoever opened the lobby "
+        "while it is open)\n"
+        "/language — the language I speak in this group (the same people as /settings)\n"
         "/rules — how to play",
     )
+
+
+def setup_table(lang: str) -> str:
+    """Spies and team sizes for every table size, from the engine's rule tables."""
+    rows = [t(lang, "Spies and team sizes for missions 1 to 5 (* the mission needs two Fail cards):")]
+    for players in range(game_rules.MIN_PLAYERS, game_rules.MAX_PLAYERS + 1):
+        rows.append(
+            tn(
+                lang,
+                "%(players)d players: %(n)d spy · teams %(teams)s",
+                "%(players)d players: %(n)d spies · teams %(teams)s",
+                game_rules.spy_count(players),
+                players=players,
+                teams=team_sizes(players),
+            )
+        )
+    return "\n".join(rows)
 
 
 def rules_text(lang: str) -> str:
@@ -510,19 +573,22 @@ def rules_text(lang: str) -> str:
         lang,
         "<b>The Resistance</b> in short\n"
         "Most players are the Resistance; a few are spies, who know each other. Nobody else knows who is who.\n"
-        "Each round the leader proposes a team for the next mission. Everyone votes: the team goes only if more "
-        "than half approve (a tie rejects). If five teams in a row are rejected for one mission, the spies win.\n"
+        "%(setup)s\n"
+        "Seats follow the order in which players joined. The first leader is drawn at random; after every "
+        "proposal the leader's role passes clockwise, to the next seat.\n"
+        "The leader proposes a team for the next mission. Everyone votes: the team goes only if more than half "
+        "approve; a tied vote rejects it. If five teams in a row are rejected for one mission, the spies win.\n"
         "On a mission each member secretly plays Success or Fail; the Resistance must play Success. One Fail "
-        "card sinks the mission (the 4th mission with 7 or more players needs two). Only the number of Fail "
-        "cards is shown.\n"
-        "Three successful missions win for the Resistance, three failed ones for the spies. The leader's role "
-        "passes to the next player after every proposal.\n"
-        "Variants: under Targeting the leader also picks which mission the team attempts (mission 5 only after "
-        "two successes); under Blind Spies the spies do not learn who the other spies are.\n"
-        "Deadlines (see /settings): a leader who does not propose in time loses the turn, which counts as a "
-        "rejected team; missing votes count as the group's setting says (Approve unless changed), and the group "
-        "is told whose; a card not played in time counts as Success. A lobby that has not reached 5 players in "
-        "time closes; one that has starts by itself.",
+        "card sinks a mission; the one marked * needs two. Only the number of Fail cards is shown.\n"
+        "Three successful missions win for the Resistance, three failed ones for the spies.\n"
+        "Targeting (/newgame targeting): every leader chooses both the mission and the team. Each mission is "
+        "attempted only once (a rejected team does not use it up), and the fifth only after two successes.\n"
+        "Blind Spies (/newgame blind): the spies do not learn who the other spies are.\n"
+        "Deadlines (see /settings): if the leader does not propose in time, a team is drawn at random and "
+        "everyone votes on it as usual; missing votes count as the group's setting says (Approve unless "
+        "changed), and the group is told whose; a card not played in time counts as Success. A lobby that has "
+        "not reached 5 players in time closes; one that has starts by itself.",
+        setup=setup_table(lang),
     )
 
 
@@ -558,6 +624,15 @@ def reminder(table: Table) -> str:
 
 def deadline_notice(table: Table, event) -> str:
     lang = table.language
+    if isinstance(event, TeamProposed) and event.drawn:
+        return t(
+            lang,
+            "⏰ %(leader)s did not propose in time: a team was drawn at random for mission %(mission)d: "
+            "%(names)s. Vote on it.",
+            leader=escape(table.name(event.leader)),
+            mission=event.mission,
+            names=names(table, event.team),
+        )
     if isinstance(event, VotesFilled):
         if not event.seats:
             return ""

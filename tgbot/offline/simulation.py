@@ -139,13 +139,12 @@ class SimulatedGroup:
         if game.phase is Phase.PROPOSING:
             leader = game.leader
             user = table.players[leader].user_id
-            if game.variants.targeting and game.current_round is None and table.draft_mission is None:
+            # Under Targeting every leader picks the mission first, as the board asks.
+            if game.variants.targeting and table.draft_mission is None:
                 mission = policy.choose_mission(table, leader, game.open_missions())
                 await self.press(user, self.chat_id, "m:", f":{mission}")
                 return True
-            mission = (
-                game.current_round.mission if game.current_round else (table.draft_mission or game.open_missions()[0])
-            )
+            mission = table.draft_mission or game.open_missions()[0]
             wanted = set(policy.choose_team(table, leader, game_rules.team_size(game.players, mission)))
             for seat in sorted(wanted ^ set(table.draft_team)):
                 await self.press(user, self.chat_id, "t:", f":{seat}")
