@@ -139,6 +139,10 @@ def lobby_closed(table: Table) -> str:
     return t(table.language, "🕵️ This lobby was cancelled.")
 
 
+def damaged_game(lang: str) -> str:
+    return t(lang, "⚠️ This game's saved state is damaged, so the game was ended. Start a new one with /newgame.")
+
+
 # ---------------------------------------------------------------- the round message
 
 

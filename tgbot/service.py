@@ -20,12 +20,12 @@ from engine import Variants, export_record
 from tgbot import moves, render
 from tgbot.callbacks import CancelPress, CardPress, MissionPress, Press, TeamPress, VotePress
 from tgbot.hints import hints_text
-from tgbot.i18n import N_, t
+from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import Change, Refused, Reply
 from tgbot.outbox import DeliveryPostponed, Outbox, drain_quietly
-from tgbot.outgoing import Document, Keyboard
+from tgbot.outgoing import Document, Keyboard, Send
 from tgbot.settings import GroupSettings
-from tgbot.store import ChatBusy, GameGone, Store
+from tgbot.store import ChatBusy, DamagedGame, GameGone, Store, damaged_key
 from tgbot.table import Player, Stage, Table
 
 log = logging.getLogger(__name__)
@@ -100,15 +100,21 @@ class GameService:
         change = moves.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
         try:
             await self.store.create(moves.rescheduled(change, self.clock()))
-        except ChatBusy:
-            return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
+        except ChatBusy as busy:
+            # The group's game may be one whose stored state is damaged: ending it frees the group.
+            if await self._load(busy.game_id, chat_id) is not None or await self.store.game_of_chat(chat_id):
+                return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
+            try:
+                await self.store.create(moves.rescheduled(change, self.clock()))
+            except ChatBusy:
+                return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
         log.info("game %s: lobby opened", game_id)
         await drain_quietly(self.outbox, game_id)
         return None
 
     async def rematch(self, game_id: str, user_id: int, chat_id: int | None, lang: str) -> Reply:
         """Play again: a new lobby in the same group with the same players already seated."""
-        finished = await self.store.load(game_id)
+        finished = await self._load(game_id)
         if finished is not None and finished.chat_id != chat_id:
             return Reply(t(lang, "This button is not valid here."))
         if finished is None or finished.stage is not Stage.OVER:
@@ -126,7 +132,9 @@ class GameService:
         game_id = await self.store.game_of_chat(chat_id)
         if game_id is None:
             return Reply(t(lang, "No game is open here."))
-        return await self._in_game(game_id, lang, lambda table: moves.leave(table, user_id, lang, self.bot_username))
+        return await self._in_game(
+            game_id, lang, lambda table: moves.leave(table, user_id, lang, self.bot_username), chat_id=chat_id
+        )
 
     async def start_game(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> Reply:
         game_id = await self.store.game_of_chat(chat_id)
@@ -138,10 +146,11 @@ class GameService:
             game_id,
             lang,
             lambda table: moves.start_game(table, user_id, is_admin, lang, random.Random(seed), self.bot_username),
+            chat_id=chat_id,
         )
 
     async def ask_cancel(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> Reply:
-        table = await self.store.table_of_chat(chat_id)
+        table = await self._table_of_chat(chat_id)
         if table is None:
             return Reply(t(lang, "There is no game to cancel."))
         try:
@@ -165,7 +174,7 @@ class GameService:
         """
         is_admin = False
         if isinstance(press, CancelPress):
-            table = await self.store.load(press.game_id)
+            table = await self._load(press.game_id)
             is_admin = table is not None and await is_admin_in(table.chat_id)
 
         def mutate(table: Table) -> Change:
@@ -182,12 +191,21 @@ class GameService:
                 return moves.cancel(table, user_id, is_admin, press, lang)
             raise TypeError(type(press).__name__)
 
-        return await self._in_game(press.game_id, lang, mutate, gone=N_("This button belongs to a game that is over."))
+        return await self._in_game(
+            press.game_id, lang, mutate, gone=N_("This button belongs to a game that is over."), chat_id=chat_id
+        )
 
-    async def _in_game(self, game_id: str, lang: str, mutate, gone: str = N_("This game is over.")) -> Reply:
+    async def _in_game(
+        self, game_id: str, lang: str, mutate, gone: str = N_("This game is over."), chat_id: int | None = None
+    ) -> Reply:
+        """Apply `mutate` to the game; `chat_id` is where the request came from, if known (a game
+        whose stored state is damaged is ended, and that chat told if it is the game's group)."""
         try:
             return await self._apply(game_id, mutate)
         except GameGone:
+            return Reply(t(lang, gone))
+        except DamagedGame as damage:
+            await self._end_damaged(damage, chat_id)
             return Reply(t(lang, gone))
 
     # ---------------------------------------------------------------- the clock
@@ -223,11 +241,47 @@ class GameService:
         except GameGone:
             await self.store.forget_deadline(game_id)
             return 0
+        except DamagedGame as damage:
+            return int(await self._end_damaged(damage))
         if not change.outgoing:
             return 0
         log.info("game %s: clock fired", game_id)
         await drain_quietly(self.outbox, game_id)
         return 1
+
+    # ---------------------------------------------------------------- damaged games
+
+    async def _end_damaged(self, damage: DamagedGame, chat_id: int | None = None) -> bool:
+        """End a game whose stored state cannot be read back, and tell its group once.
+
+        Only this game stops: the group may open a new one at once, and every other game goes
+        on. The log names the game and the kind of damage, never the document (it holds the
+        roles). True if this call ended it (another worker may have got there first).
+        """
+        ended = await self.store.end_damaged(damage.game_id, _damaged_notice, chat_id)
+        if ended is None:
+            return False
+        log.error(
+            "game %s: its stored state cannot be read back (%s); the game was ended and its document set aside as %s",
+            damage.game_id,
+            damage.kind,
+            damaged_key(damage.game_id),
+        )
+        if ended.told_chat_id is not None:
+            await drain_quietly(self.outbox, damage.game_id)
+        return True
+
+    async def _load(self, game_id: str, chat_id: int | None = None) -> Table | None:
+        """The stored table; None if there is none, or if it was damaged (and has now been ended)."""
+        try:
+            return await self.store.load(game_id)
+        except DamagedGame as damage:
+            await self._end_damaged(damage, chat_id)
+            return None
+
+    async def _table_of_chat(self, chat_id: int) -> Table | None:
+        game_id = await self.store.game_of_chat(chat_id)
+        return None if game_id is None else await self._load(game_id, chat_id)
 
     # ---------------------------------------------------------------- group settings
 
@@ -235,7 +289,7 @@ class GameService:
         """Group admins may change the settings, and so may whoever opened the group's open lobby."""
         if is_admin:
             return True
-        table = await self.store.table_of_chat(chat_id)
+        table = await self._table_of_chat(chat_id)
         return table is not None and table.stage is Stage.LOBBY and table.creator_id == user_id
 
     async def change_settings(
@@ -244,7 +298,7 @@ class GameService:
         """Change the group's settings between games; an open lobby follows them."""
         if not await self.may_configure(chat_id, user_id, is_admin):
             return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
-        table = await self.store.table_of_chat(chat_id)
+        table = await self._table_of_chat(chat_id)
         if table is not None and table.stage is Stage.PLAYING:
             return None, Reply(t(lang, "Settings can be changed between games."))
         _, settings = await self.store.update_settings(chat_id, change)
@@ -271,9 +325,9 @@ class GameService:
     async def hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard]:
         """Hints for one of the player's running games (a choice of game when there are several)."""
         if game_id is not None:
-            tables = [await self.store.load(game_id)]
+            tables = [await self._load(game_id)]
         else:
-            tables = [await self.store.load(g) for g in await self.store.games_of_user(user_id)]
+            tables = [await self._load(g) for g in await self.store.games_of_user(user_id)]
         playing = [
             t_ for t_ in tables if t_ is not None and t_.stage is Stage.PLAYING and t_.seat_of(user_id) is not None
         ]
@@ -290,7 +344,7 @@ class GameService:
 
     async def joinable(self, chat_id: int, lang: str) -> tuple[str | None, Reply | None]:
         """The group's open lobby, or why there is none to join."""
-        table = await self.store.table_of_chat(chat_id)
+        table = await self._table_of_chat(chat_id)
         if table is None:
             return None, Reply(t(lang, "No game is open here. Start one with /newgame."))
         try:
@@ -307,6 +361,10 @@ class GameService:
         try:
             await self.store.update(game_id, lambda table: moves.repost_board(table, self.bot_username))
         except GameGone:
+            return t(lang, "No game is running here. Start one with /newgame.")
+        except DamagedGame as damage:
+            if await self._end_damaged(damage, chat_id):
+                return None  # the group was just told
             return t(lang, "No game is running here. Start one with /newgame.")
         await drain_quietly(self.outbox, game_id)
         return None
@@ -327,7 +385,7 @@ class GameService:
         """Send a player who just opened the private chat what their games expect of them."""
         sent = 0
         for game_id in await self.store.games_of_user(user_id):
-            table = await self.store.load(game_id)
+            table = await self._load(game_id)
             if table is None:
                 continue
             items = moves.pending_private(table, user_id, self.bot_username)
@@ -338,3 +396,7 @@ class GameService:
                     log.info("game %s: a reminder in private could not be sent now", game_id)
             sent += len(items)
         return sent
+
+
+def _damaged_notice(chat_id: int, language: str | None) -> list[Send]:
+    return [Send(chat_id, render.damaged_game(language or DEFAULT_LANGUAGE))]

@@ -10,6 +10,7 @@ Keys (prefix `rb:`):
   game:{id}            the table document (JSON)
   game:{id}:outbox     list of outgoing messages, oldest first
   game:{id}:messages   hash: message key -> "chat_id:message_id" of messages already sent
+  game:{id}:damaged    a game document that could not be read back, set aside for a look
   chat:{chat_id}:game  the id of the group's open lobby or running game
   chat:{chat_id}:record  the last finished game's record (resistance-record/1 JSON)
   user:{user_id}:games set of ids of the active games the user sits in
@@ -21,13 +22,14 @@ Keys (prefix `rb:`):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
 from tgbot import outgoing
 from tgbot.moves import Change
 from tgbot.settings import GroupSettings
-from tgbot.table import Table
+from tgbot.table import Table, salvage
 
 PREFIX = "rb:"
 # A finished game stays long enough for late presses to be told it is over, then goes.
@@ -44,6 +46,10 @@ def outbox_key(game_id: str) -> str:
 
 def messages_key(game_id: str) -> str:
     return f"{PREFIX}game:{game_id}:messages"
+
+
+def damaged_key(game_id: str) -> str:
+    return f"{PREFIX}game:{game_id}:damaged"
 
 
 def chat_key(chat_id: int) -> str:
@@ -80,6 +86,32 @@ class GameGone(Exception):
     """The game named by a press or a lookup is not stored (any more)."""
 
 
+class DamagedGame(Exception):
+    """The game's stored document cannot be read back as a table (`Table.from_json` refused it).
+
+    Carries the game id and the kind of damage only, never the document: it holds the roles.
+    """
+
+    def __init__(self, game_id: str, cause: Exception) -> None:
+        super().__init__(game_id)
+        self.game_id = game_id
+        self.kind = type(cause).__name__
+
+
+def _read(game_id: str, raw: str | bytes) -> Table:
+    try:
+        return Table.from_json(raw)
+    except ValueError as exc:  # StateFormatError and TableFormatError are ValueErrors
+        raise DamagedGame(game_id, exc) from None
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A damaged game taken out of play: the group that was told, if it was the group's open or running game."""
+
+    told_chat_id: int | None
+
+
 class Store:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
@@ -87,13 +119,15 @@ class Store:
     # ---------------------------------------------------------------- reading
 
     async def load(self, game_id: str) -> Table | None:
+        """The stored table, None if there is none; `DamagedGame` if it cannot be read back."""
         raw = await self.redis.get(game_key(game_id))
-        return None if raw is None else Table.from_json(raw)
+        return None if raw is None else _read(game_id, raw)
 
     async def game_of_chat(self, chat_id: int) -> str | None:
         return await self.redis.get(chat_key(chat_id))
 
     async def table_of_chat(self, chat_id: int) -> Table | None:
+        """The group's open or running table; `DamagedGame` if it cannot be read back."""
         game_id = await self.game_of_chat(chat_id)
         return None if game_id is None else await self.load(game_id)
 
@@ -130,7 +164,8 @@ class Store:
 
         `mutate` may run more than once (when another writer wins the race) and must be
         pure; a `Refused` it raises leaves everything as it was. `record`, given the new
-        table, may return a finished game's record to keep for the group.
+        table, may return a finished game's record to keep for the group. A stored table
+        that cannot be read back raises `DamagedGame` and is left as it is.
         """
         key = game_key(game_id)
 
@@ -138,7 +173,7 @@ class Store:
             raw = await pipe.get(key)
             if raw is None:
                 raise GameGone(game_id)
-            before = Table.from_json(raw)
+            before = _read(game_id, raw)
             change = mutate(before)
             after = change.table
             pipe.multi()
@@ -157,6 +192,75 @@ class Store:
             return change
 
         return await self.redis.transaction(write, key, value_from_callable=True)
+
+    async def end_damaged(
+        self,
+        game_id: str,
+        notice: Callable[[int, str | None], list[outgoing.Outgoing]],
+        chat_id: int | None = None,
+    ) -> Ended | None:
+        """Take a game whose document cannot be read back out of play, atomically.
+
+        The document is set aside (not deleted, so it can be looked at), the game leaves the
+        clock and its players' and group's lookups, and if it was the group's open or running
+        game the group gets `notice(chat, language)` through the game's outbox. `chat_id` is
+        where the request came from, if known: the group, when the document cannot say. Returns
+        None when there was nothing to end: another worker ended it first, or it reads again.
+        """
+        key = game_key(game_id)
+
+        async def write(pipe) -> Ended | None:
+            raw = await pipe.get(key)
+            if raw is None:
+                return None
+            try:
+                Table.from_json(raw)
+            except ValueError:
+                pass
+            else:
+                return None
+            salvaged = salvage(raw)
+            group = salvaged.chat_id
+            if group is None and chat_id is not None and await self.game_of_chat(chat_id) == game_id:
+                group = chat_id
+            if group is None:
+                # A rare path (a document too broken to name its group): look the group up.
+                group = await self._chat_of_game(game_id)
+            # Likewise for its players (a lobby may have none; the lookup then finds none).
+            user_keys = [user_key(u) for u in salvaged.user_ids] or await self._user_keys_of_game(game_id)
+            running = False
+            language = salvaged.language
+            if group is not None:
+                await pipe.watch(chat_key(group))
+                running = await pipe.get(chat_key(group)) == game_id
+                language = language or (await self.settings(group)).language
+            pipe.multi()
+            pipe.set(damaged_key(game_id), raw, ex=FINISHED_GAME_SECONDS)
+            pipe.delete(key)
+            pipe.zrem(DEADLINES_KEY, game_id)
+            for players_games in user_keys:
+                pipe.srem(players_games, game_id)
+            for kept in (outbox_key(game_id), messages_key(game_id)):
+                pipe.expire(kept, FINISHED_GAME_SECONDS)
+            if running:
+                pipe.delete(chat_key(group))
+                self._queue(pipe, game_id, notice(group, language))
+            return Ended(group if running else None)
+
+        return await self.redis.transaction(write, key, value_from_callable=True)
+
+    async def _user_keys_of_game(self, game_id: str) -> list[str]:
+        return [
+            key
+            async for key in self.redis.scan_iter(match=f"{PREFIX}user:*:games", count=1000)
+            if await self.redis.sismember(key, game_id)
+        ]
+
+    async def _chat_of_game(self, game_id: str) -> int | None:
+        async for key in self.redis.scan_iter(match=f"{PREFIX}chat:*:game", count=1000):
+            if await self.redis.get(key) == game_id:
+                return int(key[len(PREFIX) :].split(":")[1])
+        return None
 
     @staticmethod
     def _queue(pipe, game_id: str, items: Iterable[outgoing.Outgoing]) -> None:

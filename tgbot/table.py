@@ -12,11 +12,19 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from engine import GameState, Variants, state_from_dict, state_to_dict
-from tgbot.i18n import DEFAULT_LANGUAGE
+from engine import GameState, StateFormatError, Variants, state_from_dict, state_to_dict
+from engine import rules as game_rules
+from tgbot.i18n import DEFAULT_LANGUAGE, supported
 from tgbot.settings import GroupSettings
 
 DOCUMENT_SCHEMA = 1
+
+
+class TableFormatError(ValueError):
+    """A stored table document that cannot be read back as a table the bot could have written.
+
+    Its message names what is wrong, never the document's contents (which hold the roles).
+    """
 
 
 class Stage(StrEnum):
@@ -108,21 +116,102 @@ class Table:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Table:
-        data = json.loads(text)
-        if data.get("schema") != DOCUMENT_SCHEMA:
-            raise ValueError(f"unsupported table document schema {data.get('schema')!r}")
-        return cls(
-            id=data["id"],
-            chat_id=data["chat_id"],
-            chat_title=data["chat_title"],
-            creator_id=data["creator_id"],
-            players=tuple(Player(user_id, name, language) for user_id, name, language in data["players"]),
-            stage=Stage(data["stage"]),
-            settings=GroupSettings.from_json(json.dumps(data["settings"])),
-            game=None if data["game"] is None else state_from_dict(data["game"]),
-            draft_team=tuple(data["draft_team"]),
-            draft_mission=data["draft_mission"],
-            deadline=data["deadline"],
-            reminder_at=data["reminder_at"],
-            step=data["step"],
+        """The stored table, or `TableFormatError` / `engine.StateFormatError` (both `ValueError`s)
+        when the document is damaged: no play may go on from a table the bot could not have written."""
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict) or data.get("schema") != DOCUMENT_SCHEMA:
+                raise TableFormatError("not a table document of a schema this version reads")
+            table = cls(
+                id=data["id"],
+                chat_id=data["chat_id"],
+                chat_title=data["chat_title"],
+                creator_id=data["creator_id"],
+                players=tuple(Player(user_id, name, language) for user_id, name, language in data["players"]),
+                stage=Stage(data["stage"]),
+                settings=GroupSettings.from_json(json.dumps(data["settings"])),
+                game=None if data["game"] is None else state_from_dict(data["game"]),
+                draft_team=tuple(data["draft_team"]),
+                draft_mission=data["draft_mission"],
+                deadline=data["deadline"],
+                reminder_at=data["reminder_at"],
+                step=data["step"],
+            )
+        except (StateFormatError, TableFormatError):
+            raise
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # The type only: a message of these may quote the document.
+            raise TableFormatError(f"malformed table document ({type(exc).__name__})") from None
+        table._check()
+        return table
+
+    def _check(self) -> None:
+        """Refuse what the bot never writes: a table whose parts disagree."""
+
+        def require(condition: bool, problem: str) -> None:
+            if not condition:
+                raise TableFormatError(problem)
+
+        require(isinstance(self.id, str) and bool(self.id), "id: not a game id")
+        require(_is_int(self.chat_id) and _is_int(self.creator_id), "chat_id, creator_id: not ids")
+        require(isinstance(self.chat_title, str) and isinstance(self.step, str), "chat_title, step: not text")
+        require(len(self.players) <= game_rules.MAX_PLAYERS, "players: more than a table seats")
+        require(
+            all(_is_int(p.user_id) and isinstance(p.name, str) for p in self.players)
+            and len({p.user_id for p in self.players}) == len(self.players),
+            "players: each seat is one user, once",
         )
+        for when in (self.deadline, self.reminder_at):
+            require(when is None or (isinstance(when, int | float) and not isinstance(when, bool)), "deadline: a time")
+        game = self.game
+        if self.stage is Stage.LOBBY:
+            require(game is None, "stage: a lobby has no game yet")
+        elif self.stage in (Stage.PLAYING, Stage.OVER):
+            require(game is not None and game.players == len(self.players), "game: one seat per player")
+            require(game.is_over == (self.stage is Stage.OVER), "stage: disagrees with the game")
+        seats = len(self.players)
+        require(
+            all(_is_int(s) and 0 <= s < seats for s in self.draft_team)
+            and len(set(self.draft_team)) == len(self.draft_team),
+            "draft_team: seats at the table, once each",
+        )
+        require(
+            self.draft_mission is None
+            or (_is_int(self.draft_mission) and 1 <= self.draft_mission <= game_rules.MISSION_COUNT),
+            "draft_mission: not a mission",
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Salvaged:
+    """What can still be read from a damaged document: enough to tell its group, never its roles."""
+
+    chat_id: int | None
+    language: str | None
+    user_ids: tuple[int, ...]
+
+
+def salvage(text: str | bytes) -> Salvaged:
+    """Read what may be read of a damaged document, leaving out whatever is not as the bot writes it."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return Salvaged(None, None, ())
+    chat_id = data.get("chat_id")
+    settings = data.get("settings")
+    language = settings.get("language") if isinstance(settings, dict) else None
+    players = data.get("players")
+    user_ids = (
+        tuple(p[0] for p in players if isinstance(p, list) and p and _is_int(p[0])) if isinstance(players, list) else ()
+    )
+    return Salvaged(
+        chat_id=chat_id if _is_int(chat_id) else None,
+        language=supported(language) if isinstance(language, str) else None,
+        user_ids=user_ids,
+    )
