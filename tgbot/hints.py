@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from deduction.analysis import deduce
+from deduction.analysis import Deduction, deduce
 from deduction.knowledge import Viewer
 from deduction.reasons import explain
-from engine import record_of, seat_view
+from engine import GameRecord, record_of, seat_view
 from engine.state import Role
 from tgbot import render
 from tgbot.table import Table
@@ -13,13 +13,22 @@ from tgbot.table import Table
 MAX_REASONS_SHOWN = 3
 
 
-def hints_text(table: Table, seat: int) -> str:
-    """What `seat` may be told. A Resistance member sees the others through their own eyes; a spy,
-    who knows everything already, sees how the Resistance sees the table (the public record alone)."""
+def hint_deduction(table: Table, seat: int) -> tuple[GameRecord, Deduction, bool]:
+    """The public record now, the deduction `seat` may be shown, and whether it is a spy's view.
+
+    A Resistance member sees the others through their own eyes; a spy, who knows everything
+    already, sees how the Resistance sees the table (the public record alone). The record is
+    the one /record exports once the game is over, cut to this moment, so the same numbers
+    come from `python -m deduction batch` on it.
+    """
     record = record_of(table.game, table.id).without_outcome()
-    view = seat_view(table.game, seat)
-    spy_view = view.role is Role.SPY
+    spy_view = seat_view(table.game, seat).role is Role.SPY
     viewer = Viewer.outsider() if spy_view else Viewer.resistance(seat)
-    deduction = deduce(record, viewer)
+    return record, deduce(record, viewer), spy_view
+
+
+def hints_text(table: Table, seat: int) -> str:
+    """What `seat` may be told."""
+    record, deduction, spy_view = hint_deduction(table, seat)
     reasons = explain(record, deduction, limit=MAX_REASONS_SHOWN)
     return render.hints(table, seat, deduction.spy_probability, deduction.possible, reasons, spy_view)
