@@ -95,7 +95,10 @@ async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(m
     await press(group, leader_user, board, mission_buttons(board)[2])
     assert (await group.table()).draft_mission == 2
     await propose(group, [0, 1, 2])
+    first_board = group.latest_with_button(chat, f"v:{group.game_id}:")
     await vote_all(group, False)
+    # The rejected proposal's message keeps the mission it named.
+    assert plain_text(telegram.message(chat, first_board.message_id).text).startswith("Mission 2 · proposal 1")
 
     # The round goes on with the next leader, who is asked for a mission again and picks mission 1.
     table = await group.table()
@@ -119,6 +122,7 @@ async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(m
     [played] = table.game.played_rounds
     assert played.mission == 1 and played.succeeded and played.team == tuple(team)
     assert [p.mission for p in played.proposals] == [2, 1]
+    assert plain_text(telegram.message(chat, first_board.message_id).text).startswith("Mission 2 · proposal 1")
     assert "Mission 1 succeeded ✅" in "\n".join(group.transcript(chat))
     # The next leader may choose among the missions not yet played.
     board = group.latest_with_button(chat, f"m:{group.game_id}:")

@@ -401,12 +401,13 @@ def closed_proposal(table: Table, round_index: int, proposal_number: int) -> str
     """The final form of a proposal's message once play has moved past it."""
     lang = table.language
     mission_round = table.game.rounds[round_index]
+    proposal = mission_round.proposals[proposal_number - 1]
     title = t(
         lang,
         "<b>Mission %(mission)d</b> · proposal %(number)d · leader %(leader)s",
-        mission=mission_round.mission,
+        mission=proposal.mission,  # under Targeting each proposal of a round names its own
         number=proposal_number,
-        leader=escape(table.name(mission_round.proposals[proposal_number - 1].leader)),
+        leader=escape(table.name(proposal.leader)),
     )
     return f"{title}\n{proposal_outcome(table, mission_round, proposal_number, lang)}"
 
