@@ -12,8 +12,10 @@ from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, 
 from telegram.request import BaseRequest
 
 from tgbot import handlers
+from tgbot.buttons import kind_of
 from tgbot.config import Settings
-from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, t
+from tgbot.context import CONTEXT_TYPES
+from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, supported, t
 from tgbot.outbox import Outbox
 from tgbot.ratelimit import RedisRateLimiter
 from tgbot.service import GameService
@@ -86,7 +88,11 @@ async def _on_error(update: object, context) -> None:
 
 
 async def _say_unavailable(update: Update) -> None:
-    text = t(handlers.language_of(update.effective_user), "The game is temporarily unavailable. Try again in a moment.")
+    user = update.effective_user
+    text = t(
+        supported(user.language_code if user else None) or DEFAULT_LANGUAGE,
+        "The game is temporarily unavailable. Try again in a moment.",
+    )
     try:
         if update.callback_query is not None:
             await update.callback_query.answer(text, show_alert=True)
@@ -107,7 +113,13 @@ def build_application(
 ) -> Application:
     """`rate_limited=False` is for a local fake Bot API, which has no flood limits to respect;
     `clock_seconds=0` leaves firing deadlines to the caller (tests drive the clock themselves)."""
-    builder = ApplicationBuilder().token(settings.token).concurrent_updates(True).post_init(prepare)
+    builder = (
+        ApplicationBuilder()
+        .token(settings.token)
+        .context_types(CONTEXT_TYPES)
+        .concurrent_updates(True)
+        .post_init(prepare)
+    )
     if rate_limited:
         builder = builder.rate_limiter(RedisRateLimiter(redis))
     if settings.api_base_url:
@@ -135,6 +147,8 @@ def build_application(
     }
     for name, callback in commands.items():
         application.add_handler(CommandHandler(name, callback))
-    application.add_handler(CallbackQueryHandler(handlers.button))
+    for press, callback in handlers.BUTTON_HANDLERS.items():
+        application.add_handler(CallbackQueryHandler(callback, pattern=kind_of(press).pattern))
+    application.add_handler(CallbackQueryHandler(handlers.invalid_button))
     application.add_error_handler(_on_error)
     return application

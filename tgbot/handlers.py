@@ -11,30 +11,47 @@ from html import unescape
 from telegram import Chat, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
 from telegram.error import BadRequest, Forbidden, TelegramError
-from telegram.ext import ContextTypes
 
 from engine import Variants
-from tgbot import render
-from tgbot.callbacks import BadCallback, HintsPress, LanguagePress, RematchPress, SettingsPress, decode
-from tgbot.i18n import DEFAULT_LANGUAGE, supported, t
+from tgbot.buttons import (
+    CancelPress,
+    CardPress,
+    HintsPress,
+    LanguagePress,
+    MissionPress,
+    RematchPress,
+    SettingsPress,
+    TeamPress,
+    VotePress,
+    WaitingPress,
+    kind_of,
+)
+from tgbot.context import BotContext
+from tgbot.i18n import supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
+from tgbot.render import common, menus
+from tgbot.render.common import JOIN_PREFIX
 from tgbot.service import NOT_ALLOWED_TO_CONFIGURE, GameService
 from tgbot.settings import GroupSettings
 from tgbot.table import Player
 
 log = logging.getLogger(__name__)
 
-JOIN_PREFIX = "join_"
 HTML_TAG = re.compile(r"<[^>]+>")
 
 
-def service_of(context: ContextTypes.DEFAULT_TYPE) -> GameService:
-    return context.application.bot_data["service"]
-
-
-def language_of(user: User | None) -> str:
-    return supported(user.language_code if user else None) or DEFAULT_LANGUAGE
+async def language_of(update: Update, context: BotContext, game_id: str | None = None) -> str:
+    """The language to answer in: the user's own if the bot speaks it, else their game's or group's."""
+    user = update.effective_user
+    own = supported(user.language_code if user else None)
+    if own is not None:
+        return own
+    chat = update.effective_chat
+    group_id = chat.id if in_group(chat) else None
+    return await context.service.fallback_language(
+        group_id=group_id, game_id=game_id, user_id=user.id if user else None
+    )
 
 
 def player_of(user: User) -> Player:
@@ -45,7 +62,7 @@ def in_group(chat: Chat | None) -> bool:
     return chat is not None and chat.type in (Chat.GROUP, Chat.SUPERGROUP)
 
 
-async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: int) -> bool:
+async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
     try:
         member = await context.bot.get_chat_member(chat_id, user_id)
     except TelegramError:
@@ -53,14 +70,25 @@ async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, user_id: in
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
-async def reply(update: Update, text: str, buttons=()) -> None:
+async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
     if not text:
         return
     try:
-        await update.effective_message.reply_text(text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+        await update.effective_message.reply_text(
+            text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons), protect_content=protected
+        )
     except TelegramError as error:
         # The command has done its work; only this answer is lost (a closed chat, flood, the network).
         log.info("a reply was not delivered: %s", type(error).__name__)
+
+
+async def can_write_to(context: BotContext, user_id: int) -> bool:
+    """Whether the user's private chat with the bot is open (roles and cards go there)."""
+    try:
+        await context.bot.send_chat_action(user_id, ChatAction.TYPING)
+    except (Forbidden, BadRequest):
+        return False
+    return True
 
 
 async def groups_only(update: Update, lang: str) -> bool:
@@ -75,7 +103,7 @@ async def groups_only(update: Update, lang: str) -> bool:
 class GroupRequest:
     """Who sent a group command, where, and in which language to answer."""
 
-    context: ContextTypes.DEFAULT_TYPE
+    context: BotContext
     chat_id: int
     user_id: int
     lang: str
@@ -84,9 +112,9 @@ class GroupRequest:
         return await is_admin(self.context, self.chat_id, self.user_id)
 
 
-async def group_request(update: Update, context: ContextTypes.DEFAULT_TYPE) -> GroupRequest | None:
+async def group_request(update: Update, context: BotContext) -> GroupRequest | None:
     """The request behind a group-only command, or None (answered) when it came from a private chat."""
-    lang = language_of(update.effective_user)
+    lang = await language_of(update, context)
     if not await groups_only(update, lang):
         return None
     return GroupRequest(context, update.effective_chat.id, update.effective_user.id, lang)
@@ -95,13 +123,13 @@ async def group_request(update: Update, context: ContextTypes.DEFAULT_TYPE) -> G
 # ---------------------------------------------------------------- commands
 
 
-async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def start(update: Update, context: BotContext) -> None:
     """/start in private: join a game from a Join link, or receive what your games expect of you."""
-    user, lang = update.effective_user, language_of(update.effective_user)
+    user, lang = update.effective_user, await language_of(update, context)
     if in_group(update.effective_chat):
-        await reply(update, render.help_text(lang))
+        await reply(update, menus.help_text(lang))
         return
-    service = service_of(context)
+    service = context.service
     payload = context.args[0] if context.args else ""
     if payload.startswith(JOIN_PREFIX):
         answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang)
@@ -112,42 +140,41 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await service.resend_private(user.id)
 
 
-async def new_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def new_game(update: Update, context: BotContext) -> None:
     """/newgame [targeting] [blind]: open a lobby in this group, with those variants."""
-    lang = language_of(update.effective_user)
+    lang = await language_of(update, context)
     if not await groups_only(update, lang):
         return
-    chat = update.effective_chat
+    chat, user = update.effective_chat, update.effective_user
     words = {word.lower() for word in context.args or ()}
     variants = Variants(targeting="targeting" in words, blind_spies=bool(words & {"blind", "blind_spies"}))
-    answer = await service_of(context).open_lobby(
-        chat.id, chat.title or "", player_of(update.effective_user), lang, variants
-    )
+    host = player_of(user)
+    # Whoever opens the game sits at it at once, if the bot can already write to them in private.
+    seated = (host,) if await can_write_to(context, user.id) else ()
+    answer = await context.service.open_lobby(chat.id, chat.title or "", host, lang, variants, players=seated)
     if answer is not None:
         await reply(update, answer.text)
 
 
-async def join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def join(update: Update, context: BotContext) -> None:
     """/join in a group: take a seat, once the private chat with the bot is open."""
-    user, lang = update.effective_user, language_of(update.effective_user)
+    user, lang = update.effective_user, await language_of(update, context)
     if not await groups_only(update, lang):
         return
-    service = service_of(context)
+    service = context.service
     game_id, refusal = await service.joinable(update.effective_chat.id, lang)
     if refusal is not None:
         await reply(update, refusal.text)
         return
-    try:
-        await context.bot.send_chat_action(user.id, ChatAction.TYPING)
-    except (Forbidden, BadRequest):
-        link = render.join_link(context.bot.username, game_id)
+    if not await can_write_to(context, user.id):
+        link = common.join_link(context.bot.username, game_id)
         await reply(
             update,
             t(
                 lang,
                 "%(player)s, I cannot write to you in private yet, and roles and cards come there. Press "
                 "the button and then Start: you will be seated.",
-                player=render.mention(player_of(user)),
+                player=common.mention(player_of(user)),
             ),
             ((Button(t(lang, "Open the private chat and join"), url=link),),),
         )
@@ -157,52 +184,50 @@ async def join(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await service.deliver(answer)
 
 
-async def leave(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def leave(update: Update, context: BotContext) -> None:
     """/leave: give up a seat before the game starts."""
-    lang = language_of(update.effective_user)
+    lang = await language_of(update, context)
     if await groups_only(update, lang):
-        service = service_of(context)
+        service = context.service
         answer = await service.leave(update.effective_chat.id, update.effective_user.id, lang)
         await reply(update, answer.text)
         await service.deliver(answer)
 
 
-async def start_game(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def start_game(update: Update, context: BotContext) -> None:
     """/startgame: deal the roles and begin."""
     request = await group_request(update, context)
     if request is None:
         return
-    service = service_of(context)
+    service = context.service
     answer = await service.start_game(request.chat_id, request.user_id, await request.is_admin(), request.lang)
     await reply(update, answer.text)
     await service.deliver(answer)
 
 
-async def cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def cancel(update: Update, context: BotContext) -> None:
     """/cancel: end the lobby or the game, after a confirmation."""
     request = await group_request(update, context)
     if request is None:
         return
-    answer = await service_of(context).ask_cancel(
-        request.chat_id, request.user_id, await request.is_admin(), request.lang
-    )
+    answer = await context.service.ask_cancel(request.chat_id, request.user_id, await request.is_admin(), request.lang)
     await reply(update, answer.text, answer.buttons)
 
 
-async def status(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def status(update: Update, context: BotContext) -> None:
     """/status: the board as everyone may see it, posted again with its buttons."""
-    lang = language_of(update.effective_user)
+    lang = await language_of(update, context)
     if await groups_only(update, lang):
-        text = await service_of(context).status(update.effective_chat.id, lang)
+        text = await context.service.status(update.effective_chat.id, lang)
         await reply(update, text or "")
 
 
-async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def record(update: Update, context: BotContext) -> None:
     """/record: the group's last finished game as a resistance-record/1 JSON file."""
-    lang = language_of(update.effective_user)
+    lang = await language_of(update, context)
     if not await groups_only(update, lang):
         return
-    document = await service_of(context).record_document(update.effective_chat.id, lang)
+    document = await context.service.record_document(update.effective_chat.id, lang)
     if document is None:
         await reply(update, t(lang, "No game has finished in this group yet."))
         return
@@ -211,54 +236,54 @@ async def record(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     )
 
 
-async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def help_command(update: Update, context: BotContext) -> None:
     """/help: the commands."""
-    await reply(update, render.help_text(language_of(update.effective_user)))
+    await reply(update, menus.help_text(await language_of(update, context)))
 
 
-async def rules(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def rules(update: Update, context: BotContext) -> None:
     """/rules: the rules in short."""
-    await reply(update, render.rules_text(language_of(update.effective_user)))
+    await reply(update, menus.rules_text(await language_of(update, context)))
 
 
 # ---------------------------------------------------------------- buttons
 
 
-async def settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def settings(update: Update, context: BotContext) -> None:
     """/settings: the group's settings as a keyboard that edits itself."""
     request = await group_request(update, context)
     if request is None or not await may_configure(update, context, request):
         return
-    current = await service_of(context).store.settings(request.chat_id)
-    text, buttons = render.settings_menu(request.chat_id, current, current.language or request.lang)
+    current = await context.service.store.settings(request.chat_id)
+    text, buttons = menus.settings_menu(request.chat_id, current, current.language or request.lang)
     await reply(update, text, buttons)
 
 
-async def language(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def language(update: Update, context: BotContext) -> None:
     """/language: choose the language the bot speaks in this group."""
     request = await group_request(update, context)
     if request is None or not await may_configure(update, context, request):
         return
-    text, buttons = render.language_menu(request.chat_id, request.lang)
+    text, buttons = menus.language_menu(request.chat_id, request.lang)
     await reply(update, text, buttons)
 
 
-async def may_configure(update: Update, context: ContextTypes.DEFAULT_TYPE, request: GroupRequest) -> bool:
-    allowed = await service_of(context).may_configure(request.chat_id, request.user_id, await request.is_admin())
+async def may_configure(update: Update, context: BotContext, request: GroupRequest) -> bool:
+    allowed = await context.service.may_configure(request.chat_id, request.user_id, await request.is_admin())
     if not allowed:
         await reply(update, t(request.lang, NOT_ALLOWED_TO_CONFIGURE))
     return allowed
 
 
-async def hints(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+async def hints(update: Update, context: BotContext) -> None:
     """/hints: private deduction hints for your running game; never in the group."""
-    user, lang = update.effective_user, language_of(update.effective_user)
-    text, buttons = await service_of(context).hints(user.id, lang)
+    user, lang = update.effective_user, await language_of(update, context)
+    text, buttons = await context.service.hints(user.id, lang)
     if not in_group(update.effective_chat):
-        await reply(update, text, buttons)
+        await reply(update, text, buttons, protected=True)
         return
-    if not await send_private(context, user.id, text, buttons):
-        link = render.open_chat_link(context.bot.username)
+    if not await send_private(context, user.id, text, buttons, protected=True):
+        link = common.open_chat_link(context.bot.username)
         await reply(
             update,
             t(lang, "Hints come in private: open the chat with me and send /hints there."),
@@ -269,44 +294,117 @@ async def hints(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 # ---------------------------------------------------------------- buttons
+#
+# One handler per kind of button (`tgbot.buttons.KINDS`), each routed by its kind's pattern;
+# `invalid_button` answers data that matches no kind.
 
 
-async def button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Any inline button: check it against the stored game, apply it, answer the presser privately."""
+def pressed(update: Update, kind: type):
+    """The press a button's data describes (its pattern already matched), who pressed it, and where."""
     query = update.callback_query
-    lang = language_of(update.effective_user)
-    try:
-        press = decode(query.data)
-    except BadCallback:
-        await answer_query(query, t(lang, "This button is not valid."))
-        return
-    user_id = update.effective_user.id
+    press = kind_of(kind).decode(query.data)
     chat_id = query.message.chat.id if query.message is not None else None
-    service = service_of(context)
+    return query, press, update.effective_user.id, chat_id
+
+
+async def game_button(update: Update, context: BotContext, kind: type, apply) -> None:
+    query, press, user_id, chat_id = pressed(update, kind)
+    lang = await language_of(update, context, game_id=press.game_id)
+    answer = await apply(context.service, press, user_id, chat_id, lang)
+    await answer_query(query, answer.text, answer.alert)
+    await context.service.deliver(answer)
+
+
+async def vote_button(update: Update, context: BotContext) -> None:
+    """👍 / 👎 under a proposal in the group."""
+    await game_button(update, context, VotePress, GameService.vote)
+
+
+async def card_button(update: Update, context: BotContext) -> None:
+    """✅ / ❌ on a team member's private card prompt."""
+    await game_button(update, context, CardPress, GameService.play_card)
+
+
+async def team_button(update: Update, context: BotContext) -> None:
+    """A seat ticked (or the team proposed) on the leader's private keyboard."""
+    await game_button(update, context, TeamPress, GameService.pick_team_member)
+
+
+async def mission_button(update: Update, context: BotContext) -> None:
+    """A mission picked on the leader's private keyboard (Targeting)."""
+    await game_button(update, context, MissionPress, GameService.pick_mission)
+
+
+async def waiting_button(update: Update, context: BotContext) -> None:
+    """⏳ Waiting for…: who must still act, told to whoever asked."""
+    await game_button(update, context, WaitingPress, GameService.waiting)
+
+
+async def cancel_button(update: Update, context: BotContext) -> None:
+    """Yes / No under /cancel's question."""
+    query, press, user_id, chat_id = pressed(update, CancelPress)
+    lang = await language_of(update, context, game_id=press.game_id)
 
     async def is_admin_in(group_id: int) -> bool:
         return await is_admin(context, group_id, user_id)
 
-    if isinstance(press, SettingsPress | LanguagePress):
-        await group_settings_button(query, press, user_id, chat_id, lang, service, is_admin_in)
-        return
-    if isinstance(press, HintsPress):
-        if chat_id != user_id:  # the Hints button only ever sits in the player's own private chat
-            await answer_query(query, t(lang, "This button is not valid here."))
-            return
-        text, buttons = await service.hints(user_id, lang, press.game_id)
-        delivered = await send_private(context, user_id, text, buttons)
-        await answer_query(
-            query, "" if delivered else t(lang, "Hints come in private: open the chat with me and send /hints there.")
-        )
-        return
-    if isinstance(press, RematchPress):
-        answer = await service.rematch(press.game_id, user_id, chat_id, lang)
-        await answer_query(query, answer.text)
-        return
-    answer = await service.press(press, user_id, chat_id, lang, is_admin_in)
+    answer = await context.service.cancel(press, user_id, chat_id, lang, is_admin_in)
     await answer_query(query, answer.text, answer.alert)
-    await service.deliver(answer)
+    await context.service.deliver(answer)
+
+
+async def hints_button(update: Update, context: BotContext) -> None:
+    """🔎 Hints under a player's private messages."""
+    query, press, user_id, chat_id = pressed(update, HintsPress)
+    lang = await language_of(update, context, game_id=press.game_id)
+    if chat_id != user_id:  # the Hints button only ever sits in the player's own private chat
+        await answer_query(query, t(lang, "This button is not valid here."))
+        return
+    text, buttons = await context.service.hints(user_id, lang, press.game_id)
+    delivered = await send_private(context, user_id, text, buttons, protected=True)
+    await answer_query(
+        query, "" if delivered else t(lang, "Hints come in private: open the chat with me and send /hints there.")
+    )
+
+
+async def rematch_button(update: Update, context: BotContext) -> None:
+    """🔁 Play again under a finished game."""
+    query, press, user_id, chat_id = pressed(update, RematchPress)
+    lang = await language_of(update, context, game_id=press.game_id)
+    answer = await context.service.rematch(press.game_id, user_id, chat_id, lang)
+    await answer_query(query, answer.text)
+
+
+async def settings_button(update: Update, context: BotContext) -> None:
+    """A press on the /settings keyboard."""
+    query, press, user_id, chat_id = pressed(update, SettingsPress)
+    await group_settings_button(update, context, query, press, user_id, chat_id)
+
+
+async def language_button(update: Update, context: BotContext) -> None:
+    """A press on the /language keyboard."""
+    query, press, user_id, chat_id = pressed(update, LanguagePress)
+    await group_settings_button(update, context, query, press, user_id, chat_id)
+
+
+async def invalid_button(update: Update, context: BotContext) -> None:
+    """Data that no button of this bot ever carried (forged, or from an older version)."""
+    lang = await language_of(update, context)
+    await answer_query(update.callback_query, t(lang, "This button is not valid."))
+
+
+BUTTON_HANDLERS = {
+    VotePress: vote_button,
+    CardPress: card_button,
+    TeamPress: team_button,
+    MissionPress: mission_button,
+    WaitingPress: waiting_button,
+    CancelPress: cancel_button,
+    HintsPress: hints_button,
+    RematchPress: rematch_button,
+    SettingsPress: settings_button,
+    LanguagePress: language_button,
+}
 
 
 def settings_change(press: SettingsPress | LanguagePress) -> Callable[[GroupSettings], GroupSettings]:
@@ -315,8 +413,14 @@ def settings_change(press: SettingsPress | LanguagePress) -> Callable[[GroupSett
     return lambda current: current.stepped(press.setting)
 
 
-async def group_settings_button(query, press, user_id, chat_id, lang, service, is_admin_in) -> None:
+async def group_settings_button(update: Update, context: BotContext, query, press, user_id, chat_id) -> None:
     """A press on the /settings or /language keyboard of the group it was posted in."""
+    lang = await language_of(update, context)
+    service = context.service
+
+    async def is_admin_in(group_id: int) -> bool:
+        return await is_admin(context, group_id, user_id)
+
     if chat_id != press.chat_id:
         await answer_query(query, t(lang, "This button is not valid here."))
         return
@@ -325,7 +429,7 @@ async def group_settings_button(query, press, user_id, chat_id, lang, service, i
             await answer_query(query, t(lang, NOT_ALLOWED_TO_CONFIGURE))
             return
         current = await service.store.settings(press.chat_id)
-        await edit_query_message(query, render.settings_closed(current, current.language or lang))
+        await edit_query_message(query, menus.settings_closed(current, current.language or lang))
         await answer_query(query, "")
         return
     settings, answer = await service.change_settings(
@@ -336,10 +440,10 @@ async def group_settings_button(query, press, user_id, chat_id, lang, service, i
         return
     shown_in = settings.language or lang
     if isinstance(press, LanguagePress):
-        language_name = render.LANGUAGE_NAMES[settings.language]
+        language_name = menus.LANGUAGE_NAMES[settings.language]
         await edit_query_message(query, t(shown_in, "I will speak %(language)s here.", language=language_name))
     else:
-        await edit_query_message(query, *render.settings_menu(press.chat_id, settings, shown_in))
+        await edit_query_message(query, *menus.settings_menu(press.chat_id, settings, shown_in))
     await answer_query(query, "")
 
 
@@ -364,9 +468,11 @@ async def edit_query_message(query, text: str, buttons=()) -> None:
         log.info("could not edit the pressed message: %s", type(error).__name__)
 
 
-async def send_private(context: ContextTypes.DEFAULT_TYPE, user_id: int, text: str, buttons=()) -> bool:
+async def send_private(context: BotContext, user_id: int, text: str, buttons=(), protected: bool = False) -> bool:
     try:
-        await context.bot.send_message(user_id, text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+        await context.bot.send_message(
+            user_id, text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons), protect_content=protected
+        )
     except TelegramError as error:
         log.info("a private message was not delivered: %s", type(error).__name__)
         return False

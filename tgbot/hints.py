@@ -7,7 +7,8 @@ from deduction.knowledge import Viewer
 from deduction.reasons import explain
 from engine import GameRecord, record_of, seat_view
 from engine.state import Role
-from tgbot import render
+from tgbot.render import hints as hints_render
+from tgbot.render.common import seat_scene
 from tgbot.table import Table
 
 MAX_REASONS_SHOWN = 3
@@ -31,4 +32,4 @@ def hints_text(table: Table, seat: int) -> str:
     """What `seat` may be told."""
     record, deduction, spy_view = hint_deduction(table, seat)
     reasons = explain(record, deduction, limit=MAX_REASONS_SHOWN)
-    return render.hints(table, seat, deduction.spy_probability, deduction.possible, reasons, spy_view)
+    return hints_render.hints(seat_scene(table, seat), deduction.spy_probability, deduction.possible, reasons, spy_view)

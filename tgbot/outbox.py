@@ -22,9 +22,9 @@ from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.warnings import PTBDeprecationWarning
 
-from tgbot import outgoing
+from tgbot import keys, outgoing
 from tgbot.outgoing import Document, Edit, Keyboard, Send
-from tgbot.store import PENDING_OUTBOXES_KEY, PREFIX, Store, outbox_key
+from tgbot.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -63,9 +63,13 @@ class DeliveryPostponed(Exception):
 
 
 def _superseded(item: outgoing.Outgoing, later: list[outgoing.Outgoing]) -> bool:
-    return isinstance(item, Edit) and any(
-        isinstance(other, Edit) and other.key == item.key and other.chat_id == item.chat_id for other in later
-    )
+    """An edit whose message is edited again later, before any new message takes its key."""
+    if not isinstance(item, Edit):
+        return False
+    for other in later:
+        if isinstance(other, Edit | Send) and other.key == item.key and other.chat_id == item.chat_id:
+            return isinstance(other, Edit)
+    return False
 
 
 class Outbox:
@@ -80,9 +84,9 @@ class Outbox:
 
     async def drain(self, game_id: str) -> None:
         """Deliver everything queued for the game; return at once if another drain is running."""
-        queue = outbox_key(game_id)
+        queue = keys.outbox(game_id)
         while True:
-            lock = self.redis.lock(f"{PREFIX}lock:outbox:{game_id}", timeout=LOCK_SECONDS, blocking=False)
+            lock = self.redis.lock(keys.outbox_lock(game_id), timeout=LOCK_SECONDS, blocking=False)
             if not await lock.acquire():
                 return  # the holder looks at the queue again after it lets go
             try:
@@ -92,7 +96,7 @@ class Outbox:
                     await lock.release()
             if not await self.redis.llen(queue):
                 # Only now: an item queued after this check re-adds the id in its own transaction.
-                await self.redis.srem(PENDING_OUTBOXES_KEY, game_id)
+                await self.redis.srem(keys.PENDING_OUTBOXES, game_id)
                 if not await self.redis.llen(queue):
                     return
 
@@ -157,6 +161,7 @@ class Outbox:
                 parse_mode=ParseMode.HTML,
                 reply_markup=markup(item.buttons),
                 disable_web_page_preview=True,
+                protect_content=item.protected,
             )
         except Forbidden:
             if item.notice_chat_id is None:
@@ -193,7 +198,9 @@ class Outbox:
                 return
             if "not found" in text or "can't be edited" in text:
                 # Someone deleted the message: post it again where it was.
-                await self._send(game_id, Send(chat_id, item.text, item.buttons, key=item.key))
+                await self._send(
+                    game_id, Send(chat_id, item.text, item.buttons, key=item.key, protected=item.protected)
+                )
                 return
             raise
         except Forbidden:

@@ -28,6 +28,7 @@ class Send:
     text: str
     buttons: Keyboard = ()
     key: str = ""
+    protected: bool = False  # Telegram's protect_content: it cannot be forwarded or saved
     # Posted in the group instead, if the player's private chat is closed or blocked:
     notice_chat_id: int | None = None
     notice_text: str = ""
@@ -40,6 +41,7 @@ class Edit:
     key: str
     text: str
     buttons: Keyboard = ()
+    protected: bool = False  # if the message is gone and must be posted again
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ from redis.exceptions import RedisError
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
+from tgbot import keys
 from tgbot.outbox import retry_after_seconds
-from tgbot.store import PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil(next_tat - now + burst))
 return 0
 """
 
-PAUSE_KEY = f"{PREFIX}ratelimit:pause"
+PAUSE_KEY = keys.RATE_PAUSE
 
 
 class RedisRateLimiter(BaseRateLimiter[int]):
@@ -84,8 +84,8 @@ class RedisRateLimiter(BaseRateLimiter[int]):
             if chat_id is None:
                 return
             if isinstance(chat_id, int) and chat_id < 0 or isinstance(chat_id, str):
-                await self._wait_turn(f"{PREFIX}ratelimit:chat:{chat_id}", self.group_rate)
-            await self._wait_turn(f"{PREFIX}ratelimit:bot", self.bot_rate)
+                await self._wait_turn(keys.rate_chat(chat_id), self.group_rate)
+            await self._wait_turn(keys.RATE_BOT, self.bot_rate)
         except RedisError as error:
             # Without Redis the bot can still say it is unavailable; it must not wait forever to do so.
             log.warning("rate limiter without storage (%s): sending unmetered", type(error).__name__)

@@ -17,15 +17,18 @@ from redis.exceptions import RedisError
 from telegram.error import TelegramError
 
 from engine import Variants, export_record
-from tgbot import moves, render
-from tgbot.callbacks import CancelPress, CardPress, MissionPress, Press, TeamPress, VotePress
+from tgbot import keys
+from tgbot.buttons import CancelPress, CardPress, MissionPress, TeamPress, VotePress, WaitingPress
+from tgbot.changes import Change, Refused, Reply
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
-from tgbot.moves import Change, Refused, Reply
+from tgbot.moves import clock, lobby, play
 from tgbot.outbox import DeliveryPostponed, Outbox, drain_quietly
 from tgbot.outgoing import Document, Keyboard, Send
+from tgbot.render import board
+from tgbot.render import hints as hints_render
 from tgbot.settings import GroupSettings
-from tgbot.store import ChatBusy, DamagedGame, GameGone, Store, damaged_key
+from tgbot.store import ChatBusy, DamagedGame, GameGone, Store
 from tgbot.table import Player, Stage, Table
 
 log = logging.getLogger(__name__)
@@ -59,7 +62,7 @@ class GameService:
         now = self.clock()
         try:
             change = await self.store.update(
-                game_id, lambda table: moves.rescheduled(mutate(table), now), record=finished_record
+                game_id, lambda table: clock.rescheduled(mutate(table), now), record=finished_record
             )
         except Refused as refused:
             return refused.reply
@@ -97,17 +100,18 @@ class GameService:
                 blind_spies=settings.blind_spies or variants.blind_spies,
             )
         game_id = Table.new_id()
-        change = moves.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
+        change = lobby.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
         try:
-            await self.store.create(moves.rescheduled(change, self.clock()))
+            await self.store.create(clock.rescheduled(change, self.clock()))
         except ChatBusy as busy:
             # The group's game may be one whose stored state is damaged: ending it frees the group.
-            if await self._load(busy.game_id, chat_id) is not None or await self.store.game_of_chat(chat_id):
-                return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
+            current = await self._load(busy.game_id, chat_id)
+            if current is not None or await self.store.game_of_chat(chat_id):
+                return _busy_answer(current, lang)
             try:
-                await self.store.create(moves.rescheduled(change, self.clock()))
+                await self.store.create(clock.rescheduled(change, self.clock()))
             except ChatBusy:
-                return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
+                return _busy_answer(None, lang)
         log.info("game %s: lobby opened", game_id)
         await drain_quietly(self.outbox, game_id)
         return None
@@ -126,14 +130,14 @@ class GameService:
         return refusal or Reply(t(lang, "A new game is open with the same players."))
 
     async def join(self, game_id: str, player: Player, lang: str) -> Reply:
-        return await self._in_game(game_id, lang, lambda table: moves.join(table, player, lang, self.bot_username))
+        return await self._in_game(game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username))
 
     async def leave(self, chat_id: int, user_id: int, lang: str) -> Reply:
         game_id = await self.store.game_of_chat(chat_id)
         if game_id is None:
             return Reply(t(lang, "No game is open here."))
         return await self._in_game(
-            game_id, lang, lambda table: moves.leave(table, user_id, lang, self.bot_username), chat_id=chat_id
+            game_id, lang, lambda table: lobby.leave(table, user_id, lang, self.bot_username), chat_id=chat_id
         )
 
     async def start_game(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> Reply:
@@ -145,7 +149,7 @@ class GameService:
         return await self._in_game(
             game_id,
             lang,
-            lambda table: moves.start_game(table, user_id, is_admin, lang, random.Random(seed), self.bot_username),
+            lambda table: lobby.start_game(table, user_id, is_admin, lang, random.Random(seed), self.bot_username),
             chat_id=chat_id,
         )
 
@@ -154,42 +158,74 @@ class GameService:
         if table is None:
             return Reply(t(lang, "There is no game to cancel."))
         try:
-            return moves.ask_cancel(table, user_id, is_admin, lang)
+            return lobby.ask_cancel(table, user_id, is_admin, lang)
         except Refused as refused:
             return refused.reply
 
     # ---------------------------------------------------------------- presses
 
-    async def press(
+    async def vote(self, press: VotePress, user_id: int, chat_id: int | None, lang: str) -> Reply:
+        return await self._press(
+            press, chat_id, user_id, lang, lambda table: play.vote(table, user_id, press, lang, self.bot_username)
+        )
+
+    async def play_card(self, press: CardPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
+        return await self._press(
+            press, chat_id, user_id, lang, lambda table: play.play_card(table, user_id, press, lang, self.bot_username)
+        )
+
+    async def pick_team_member(self, press: TeamPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
+        return await self._press(
+            press,
+            chat_id,
+            user_id,
+            lang,
+            lambda table: play.pick_team_member(table, user_id, press, lang, self.bot_username),
+        )
+
+    async def pick_mission(self, press: MissionPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
+        return await self._press(
+            press,
+            chat_id,
+            user_id,
+            lang,
+            lambda table: play.pick_mission(table, user_id, press, lang, self.bot_username),
+        )
+
+    async def cancel(
         self,
-        press: Press,
+        press: CancelPress,
         user_id: int,
         chat_id: int | None,
         lang: str,
         is_admin_in: Callable[[int], Awaitable[bool]],
     ) -> Reply:
-        """Apply a button press made on a message in `chat_id`.
+        """`is_admin_in(chat_id)` asks Telegram, and only for the game's own group."""
+        table = await self._load(press.game_id)
+        is_admin = table is not None and await is_admin_in(table.chat_id)
+        return await self._press(
+            press, chat_id, user_id, lang, lambda table: lobby.cancel(table, user_id, is_admin, press, lang)
+        )
 
-        `is_admin_in(chat_id)` asks Telegram, and only for the game's own group.
-        """
-        is_admin = False
-        if isinstance(press, CancelPress):
-            table = await self._load(press.game_id)
-            is_admin = table is not None and await is_admin_in(table.chat_id)
+    async def waiting(self, press: WaitingPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
+        """Who the game waits for, answered to the presser alone: nothing is stored or sent."""
+        table = await self._load(press.game_id, chat_id)
+        if table is None:
+            return Reply(t(lang, "This button belongs to a game that is over."))
+        try:
+            play.require_pressed_in_place(table, press, chat_id, user_id, lang)
+        except Refused as refused:
+            return refused.reply
+        return play.waiting(table, press, lang)
+
+    async def _press(
+        self, press, chat_id: int | None, user_id: int, lang: str, move: Callable[[Table], Change]
+    ) -> Reply:
+        """Apply a button press made on a message in `chat_id`, once it is checked to belong there."""
 
         def mutate(table: Table) -> Change:
-            moves.require_pressed_in_place(table, press, chat_id, user_id, lang)
-            if isinstance(press, VotePress):
-                return moves.vote(table, user_id, press, lang, self.bot_username)
-            if isinstance(press, CardPress):
-                return moves.play_card(table, user_id, press, lang, self.bot_username)
-            if isinstance(press, TeamPress):
-                return moves.pick_team_member(table, user_id, press, lang, self.bot_username)
-            if isinstance(press, MissionPress):
-                return moves.pick_mission(table, user_id, press, lang)
-            if isinstance(press, CancelPress):
-                return moves.cancel(table, user_id, is_admin, press, lang)
-            raise TypeError(type(press).__name__)
+            play.require_pressed_in_place(table, press, chat_id, user_id, lang)
+            return move(table)
 
         return await self._in_game(
             press.game_id, lang, mutate, gone=N_("This button belongs to a game that is over."), chat_id=chat_id
@@ -233,8 +269,8 @@ class GameService:
         try:
             change = await self.store.update(
                 game_id,
-                lambda table: moves.rescheduled(
-                    moves.on_clock(table, now, random.Random(seed), self.bot_username), now
+                lambda table: clock.rescheduled(
+                    clock.on_clock(table, now, random.Random(seed), self.bot_username), now
                 ),
                 record=finished_record,
             )
@@ -265,7 +301,7 @@ class GameService:
             "game %s: its stored state cannot be read back (%s); the game was ended and its document set aside as %s",
             damage.game_id,
             damage.kind,
-            damaged_key(damage.game_id),
+            keys.damaged(damage.game_id),
         )
         if ended.told_chat_id is not None:
             await drain_quietly(self.outbox, damage.game_id)
@@ -314,7 +350,7 @@ class GameService:
             await self.deliver(
                 await self._apply(
                     game_id,
-                    lambda current, settings=settings: moves.follow_settings(current, settings, self.bot_username),
+                    lambda current, settings=settings: lobby.follow_settings(current, settings, self.bot_username),
                 )
             )
             if await self.store.settings(chat_id) == settings:
@@ -334,13 +370,31 @@ class GameService:
         if not playing:
             return t(lang, "You are not in a running game. Hints come once a game has started."), ()
         if len(playing) > 1:
-            return render.choose_game(playing, lang)
+            return hints_render.choose_game(playing, lang)
         table = playing[0]
         if not table.settings.hints:
-            return render.hints_off(table, lang), ()
+            return hints_render.hints_off(table, lang), ()
         return hints_text(table, table.seat_of(user_id)), ()
 
     # ---------------------------------------------------------------- looking
+
+    async def fallback_language(self, group_id: int | None, game_id: str | None, user_id: int | None) -> str:
+        """The language for someone whose own the bot does not speak: their game's, their
+        group's, or that of a game they play in."""
+        if game_id is not None:
+            table = await self._load(game_id)
+            if table is not None:
+                return table.language
+        if group_id is not None:
+            language = (await self.store.settings(group_id)).language
+            if language:
+                return language
+        if user_id is not None:
+            for other in await self.store.games_of_user(user_id):
+                table = await self._load(other)
+                if table is not None:
+                    return table.language
+        return DEFAULT_LANGUAGE
 
     async def joinable(self, chat_id: int, lang: str) -> tuple[str | None, Reply | None]:
         """The group's open lobby, or why there is none to join."""
@@ -348,7 +402,7 @@ class GameService:
         if table is None:
             return None, Reply(t(lang, "No game is open here. Start one with /newgame."))
         try:
-            moves.require_lobby(table, lang)
+            lobby.require_lobby(table, lang)
         except Refused as refused:
             return None, refused.reply
         return table.id, None
@@ -359,7 +413,7 @@ class GameService:
         if game_id is None:
             return t(lang, "No game is running here. Start one with /newgame.")
         try:
-            await self.store.update(game_id, lambda table: moves.repost_board(table, self.bot_username))
+            await self.store.update(game_id, lambda table: play.repost_board(table, self.bot_username))
         except GameGone:
             return t(lang, "No game is running here. Start one with /newgame.")
         except DamagedGame as damage:
@@ -382,21 +436,32 @@ class GameService:
         )
 
     async def resend_private(self, user_id: int) -> int:
-        """Send a player who just opened the private chat what their games expect of them."""
+        """Send a player who just opened the private chat what their games expect of them and
+        never reached them (their role, a card to play, the leader's keyboard): once, however
+        often they press Start."""
         sent = 0
         for game_id in await self.store.games_of_user(user_id):
             table = await self._load(game_id)
             if table is None:
                 continue
-            items = moves.pending_private(table, user_id, self.bot_username)
-            for item in items:
+            for item in play.pending_private(table, user_id, self.bot_username):
+                if await self.store.message_of(game_id, item.key) is not None:
+                    continue  # it arrived: the player has it already
                 try:
                     await self.outbox.deliver_now(game_id, item)
                 except DeliveryPostponed:
-                    log.info("game %s: a reminder in private could not be sent now", game_id)
-            sent += len(items)
+                    log.info("game %s: a private message could not be sent now", game_id)
+                    continue
+                sent += 1
         return sent
 
 
+def _busy_answer(current: Table | None, lang: str) -> Reply:
+    """Why no new lobby opened: say what the group can do with the game it has."""
+    if current is not None and current.stage is Stage.LOBBY:
+        return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
+    return Reply(t(lang, "A game is already running in this group: see /status, or /cancel it first."))
+
+
 def _damaged_notice(chat_id: int, language: str | None) -> list[Send]:
-    return [Send(chat_id, render.damaged_game(language or DEFAULT_LANGUAGE))]
+    return [Send(chat_id, board.damaged_game(language or DEFAULT_LANGUAGE))]

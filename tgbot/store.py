@@ -6,17 +6,7 @@ retries when another writer got there first). The change's messages are pushed t
 game's outbox in that same transaction, so a change is never stored without its
 announcements, nor announced without being stored.
 
-Keys (prefix `rb:`):
-  game:{id}            the table document (JSON)
-  game:{id}:outbox     list of outgoing messages, oldest first
-  game:{id}:messages   hash: message key -> "chat_id:message_id" of messages already sent
-  game:{id}:damaged    a game document that could not be read back, set aside for a look
-  chat:{chat_id}:game  the id of the group's open lobby or running game
-  chat:{chat_id}:record  the last finished game's record (resistance-record/1 JSON)
-  user:{user_id}:games set of ids of the active games the user sits in
-  chat:{chat_id}:settings  the group's settings (JSON)
-  deadlines            sorted set: game id -> when its clock next has something to do
-  outbox:pending       set of game ids whose outbox may hold messages
+Key names: `tgbot.keys`.
 """
 
 from __future__ import annotations
@@ -26,52 +16,13 @@ from dataclasses import dataclass
 
 from redis.asyncio import Redis
 
-from tgbot import outgoing
-from tgbot.moves import Change
+from tgbot import keys, outgoing
+from tgbot.changes import Change
 from tgbot.settings import GroupSettings
 from tgbot.table import Table, salvage
 
-PREFIX = "rb:"
 # A finished game stays long enough for late presses to be told it is over, then goes.
 FINISHED_GAME_SECONDS = 7 * 24 * 3600
-
-
-def game_key(game_id: str) -> str:
-    return f"{PREFIX}game:{game_id}"
-
-
-def outbox_key(game_id: str) -> str:
-    return f"{PREFIX}game:{game_id}:outbox"
-
-
-def messages_key(game_id: str) -> str:
-    return f"{PREFIX}game:{game_id}:messages"
-
-
-def damaged_key(game_id: str) -> str:
-    return f"{PREFIX}game:{game_id}:damaged"
-
-
-def chat_key(chat_id: int) -> str:
-    return f"{PREFIX}chat:{chat_id}:game"
-
-
-def record_key(chat_id: int) -> str:
-    return f"{PREFIX}chat:{chat_id}:record"
-
-
-def user_key(user_id: int) -> str:
-    return f"{PREFIX}user:{user_id}:games"
-
-
-def settings_key(chat_id: int) -> str:
-    return f"{PREFIX}chat:{chat_id}:settings"
-
-
-# Sorted set: game id -> when its clock next has something to do (seconds since the epoch).
-DEADLINES_KEY = f"{PREFIX}deadlines"
-# Set of game ids whose outbox may hold messages: the clock drains them if nobody else does.
-PENDING_OUTBOXES_KEY = f"{PREFIX}outbox:pending"
 
 
 class ChatBusy(Exception):
@@ -120,11 +71,11 @@ class Store:
 
     async def load(self, game_id: str) -> Table | None:
         """The stored table, None if there is none; `DamagedGame` if it cannot be read back."""
-        raw = await self.redis.get(game_key(game_id))
+        raw = await self.redis.get(keys.game(game_id))
         return None if raw is None else _read(game_id, raw)
 
     async def game_of_chat(self, chat_id: int) -> str | None:
-        return await self.redis.get(chat_key(chat_id))
+        return await self.redis.get(keys.chat_game(chat_id))
 
     async def table_of_chat(self, chat_id: int) -> Table | None:
         """The group's open or running table; `DamagedGame` if it cannot be read back."""
@@ -132,24 +83,24 @@ class Store:
         return None if game_id is None else await self.load(game_id)
 
     async def games_of_user(self, user_id: int) -> list[str]:
-        return sorted(await self.redis.smembers(user_key(user_id)))
+        return sorted(await self.redis.smembers(keys.user_games(user_id)))
 
     async def last_record(self, chat_id: int) -> str | None:
-        return await self.redis.get(record_key(chat_id))
+        return await self.redis.get(keys.chat_record(chat_id))
 
     # ---------------------------------------------------------------- writing
 
     async def create(self, change: Change) -> None:
         """Store a new game as the group's current one, unless the group already has one."""
         table = change.table
-        chat = chat_key(table.chat_id)
+        chat = keys.chat_game(table.chat_id)
 
         async def write(pipe) -> None:
             current = await pipe.get(chat)
             if current is not None:
                 raise ChatBusy(current)
             pipe.multi()
-            pipe.set(game_key(table.id), table.to_json())
+            pipe.set(keys.game(table.id), table.to_json())
             pipe.set(chat, table.id)
             self._queue(pipe, table.id, change.outgoing)
             self._index_players(pipe, None, table)
@@ -167,7 +118,7 @@ class Store:
         table, may return a finished game's record to keep for the group. A stored table
         that cannot be read back raises `DamagedGame` and is left as it is.
         """
-        key = game_key(game_id)
+        key = keys.game(game_id)
 
         async def write(pipe) -> Change:
             raw = await pipe.get(key)
@@ -183,12 +134,12 @@ class Store:
             self._index_players(pipe, before, after)
             self._schedule(pipe, before, after)
             if before.is_active and not after.is_active:
-                pipe.delete(chat_key(after.chat_id))
-                for kept in (key, outbox_key(game_id), messages_key(game_id)):
+                pipe.delete(keys.chat_game(after.chat_id))
+                for kept in (key, keys.outbox(game_id), keys.messages(game_id)):
                     pipe.expire(kept, FINISHED_GAME_SECONDS)
                 finished = record(after) if record else None
                 if finished is not None:
-                    pipe.set(record_key(after.chat_id), finished)
+                    pipe.set(keys.chat_record(after.chat_id), finished)
             return change
 
         return await self.redis.transaction(write, key, value_from_callable=True)
@@ -207,7 +158,7 @@ class Store:
         where the request came from, if known: the group, when the document cannot say. Returns
         None when there was nothing to end: another worker ended it first, or it reads again.
         """
-        key = game_key(game_id)
+        key = keys.game(game_id)
 
         async def write(pipe) -> Ended | None:
             raw = await pipe.get(key)
@@ -227,23 +178,23 @@ class Store:
                 # A rare path (a document too broken to name its group): look the group up.
                 group = await self._chat_of_game(game_id)
             # Likewise for its players (a lobby may have none; the lookup then finds none).
-            user_keys = [user_key(u) for u in salvaged.user_ids] or await self._user_keys_of_game(game_id)
+            user_keys = [keys.user_games(u) for u in salvaged.user_ids] or await self._user_keys_of_game(game_id)
             running = False
             language = salvaged.language
             if group is not None:
-                await pipe.watch(chat_key(group))
-                running = await pipe.get(chat_key(group)) == game_id
+                await pipe.watch(keys.chat_game(group))
+                running = await pipe.get(keys.chat_game(group)) == game_id
                 language = language or (await self.settings(group)).language
             pipe.multi()
-            pipe.set(damaged_key(game_id), raw, ex=FINISHED_GAME_SECONDS)
+            pipe.set(keys.damaged(game_id), raw, ex=FINISHED_GAME_SECONDS)
             pipe.delete(key)
-            pipe.zrem(DEADLINES_KEY, game_id)
+            pipe.zrem(keys.DEADLINES, game_id)
             for players_games in user_keys:
                 pipe.srem(players_games, game_id)
-            for kept in (outbox_key(game_id), messages_key(game_id)):
+            for kept in (keys.outbox(game_id), keys.messages(game_id)):
                 pipe.expire(kept, FINISHED_GAME_SECONDS)
             if running:
-                pipe.delete(chat_key(group))
+                pipe.delete(keys.chat_game(group))
                 self._queue(pipe, game_id, notice(group, language))
             return Ended(group if running else None)
 
@@ -252,22 +203,22 @@ class Store:
     async def _user_keys_of_game(self, game_id: str) -> list[str]:
         return [
             key
-            async for key in self.redis.scan_iter(match=f"{PREFIX}user:*:games", count=1000)
+            async for key in self.redis.scan_iter(match=keys.USER_GAMES_PATTERN, count=1000)
             if await self.redis.sismember(key, game_id)
         ]
 
     async def _chat_of_game(self, game_id: str) -> int | None:
-        async for key in self.redis.scan_iter(match=f"{PREFIX}chat:*:game", count=1000):
+        async for key in self.redis.scan_iter(match=keys.CHAT_GAME_PATTERN, count=1000):
             if await self.redis.get(key) == game_id:
-                return int(key[len(PREFIX) :].split(":")[1])
+                return keys.chat_of_chat_game_key(key)
         return None
 
     @staticmethod
     def _queue(pipe, game_id: str, items: Iterable[outgoing.Outgoing]) -> None:
         encoded = [outgoing.dumps(item) for item in items]
         if encoded:
-            pipe.rpush(outbox_key(game_id), *encoded)
-            pipe.sadd(PENDING_OUTBOXES_KEY, game_id)
+            pipe.rpush(keys.outbox(game_id), *encoded)
+            pipe.sadd(keys.PENDING_OUTBOXES, game_id)
 
     @staticmethod
     def _schedule(pipe, before: Table | None, after: Table) -> None:
@@ -275,30 +226,30 @@ class Store:
         if before is not None and before.next_wake == wake:
             return
         if wake is None:
-            pipe.zrem(DEADLINES_KEY, after.id)
+            pipe.zrem(keys.DEADLINES, after.id)
         else:
-            pipe.zadd(DEADLINES_KEY, {after.id: wake})
+            pipe.zadd(keys.DEADLINES, {after.id: wake})
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """Ids of games whose clock has something to do by `now`."""
-        return await self.redis.zrangebyscore(DEADLINES_KEY, "-inf", now, start=0, num=limit)
+        return await self.redis.zrangebyscore(keys.DEADLINES, "-inf", now, start=0, num=limit)
 
     async def pending_outboxes(self) -> list[str]:
-        return sorted(await self.redis.smembers(PENDING_OUTBOXES_KEY))
+        return sorted(await self.redis.smembers(keys.PENDING_OUTBOXES))
 
     async def forget_deadline(self, game_id: str) -> None:
-        await self.redis.zrem(DEADLINES_KEY, game_id)
+        await self.redis.zrem(keys.DEADLINES, game_id)
 
     # ---------------------------------------------------------------- group settings
 
     async def settings(self, chat_id: int) -> GroupSettings:
-        return GroupSettings.from_json(await self.redis.get(settings_key(chat_id)))
+        return GroupSettings.from_json(await self.redis.get(keys.chat_settings(chat_id)))
 
     async def update_settings(
         self, chat_id: int, change: Callable[[GroupSettings], GroupSettings]
     ) -> tuple[GroupSettings, GroupSettings]:
         """Compare-and-set the group's settings; returns (before, after)."""
-        key = settings_key(chat_id)
+        key = keys.chat_settings(chat_id)
 
         async def write(pipe) -> tuple[GroupSettings, GroupSettings]:
             before = GroupSettings.from_json(await pipe.get(key))
@@ -315,17 +266,17 @@ class Store:
         now = {p.user_id for p in after.players} if after.is_active else set()
         then = {p.user_id for p in before.players} if before is not None and before.is_active else set()
         for user_id in then - now:
-            pipe.srem(user_key(user_id), after.id)
+            pipe.srem(keys.user_games(user_id), after.id)
         for user_id in now - then:
-            pipe.sadd(user_key(user_id), after.id)
+            pipe.sadd(keys.user_games(user_id), after.id)
 
     # ---------------------------------------------------------------- messages already sent
 
     async def remember_message(self, game_id: str, key: str, chat_id: int, message_id: int) -> None:
-        await self.redis.hset(messages_key(game_id), key, f"{chat_id}:{message_id}")
+        await self.redis.hset(keys.messages(game_id), key, f"{chat_id}:{message_id}")
 
     async def message_of(self, game_id: str, key: str) -> tuple[int, int] | None:
-        raw = await self.redis.hget(messages_key(game_id), key)
+        raw = await self.redis.hget(keys.messages(game_id), key)
         if raw is None:
             return None
         chat_id, message_id = raw.rsplit(":", 1)

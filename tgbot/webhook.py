@@ -23,9 +23,9 @@ from starlette.routing import Route
 from telegram import Update
 from telegram.ext import Application
 
+from tgbot import keys
 from tgbot.app import prepare
 from tgbot.config import Webhook
-from tgbot.store import PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +33,11 @@ SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 # An update being processed (its messages included); after this a redelivery may take it over.
 CLAIM_SECONDS = 300
 DONE_SECONDS = 24 * 3600  # Telegram gives up redelivering long before this
-REGISTRAR_KEY = f"{PREFIX}webhook:registered"
+REGISTRAR_KEY = keys.WEBHOOK_REGISTRAR
 
 
 def update_key(update_id: int) -> str:
-    return f"{PREFIX}update:{update_id}"
+    return keys.update_claim(update_id)
 
 
 async def claim(redis: Redis, update_id: int) -> str:

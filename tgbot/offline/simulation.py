@@ -139,16 +139,17 @@ class SimulatedGroup:
         if game.phase is Phase.PROPOSING:
             leader = game.leader
             user = table.players[leader].user_id
-            # Under Targeting every leader picks the mission first, as the board asks.
+            # The leader chooses on the keyboard in their private chat: under Targeting the
+            # mission first, as the keyboard asks.
             if game.variants.targeting and table.draft_mission is None:
                 mission = policy.choose_mission(table, leader, game.open_missions())
-                await self.press(user, self.chat_id, "m:", f":{mission}")
+                await self.press(user, user, "m:", f":{mission}")
                 return True
             mission = table.draft_mission or game.open_missions()[0]
             wanted = set(policy.choose_team(table, leader, game_rules.team_size(game.players, mission)))
             for seat in sorted(wanted ^ set(table.draft_team)):
-                await self.press(user, self.chat_id, "t:", f":{seat}")
-            await self.press(user, self.chat_id, "t:", ":ok")
+                await self.press(user, user, "t:", f":{seat}")
+            await self.press(user, user, "t:", ":ok")
         elif game.phase is Phase.VOTING:
             for seat in range(game.players):
                 if game.pending_votes[seat] is None:

@@ -1,0 +1,47 @@
+"""What a move returns: the new table, the messages it causes, and the answer to whoever acted.
+
+Kept apart from the moves themselves so that storage depends on these types alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tgbot.i18n import t
+from tgbot.outgoing import Keyboard, Outgoing
+from tgbot.table import Table
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the person who acted is told at once, privately where possible.
+
+    `text` is HTML like every message (names escaped); a callback answer, which Telegram
+    shows as plain text, gets it with the markup taken out.
+    """
+
+    text: str
+    alert: bool = False
+    buttons: Keyboard = ()
+    # The game whose queued messages go out once this answer has been given, so the person
+    # who pressed is never kept waiting behind the group's messages.
+    deliver_for: str | None = None
+
+
+class Refused(Exception):
+    """A press or command the stored game does not allow: nothing is stored, the presser is told why."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.text)
+        self.reply = reply
+
+
+def refuse(lang: str, message: str, alert: bool = False, **values: object) -> Refused:
+    return Refused(Reply(t(lang, message, **values), alert=alert))
+
+
+@dataclass(frozen=True)
+class Change:
+    table: Table
+    outgoing: list[Outgoing] = field(default_factory=list)
+    reply: Reply | None = None

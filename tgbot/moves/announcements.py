@@ -1,0 +1,80 @@
+"""Engine events in, messages out: what the group and each player are told after a step.
+
+The group's board changes only on events everyone must see at once (a team put forward,
+the votes revealed, a mission's result, the end); a vote or a card cast in between is
+answered to its player alone. Private messages follow whoever the game waits for next.
+"""
+
+from __future__ import annotations
+
+from engine import Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
+from tgbot.outgoing import Edit, Keyboard, Outgoing, Send
+from tgbot.render import board, private
+from tgbot.render.common import GroupScene, group_scene, seat_scene
+from tgbot.table import Table
+
+
+def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_username: str) -> list[Outgoing]:
+    """The messages that the engine's `events`, taking `before` to `after`, cause."""
+    scene = group_scene(after)
+    chat = after.chat_id
+    out: list[Outgoing] = []
+    proposed = next((e for e in events if isinstance(e, TeamProposed)), None)
+    if proposed is not None:
+        leader = after.players[proposed.leader]
+        done = private.leader_done(seat_scene(after, proposed.leader), proposed.team, proposed.mission, proposed.drawn)
+        out.append(Edit(leader.user_id, private.leader_key(group_scene(before).view.ballot), done))
+        text, buttons = board.board(scene)
+        out.append(Send(chat, text, buttons, key=board.board_key(scene)))
+    if any(isinstance(e, VotesRevealed | MissionCompleted | GameOver) for e in events):
+        text, buttons = board.board(scene)
+        out.append(Edit(chat, board.board_key(scene), text, buttons))
+    if any(isinstance(e, VotesRevealed) and e.approved for e in events):
+        out += [card_prompt(after, seat, bot_username) for seat in scene.view.team or ()]
+    if scene.view.phase is Phase.PROPOSING and group_scene(before).view.ballot != scene.view.ballot:
+        out.append(leader_prompt(after, bot_username))
+    return out
+
+
+def leader_prompt(table: Table, bot_username: str) -> Send:
+    scene = seat_scene(table, table.game.leader)
+    text, buttons = private.leader_prompt(scene, table.draft_team, table.draft_mission)
+    return to_player(table, scene.seat.seat, text, buttons, private.leader_key(scene.view.ballot), bot_username)
+
+
+def card_prompt(table: Table, seat: int, bot_username: str) -> Send:
+    scene = seat_scene(table, seat)
+    text, buttons = private.card_prompt(scene)
+    return to_player(table, seat, text, buttons, private.card_key(scene.view.ballot, seat), bot_username)
+
+
+def role_message(table: Table, seat: int, bot_username: str) -> Send:
+    scene = seat_scene(table, seat)
+    return to_player(
+        table, seat, private.role_message(scene), private.role_buttons(scene), private.role_key(seat), bot_username
+    )
+
+
+def to_player(table: Table, seat: int, text: str, buttons: Keyboard, key: str, bot_username: str) -> Send:
+    """A private message that the group hears about if the player cannot be reached. Every
+    private message of a game holds something only its player may see, so none may be forwarded."""
+    player = table.players[seat]
+    notice, notice_buttons = board.unreachable_notice(player, table.language, bot_username)
+    return Send(
+        player.user_id,
+        text,
+        buttons,
+        key=key,
+        protected=True,
+        notice_chat_id=table.chat_id,
+        notice_text=notice,
+        notice_buttons=notice_buttons,
+    )
+
+
+def reposted_board(scene: GroupScene, chat_id: int) -> list[Outgoing]:
+    """The board again as a new message; the old copy keeps its text but loses its buttons, so
+    only one message ever carries a decision's buttons."""
+    text, buttons = board.board(scene)
+    key = board.board_key(scene)
+    return [Edit(chat_id, key, text), Send(chat_id, text, buttons, key=key)]

@@ -1,0 +1,91 @@
+"""The clock: every step has a deadline and a half-way reminder; what a deadline does is the engine's."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from engine import CardsTimedOut, Phase, VotesTimedOut, apply, draw_team, public_view
+from engine import rules as game_rules
+from tgbot.changes import Change
+from tgbot.moves import announcements
+from tgbot.moves.lobby import LOBBY_KEY, start_game
+from tgbot.moves.play import step
+from tgbot.outgoing import Edit, Outgoing, Send
+from tgbot.render import board, private
+from tgbot.render.common import seat_scene
+from tgbot.table import Stage, Table
+
+
+def step_of(table: Table) -> str:
+    """Names the step a deadline belongs to; a new name means a new deadline."""
+    if table.stage is Stage.LOBBY:
+        return "lobby"
+    if table.stage is not Stage.PLAYING or table.game is None:
+        return ""
+    return f"{table.game.phase.value}:{public_view(table.game).ballot}"
+
+
+def step_seconds(table: Table) -> int:
+    settings = table.settings
+    if table.stage is Stage.LOBBY:
+        return settings.lobby_seconds
+    phase = table.game.phase
+    if phase is Phase.PROPOSING:
+        return settings.proposal_seconds
+    if phase is Phase.VOTING:
+        return settings.vote_seconds
+    return settings.mission_seconds
+
+
+def rescheduled(change: Change, now: float) -> Change:
+    """Give the table's step a fresh deadline (and half-way reminder) if the step is new."""
+    table = change.table
+    name = step_of(table)
+    if name == table.step:
+        return change
+    if not name:
+        return replace(change, table=replace(table, step="", deadline=None, reminder_at=None))
+    seconds = step_seconds(table)
+    return replace(change, table=replace(table, step=name, deadline=now + seconds, reminder_at=now + seconds / 2))
+
+
+def on_clock(table: Table, now: float, rng: random.Random, bot_username: str) -> Change:
+    """What the clock does to the table at `now`: nothing, a reminder, or the deadline's rule."""
+    if not table.is_active or table.deadline is None:
+        return Change(table)
+    if now >= table.deadline:
+        return _deadline(table, rng, bot_username)
+    if table.reminder_at is not None and now >= table.reminder_at:
+        return Change(replace(table, reminder_at=None), _reminders(table, bot_username))
+    return Change(table)
+
+
+def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
+    """A lobby reminds its group; a game reminds, in private, only the players it waits for."""
+    if table.game is None:
+        text = board.lobby_reminder(len(table.players), table.language)
+        return [Send(table.chat_id, text)]
+    return [
+        announcements.to_player(table, seat, private.reminder(seat_scene(table, seat)), (), "", bot_username)
+        for seat in public_view(table.game).waiting_for
+    ]
+
+
+def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
+    if table.stage is Stage.LOBBY:
+        if len(table.players) >= game_rules.MIN_PLAYERS:
+            return start_game(table, table.creator_id, True, table.language, rng, bot_username)
+        closed = replace(table, stage=Stage.CANCELLED)
+        return Change(closed, [Edit(table.chat_id, LOBBY_KEY, board.lobby_timed_out(table.language))])
+    game = table.game
+    if game.phase is Phase.PROPOSING:
+        # The engine draws the team with the clock's random source; a mission the leader had
+        # already picked under Targeting is kept.
+        action = draw_team(game, rng, preferred_mission=table.draft_mission)
+    elif game.phase is Phase.VOTING:
+        action = VotesTimedOut(table.settings.missing_vote_approves)
+    else:
+        action = CardsTimedOut()
+    after, events = apply(game, action)
+    return step(replace(table, draft_team=(), draft_mission=None), after, events, None, bot_username)

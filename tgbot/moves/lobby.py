@@ -1,0 +1,159 @@
+"""The lobby: opening it, taking and leaving seats, starting the game, cancelling."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from html import escape
+
+from engine import new_game
+from engine import rules as game_rules
+from tgbot.buttons import CancelPress, encode
+from tgbot.changes import Change, Reply, refuse
+from tgbot.i18n import N_, t
+from tgbot.moves import announcements
+from tgbot.outgoing import Button, Edit, Outgoing, Send
+from tgbot.render import board
+from tgbot.render.common import group_scene, title
+from tgbot.settings import GroupSettings
+from tgbot.table import Player, Stage, Table
+
+LOBBY_KEY = "board:0"  # the lobby's message becomes the game's first board
+
+
+def lobby_message(table: Table, bot_username: str):
+    return board.lobby(table.id, table.players, table.settings, table.creator_id, table.language, bot_username)
+
+
+def open_lobby(
+    game_id: str,
+    chat_id: int,
+    chat_title: str,
+    host: Player,
+    settings: GroupSettings,
+    bot_username: str,
+    players: tuple[Player, ...] = (),
+) -> Change:
+    """A new lobby with the group's settings; `players` are seated already (the host whose
+    private chat is open, or a rematch's players)."""
+    table = Table(
+        id=game_id,
+        chat_id=chat_id,
+        chat_title=chat_title,
+        creator_id=host.user_id,
+        settings=settings,
+        players=players,
+    )
+    text, buttons = lobby_message(table, bot_username)
+    return Change(table, [Send(chat_id, text, buttons, key=LOBBY_KEY)])
+
+
+def follow_settings(table: Table, settings: GroupSettings, bot_username: str) -> Change:
+    """An open lobby takes the group's new settings; a game that has started keeps its own."""
+    if table.stage is not Stage.LOBBY or table.settings == settings:
+        return Change(table)
+    table = replace(table, settings=settings)
+    text, buttons = lobby_message(table, bot_username)
+    return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
+
+
+def require_lobby(table: Table, lang: str) -> None:
+    if table.stage is not Stage.LOBBY:
+        raise refuse(lang, "This game has already started.")
+
+
+def join(table: Table, player: Player, lang: str, bot_username: str) -> Change:
+    require_lobby(table, lang)
+    if table.seat_of(player.user_id) is not None:
+        raise refuse(lang, "You are already in this game.")
+    if len(table.players) >= game_rules.MAX_PLAYERS:
+        raise refuse(lang, "The table is full: %(max)d players.", max=game_rules.MAX_PLAYERS)
+    taken = {p.name for p in table.players}
+    name = player.name
+    suffix = 2
+    while name in taken:  # two Anns at one table must be told apart
+        name = f"{player.name} ({suffix})"
+        suffix += 1
+    table = replace(table, players=table.players + (replace(player, name=name),))
+    text, buttons = lobby_message(table, bot_username)
+    reply = Reply(t(lang, "You joined the game in «%(group)s».", group=title(table.chat_title)))
+    return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)], reply)
+
+
+def leave(table: Table, user_id: int, lang: str, bot_username: str) -> Change:
+    if table.stage is not Stage.LOBBY:
+        raise refuse(lang, "The game has started: use /cancel to end it.")
+    if table.seat_of(user_id) is None:
+        raise refuse(lang, "You are not in this game.")
+    table = replace(table, players=tuple(p for p in table.players if p.user_id != user_id))
+    text, buttons = lobby_message(table, bot_username)
+    return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)], Reply(t(lang, "You left the game.")))
+
+
+_HOST_ONLY = {
+    "start": (
+        N_("Only %(name)s, who opened the game, or a group admin can start it."),
+        N_("Only the person who opened the game or a group admin can start it."),
+    ),
+    "cancel": (
+        N_("Only %(name)s, who opened the game, or a group admin can cancel it."),
+        N_("Only the person who opened the game or a group admin can cancel it."),
+    ),
+}
+
+
+def _require_host(table: Table, user_id: int, is_admin: bool, lang: str, action: str) -> None:
+    if user_id == table.creator_id or is_admin:
+        return
+    named, unnamed = _HOST_ONLY[action]
+    creator = next((p.name for p in table.players if p.user_id == table.creator_id), None)
+    raise refuse(lang, named, name=escape(creator)) if creator else refuse(lang, unnamed)
+
+
+def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: random.Random, bot_username: str) -> Change:
+    if table.stage is not Stage.LOBBY:
+        raise refuse(lang, "This game has already started.")
+    _require_host(table, user_id, is_admin, lang, "start")
+    count = len(table.players)
+    if not game_rules.MIN_PLAYERS <= count <= game_rules.MAX_PLAYERS:
+        raise refuse(
+            lang,
+            "A game needs %(min)d to %(max)d players; %(count)d have joined.",
+            min=game_rules.MIN_PLAYERS,
+            max=game_rules.MAX_PLAYERS,
+            count=count,
+        )
+    table = replace(table, stage=Stage.PLAYING, game=new_game(count, rng, table.variants))
+    out: list[Outgoing] = [Edit(table.chat_id, LOBBY_KEY, board.started(group_scene(table)))]
+    out += [announcements.role_message(table, seat, bot_username) for seat in range(count)]
+    out.append(announcements.leader_prompt(table, bot_username))
+    return Change(table, out)
+
+
+def ask_cancel(table: Table, user_id: int, is_admin: bool, lang: str) -> Reply:
+    if not table.is_active:
+        raise refuse(lang, "There is no game to cancel.")
+    _require_host(table, user_id, is_admin, lang, "cancel")
+    return Reply(
+        t(lang, "Cancel this game for everyone?"),
+        buttons=(
+            (
+                Button(t(lang, "Yes, cancel it"), data=encode(CancelPress(table.id, True))),
+                Button(t(lang, "No, keep playing"), data=encode(CancelPress(table.id, False))),
+            ),
+        ),
+    )
+
+
+def cancel(table: Table, user_id: int, is_admin: bool, press: CancelPress, lang: str) -> Change:
+    if not table.is_active:
+        raise refuse(lang, "This game is already over.")
+    _require_host(table, user_id, is_admin, lang, "cancel")
+    if not press.confirm:
+        return Change(table, [], Reply(t(lang, "The game goes on.")))
+    if table.game is None:
+        out: list[Outgoing] = [Edit(table.chat_id, LOBBY_KEY, board.lobby_closed(table.language))]
+    else:
+        scene = group_scene(table)
+        out = [Edit(table.chat_id, board.board_key(scene), board.cancelled(scene))]
+    return Change(replace(table, stage=Stage.CANCELLED), out, Reply(t(lang, "Cancelled.")))

@@ -1,0 +1,183 @@
+"""Presses during a game: votes, cards, the leader's choice; "waiting for", /status, and what a
+player who opens the private chat late still needs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from html import escape
+
+from engine import CastVote, Event, GameState, IllegalAction, Phase, PlayCard, ProposeTeam, Reason, apply, public_view
+from engine import rules as game_rules
+from tgbot.buttons import CardPress, MissionPress, TeamPress, VotePress, WaitingPress
+from tgbot.changes import Change, Refused, Reply, refuse
+from tgbot.i18n import N_, t
+from tgbot.moves import announcements
+from tgbot.moves.lobby import LOBBY_KEY, lobby_message
+from tgbot.outgoing import Edit, Outgoing, Send
+from tgbot.render import board, private
+from tgbot.render.common import group_scene, seat_scene, title
+from tgbot.table import Stage, Table
+
+# Where each kind of press belongs: votes and "waiting for" on the group's board, the rest
+# in the presser's own private chat. Data copied onto another message is refused.
+_PRIVATE_PRESSES = (CardPress, TeamPress, MissionPress)
+
+
+def require_pressed_in_place(table: Table, press, chat_id: int | None, user_id: int, lang: str) -> None:
+    expected = user_id if isinstance(press, _PRIVATE_PRESSES) else table.chat_id
+    if chat_id != expected:
+        raise refuse(lang, "This button is not valid here.")
+
+
+def _seat(table: Table, user_id: int, lang: str) -> int:
+    seat = table.seat_of(user_id)
+    if seat is None or table.game is None:
+        raise refuse(lang, "You are not playing in this game.")
+    return seat
+
+
+def _open_decision(table: Table, ballot: int, phase: Phase, lang: str, closed: str) -> GameState:
+    """The game, if the press was made for the decision open now; else the press is stale."""
+    if table.stage is not Stage.PLAYING or table.game is None:
+        raise refuse(lang, closed)
+    game = table.game
+    if game.phase is not phase or public_view(game).ballot != ballot:
+        raise refuse(lang, closed)
+    return game
+
+
+def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: str) -> Change:
+    game = _open_decision(table, press.ballot, Phase.VOTING, lang, N_("This vote is closed."))
+    seat = _seat(table, user_id, lang)
+    after, events = _apply(game, CastVote(seat, press.approve), lang)
+    message = (
+        N_("You voted 👍 Approve (mission %(mission)d, «%(group)s»).")
+        if press.approve
+        else N_("You voted 👎 Reject (mission %(mission)d, «%(group)s»).")
+    )
+    reply = Reply(t(lang, message, mission=game.current_round.mission, group=title(table.chat_title)))
+    return step(table, after, events, reply, bot_username)
+
+
+def play_card(table: Table, user_id: int, press: CardPress, lang: str, bot_username: str) -> Change:
+    game = _open_decision(table, press.ballot, Phase.MISSION, lang, N_("This mission is over."))
+    seat = _seat(table, user_id, lang)
+    after, events = _apply(game, PlayCard(seat, press.fail), lang)
+    answer = t(lang, "You played ❌ Fail.") if press.fail else t(lang, "You played ✅ Success.")
+    change = step(table, after, events, Reply(answer), bot_username)
+    played = private.card_played(seat_scene(table, seat), game.current_round.mission, press.fail)
+    return replace(
+        change, outgoing=[Edit(user_id, private.card_key(press.ballot, seat), played, protected=True), *change.outgoing]
+    )
+
+
+def pick_team_member(table: Table, user_id: int, press: TeamPress, lang: str, bot_username: str) -> Change:
+    game = _leader_turn(table, user_id, press.ballot, lang)
+    if press.seat is None:
+        return _propose(table, game, lang, bot_username)
+    if not 0 <= press.seat < game.players:
+        raise refuse(lang, "There is no such player.")
+    ticked = set(table.draft_team) ^ {press.seat}
+    return _redraw_leader_prompt(replace(table, draft_team=tuple(sorted(ticked))), bot_username)
+
+
+def pick_mission(table: Table, user_id: int, press: MissionPress, lang: str, bot_username: str) -> Change:
+    """The leader picks (or changes) the mission of their proposal: any the engine says a
+    proposal may name now."""
+    game = _leader_turn(table, user_id, press.ballot, lang)
+    if press.mission not in game.open_missions():
+        raise refuse(lang, "That mission cannot be chosen now.")
+    return _redraw_leader_prompt(replace(table, draft_mission=press.mission), bot_username)
+
+
+def _leader_turn(table: Table, user_id: int, ballot: int, lang: str) -> GameState:
+    game = _open_decision(table, ballot, Phase.PROPOSING, lang, N_("This choice is closed."))
+    seat = _seat(table, user_id, lang)
+    if seat != game.leader:
+        raise refuse(lang, "Only the leader, %(name)s, chooses the team.", name=escape(table.name(game.leader)))
+    return game
+
+
+def _redraw_leader_prompt(table: Table, bot_username: str) -> Change:
+    prompt = announcements.leader_prompt(table, bot_username)
+    return Change(table, [Edit(prompt.chat_id, prompt.key, prompt.text, prompt.buttons, protected=True)], Reply(""))
+
+
+def _propose(table: Table, game: GameState, lang: str, bot_username: str) -> Change:
+    mission = table.draft_mission if game.variants.targeting else None
+    try:
+        after, events = apply(game, ProposeTeam(game.leader, table.draft_team, mission))
+    except IllegalAction as refusal:
+        if refusal.reason is Reason.WRONG_TEAM_SIZE:
+            size = game_rules.team_size(game.players, mission or game.open_missions()[0])
+            raise refuse(lang, "Choose exactly %(size)d players.", size=size) from None
+        raise _refusal(refusal, lang) from None
+    table = replace(table, draft_team=(), draft_mission=None)
+    return step(table, after, events, Reply(t(lang, "Team proposed.")), bot_username)
+
+
+_REFUSALS = {
+    Reason.ALREADY_VOTED: N_("You have already voted."),
+    Reason.NOT_ON_TEAM: N_("You are not on this mission's team."),
+    Reason.ALREADY_PLAYED: N_("You have already played your card."),
+    Reason.RESISTANCE_CANNOT_FAIL: N_("You are in the Resistance: you must play Success."),
+    Reason.MISSION_REQUIRED: N_("Choose the mission first."),
+    Reason.GAME_OVER: N_("This game is over."),
+}
+
+
+def _refusal(refusal: IllegalAction, lang: str) -> Refused:
+    message = _REFUSALS.get(refusal.reason, N_("That is not possible now."))
+    return refuse(lang, message, alert=refusal.reason is Reason.RESISTANCE_CANNOT_FAIL)
+
+
+def _apply(game: GameState, action, lang: str) -> tuple[GameState, tuple[Event, ...]]:
+    try:
+        return apply(game, action)
+    except IllegalAction as refusal:
+        raise _refusal(refusal, lang) from None
+
+
+def step(
+    table: Table, after_game: GameState, events: tuple[Event, ...], reply: Reply | None, bot_username: str
+) -> Change:
+    """Store the engine's new state and turn its events into messages."""
+    after = table.with_game(after_game)
+    if after_game.is_over:
+        after = replace(after, stage=Stage.OVER)
+    return Change(after, announcements.after_step(table, after, events, bot_username), reply)
+
+
+# ---------------------------------------------------------------- looking at the game
+
+
+def waiting(table: Table, press: WaitingPress, lang: str) -> Reply:
+    """Who the game waits for, told to whoever asked (no message in the group)."""
+    if table.stage is not Stage.PLAYING or table.game is None:
+        return Reply(t(lang, "This game is over."))
+    return Reply(board.waiting_answer(group_scene(table), lang))
+
+
+def repost_board(table: Table, bot_username: str) -> Change:
+    """The group's current message again, as a new message that later edits go to."""
+    if not table.is_active:
+        return Change(table)  # the game ended while /status was on its way
+    if table.game is None:
+        text, buttons = lobby_message(table, bot_username)
+        return Change(table, [Edit(table.chat_id, LOBBY_KEY, text), Send(table.chat_id, text, buttons, key=LOBBY_KEY)])
+    return Change(table, announcements.reposted_board(group_scene(table), table.chat_id))
+
+
+def pending_private(table: Table, user_id: int, bot_username: str) -> list[Outgoing]:
+    """What a player's private chat should hold now: their role, their card prompt if a card is
+    due, their leader's keyboard if it is their turn. The caller sends only what never arrived."""
+    seat = table.seat_of(user_id)
+    if seat is None or table.game is None or table.stage is not Stage.PLAYING:
+        return []
+    game = table.game
+    out: list[Outgoing] = [announcements.role_message(table, seat, bot_username)]
+    if game.phase is Phase.MISSION and seat in public_view(game).waiting_for:
+        out.append(announcements.card_prompt(table, seat, bot_username))
+    if game.phase is Phase.PROPOSING and seat == game.leader:
+        out.append(announcements.leader_prompt(table, bot_username))
+    return out

@@ -1,0 +1,334 @@
+"""What the group sees: the lobby and the board, rendered from the public view and names only.
+
+One group message carries each proposal through its life: it is sent when the team is put
+forward (with the vote buttons), and edited when the votes are revealed and when the
+mission's result is in, each time saying whose turn comes next. Nothing in between edits
+it, so a mission costs the group one message per proposal plus its edits, however many
+votes and cards there are; "⏳ Waiting for…" answers who the game waits for, to whoever asks.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from engine import EndReason, MissionRound, Phase, Proposal, Side
+from engine import rules as game_rules
+from tgbot.buttons import RematchPress, VotePress, WaitingPress, encode
+from tgbot.i18n import t, tn
+from tgbot.outgoing import Button, Keyboard
+from tgbot.render.common import GroupScene, join_link, mention, minutes, names, setup_line, track
+from tgbot.settings import GroupSettings
+from tgbot.table import Player
+
+# ---------------------------------------------------------------- lobby
+
+
+def lobby(
+    game_id: str, players: tuple[Player, ...], settings: GroupSettings, creator_id: int, lang: str, bot_username: str
+) -> tuple[str, Keyboard]:
+    creator = next((p for p in players if p.user_id == creator_id), None)
+    lines = [
+        t(lang, "🕵️ <b>The Resistance</b>: a new game is open."),
+        variants_line(settings, lang),
+        settings_line(settings, lang),
+        tn(
+            lang,
+            "%(n)d player of %(max)d: %(names)s",
+            "%(n)d players of %(max)d: %(names)s",
+            len(players),
+            max=game_rules.MAX_PLAYERS,
+            names=names(players, range(len(players))) or "—",
+        ),
+    ]
+    missing = game_rules.MIN_PLAYERS - len(players)
+    if missing > 0:
+        lines.append(tn(lang, "%(n)d more player needed.", "%(n)d more players needed.", missing))
+    else:
+        who = escape(creator.name) if creator else t(lang, "the host")
+        lines.append(t(lang, "%(name)s or a group admin can start with /startgame.", name=who))
+    lines.append(t(lang, "Press Join: it opens a private chat with me, where your role and cards will come."))
+    return "\n".join(lines), ((Button(t(lang, "Join"), url=join_link(bot_username, game_id)),),)
+
+
+def variants_line(settings: GroupSettings, lang: str) -> str:
+    if settings.targeting and settings.blind_spies:
+        return t(lang, "Variants: Targeting, Blind Spies.")
+    if settings.targeting:
+        return t(lang, "Variants: Targeting.")
+    if settings.blind_spies:
+        return t(lang, "Variants: Blind Spies.")
+    return t(lang, "Rules: standard, no variants.")
+
+
+def settings_line(settings: GroupSettings, lang: str) -> str:
+    missing = t(lang, "👍 Approve") if settings.missing_vote_approves else t(lang, "👎 Reject")
+    hints = t(lang, "on") if settings.hints else t(lang, "off")
+    return t(
+        lang,
+        "Time to choose a team: %(team)s min, to vote: %(vote)s min, to play a card: %(card)s min. "
+        "A missing vote counts as %(missing)s. Hints: %(hints)s.",
+        team=minutes(settings.proposal_seconds),
+        vote=minutes(settings.vote_seconds),
+        card=minutes(settings.mission_seconds),
+        missing=missing,
+        hints=hints,
+    )
+
+
+def lobby_timed_out(lang: str) -> str:
+    return t(lang, "🕵️ This lobby closed: fewer than %(min)d players joined in time.", min=game_rules.MIN_PLAYERS)
+
+
+def lobby_reminder(players: int, lang: str) -> str:
+    missing = game_rules.MIN_PLAYERS - players
+    if missing > 0:
+        return tn(
+            lang,
+            "⏰ Half the lobby time is gone: %(n)d more player needed.",
+            "⏰ Half the lobby time is gone: %(n)d more players needed.",
+            missing,
+        )
+    return t(lang, "⏰ Half the lobby time is gone: the game starts by itself when it runs out.")
+
+
+def lobby_closed(lang: str) -> str:
+    return t(lang, "🕵️ This lobby was cancelled.")
+
+
+def damaged_game(lang: str) -> str:
+    return t(lang, "⚠️ This game's saved state is damaged, so the game was ended. Start a new one with /newgame.")
+
+
+def started(scene: GroupScene) -> str:
+    """The lobby's message once the game starts: who plays, the setup, and who leads first."""
+    lang = scene.lang
+    return "\n".join(
+        [
+            t(
+                lang,
+                "🕵️ <b>The Resistance</b>: the game has started with %(names)s. Roles were sent in private.",
+                names=names(scene.players, range(len(scene.players))),
+            ),
+            setup_line(scene.view.players, lang),
+            "",
+            whose_turn(scene),
+        ]
+    )
+
+
+# ---------------------------------------------------------------- the board
+
+
+def board_key(scene: GroupScene) -> str:
+    """Names the group message of the latest proposal; before the first one, the lobby's message."""
+    return f"board:{sum(len(r.proposals) for r in scene.view.rounds)}"
+
+
+def board(scene: GroupScene) -> tuple[str, Keyboard]:
+    """The latest proposal's message as it reads now."""
+    view, lang = scene.view, scene.lang
+    if not view.rounds:
+        return started(scene), ()
+    mission_round = view.rounds[-1]
+    number = len(mission_round.proposals)
+    lines = [header(scene, mission_round, number), *proposal_lines(scene, mission_round, number)]
+    buttons: Keyboard = ()
+    if view.phase is Phase.VOTING:
+        lines.append(t(lang, "Everyone votes: approve this team or reject it? Votes are shown when all are in."))
+        buttons = (
+            (
+                Button(t(lang, "👍 Approve"), data=encode(VotePress(scene.game_id, view.ballot, True))),
+                Button(t(lang, "👎 Reject"), data=encode(VotePress(scene.game_id, view.ballot, False))),
+            ),
+            waiting_row(scene),
+        )
+    elif view.phase is Phase.MISSION:
+        lines.append(t(lang, "The team plays its cards in private."))
+        buttons = (waiting_row(scene),)
+    elif view.phase is Phase.PROPOSING:
+        lines += ["", whose_turn(scene)]
+    else:
+        lines += ["", *game_over_lines(scene)]
+        buttons = play_again(scene)
+    return "\n".join(lines), buttons
+
+
+def header(scene: GroupScene, mission_round: MissionRound, number: int) -> str:
+    lang, view = scene.lang, scene.view
+    proposal = mission_round.proposals[number - 1]
+    return "\n".join(
+        [
+            t(
+                lang,
+                "Missions: %(track)s   Rejected teams: %(count)d/5",
+                track=track(view),
+                count=_rejections(mission_round, number),
+            ),
+            t(
+                lang,
+                "<b>Mission %(mission)d</b> · proposal %(number)d · leader %(leader)s",
+                mission=proposal.mission,
+                number=number,
+                leader=escape(scene.players[proposal.leader].name),
+            ),
+        ]
+    )
+
+
+def _rejections(mission_round: MissionRound, number: int) -> int:
+    return sum(1 for p in mission_round.proposals[:number] if p.votes is not None and not p.approved)
+
+
+def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) -> list[str]:
+    """A proposal's team, its revealed votes, and its mission's result once played."""
+    lang, players = scene.lang, scene.players
+    proposal = mission_round.proposals[number - 1]
+    lines = []
+    if proposal.auto_team:
+        lines.append(
+            t(
+                lang,
+                "⏰ %(leader)s did not propose in time: this team was drawn at random.",
+                leader=escape(players[proposal.leader].name),
+            )
+        )
+    lines.append(t(lang, "Team: %(names)s", names=names(players, proposal.team)))
+    if proposal.votes is None:
+        return lines
+    lines += vote_lines(scene, proposal)
+    yes, no = sum(proposal.votes), len(proposal.votes) - sum(proposal.votes)
+    if not proposal.approved:
+        lines.append(
+            t(
+                lang,
+                "Rejected %(yes)d–%(no)d. Rejected teams for this mission: %(count)d/5.",
+                yes=yes,
+                no=no,
+                count=_rejections(mission_round, number),
+            )
+        )
+        return lines
+    lines.append(t(lang, "Approved %(yes)d–%(no)d.", yes=yes, no=no))
+    if mission_round.played:
+        lines.append(mission_result(mission_round, lang))
+        if mission_round.auto_cards:
+            lines.append(
+                t(
+                    lang,
+                    "⏰ Cards not played in time count as ✅ Success: %(names)s",
+                    names=names(players, mission_round.auto_cards),
+                )
+            )
+    return lines
+
+
+def vote_lines(scene: GroupScene, proposal: Proposal) -> list[str]:
+    lang, players = scene.lang, scene.players
+    votes = proposal.votes or ()
+    approvers = [s for s, v in enumerate(votes) if v]
+    rejecters = [s for s, v in enumerate(votes) if not v]
+    lines = [
+        t(lang, "👍 %(approvers)s", approvers=names(players, approvers) or "—"),
+        t(lang, "👎 %(rejecters)s", rejecters=names(players, rejecters) or "—"),
+    ]
+    if proposal.auto_votes:
+        filled = names(players, proposal.auto_votes)
+        if votes[proposal.auto_votes[0]]:
+            lines.append(t(lang, "⏰ Time is up. These votes were counted as 👍 Approve: %(names)s", names=filled))
+        else:
+            lines.append(t(lang, "⏰ Time is up. These votes were counted as 👎 Reject: %(names)s", names=filled))
+    return lines
+
+
+def mission_result(mission_round: MissionRound, lang: str) -> str:
+    fails = mission_round.fails or 0
+    if mission_round.succeeded:
+        return tn(
+            lang,
+            "Mission %(mission)d succeeded ✅ with %(n)d Fail card.",
+            "Mission %(mission)d succeeded ✅ with %(n)d Fail cards.",
+            fails,
+            mission=mission_round.mission,
+        )
+    return tn(
+        lang,
+        "Mission %(mission)d failed ❌ with %(n)d Fail card.",
+        "Mission %(mission)d failed ❌ with %(n)d Fail cards.",
+        fails,
+        mission=mission_round.mission,
+    )
+
+
+def whose_turn(scene: GroupScene) -> str:
+    """Who the game waits for while a leader chooses, said the same way on every message."""
+    lang, view = scene.lang, scene.view
+    leader = mention(scene.players[view.leader])
+    if view.variants.targeting:
+        return t(lang, "➡️ %(leader)s leads: choosing a mission and a team in private.", leader=leader)
+    mission = view.open_missions[0]
+    return tn(
+        lang,
+        "➡️ Mission %(mission)d: %(leader)s leads, choosing a team of %(n)d in private.",
+        "➡️ Mission %(mission)d: %(leader)s leads, choosing a team of %(n)d in private.",
+        game_rules.team_size(view.players, mission),
+        mission=mission,
+        leader=leader,
+    )
+
+
+def waiting_row(scene: GroupScene) -> tuple[Button, ...]:
+    return (Button(t(scene.lang, "⏳ Waiting for…"), data=encode(WaitingPress(scene.game_id))),)
+
+
+def waiting_answer(scene: GroupScene, lang: str) -> str:
+    """The answer to "⏳ Waiting for…": who must still act (never what anyone chose)."""
+    view = scene.view
+    if not view.waiting_for:
+        return t(lang, "Nobody: this step is over.")
+    return t(lang, "Waiting for: %(names)s", names=names(scene.players, view.waiting_for))
+
+
+def cancelled(scene: GroupScene) -> str:
+    text, _ = board(scene)
+    return f"{text}\n\n" + t(scene.lang, "🛑 The game was cancelled.")
+
+
+# ---------------------------------------------------------------- the end
+
+
+def play_again(scene: GroupScene) -> Keyboard:
+    return ((Button(t(scene.lang, "🔁 Play again"), data=encode(RematchPress(scene.game_id))),),)
+
+
+def game_over_lines(scene: GroupScene) -> list[str]:
+    lang, view = scene.lang, scene.view
+    reasons = {
+        EndReason.THREE_SUCCESSFUL_MISSIONS: t(lang, "three missions succeeded"),
+        EndReason.THREE_FAILED_MISSIONS: t(lang, "three missions failed"),
+        EndReason.FIVE_REJECTIONS: t(lang, "five teams in a row were rejected for one mission"),
+    }
+    if view.winner is Side.RESISTANCE:
+        headline = t(lang, "🏁 <b>The Resistance wins</b>: %(reason)s.", reason=reasons[view.end_reason])
+    else:
+        headline = t(lang, "🏁 <b>The spies win</b>: %(reason)s.", reason=reasons[view.end_reason])
+    spies = view.revealed_spies or ()
+    resistance = [s for s in range(view.players) if s not in spies]
+    return [
+        headline,
+        t(lang, "Missions: %(track)s", track=track(view)),
+        t(lang, "Spies: %(names)s", names=names(scene.players, spies)),
+        t(lang, "Resistance: %(names)s", names=names(scene.players, resistance)),
+        t(lang, "/record sends this game's record as a file."),
+    ]
+
+
+def unreachable_notice(player: Player, lang: str, bot_username: str) -> tuple[str, Keyboard]:
+    from tgbot.render.common import open_chat_link
+
+    text = t(
+        lang,
+        "%(player)s, I cannot write to you in private, so the game is waiting for you. Press the "
+        "button, then Start (or unblock me): I will send you what you need.",
+        player=mention(player),
+    )
+    return text, ((Button(t(lang, "Open the private chat"), url=open_chat_link(bot_username)),),)

@@ -1,0 +1,122 @@
+"""Pieces every audience's texts share: names, links, the mission track, the setup line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from html import escape
+
+from telegram.helpers import create_deep_linked_url
+
+from engine import PublicView, SeatView, public_view, seat_view
+from engine import rules as game_rules
+from tgbot.i18n import supported, t, tn
+from tgbot.table import Player, Table
+
+TRACK_MARKS = {True: "✅", False: "❌", None: "⬜"}
+JOIN_PREFIX = "join_"
+
+
+@dataclass(frozen=True)
+class GroupScene:
+    """All a group message may be rendered from: the public view and who sits where."""
+
+    game_id: str
+    chat_title: str
+    players: tuple[Player, ...]
+    lang: str
+    view: PublicView
+    hints_on: bool
+
+
+@dataclass(frozen=True)
+class SeatScene:
+    """All one player's private messages may be rendered from: the group's scene and their own seat."""
+
+    group: GroupScene
+    seat: SeatView
+    lang: str
+
+    @property
+    def game_id(self) -> str:
+        return self.group.game_id
+
+    @property
+    def view(self) -> PublicView:
+        return self.group.view
+
+
+def player_language(player: Player, group_language: str) -> str:
+    """A player's own language if the bot speaks it, else the group's."""
+    return supported(player.language) or group_language
+
+
+def group_scene(table: Table) -> GroupScene:
+
+    assert table.game is not None
+    return GroupScene(
+        table.id, table.chat_title, table.players, table.language, public_view(table.game), table.settings.hints
+    )
+
+
+def seat_scene(table: Table, seat: int) -> SeatScene:
+
+    assert table.game is not None
+    player = table.players[seat]
+    return SeatScene(group_scene(table), seat_view(table.game, seat), player_language(player, table.language))
+
+
+def mention(player: Player) -> str:
+    return f'<a href="tg://user?id={player.user_id}">{escape(player.name)}</a>'
+
+
+def names(players: tuple[Player, ...], seats: Iterable[int]) -> str:
+    return ", ".join(escape(players[s].name) for s in seats)
+
+
+def title(chat_title: str) -> str:
+    return escape(chat_title)
+
+
+def join_link(bot_username: str, game_id: str) -> str:
+    return create_deep_linked_url(bot_username, f"{JOIN_PREFIX}{game_id}")
+
+
+def open_chat_link(bot_username: str) -> str:
+    return create_deep_linked_url(bot_username, "hello")
+
+
+def track(view: PublicView) -> str:
+    return "".join(TRACK_MARKS[result] for result in view.mission_track)
+
+
+def minutes(seconds: int) -> str:
+    return f"{seconds / 60:g}"
+
+
+def team_sizes(players: int) -> str:
+    """Each mission's team size in order, a mission that needs two Fail cards marked *: "2-3-3-4*-4"."""
+    return "-".join(
+        f"{game_rules.team_size(players, m)}{'*' if game_rules.fails_required(players, m) > 1 else ''}"
+        for m in range(1, game_rules.MISSION_COUNT + 1)
+    )
+
+
+def setup_line(players: int, lang: str) -> str:
+    """The table's setup, which every player may know: how many spies, each mission's team size,
+    and which mission needs two Fail cards. The numbers are the engine's."""
+    spies = game_rules.spy_count(players)
+    teams = team_sizes(players)
+    if "*" in teams:
+        return tn(
+            lang,
+            "%(n)d spy · teams %(teams)s (* needs two Fails)",
+            "%(n)d spies · teams %(teams)s (* needs two Fails)",
+            spies,
+            teams=teams,
+        )
+    return tn(lang, "%(n)d spy · teams %(teams)s", "%(n)d spies · teams %(teams)s", spies, teams=teams)
+
+
+def mission_button_label(lang: str, players: int, mission: int) -> str:
+    return t(lang, "Mission %(mission)d (%(size)d)", mission=mission, size=game_rules.team_size(players, mission))

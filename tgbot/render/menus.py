@@ -1,0 +1,145 @@
+"""The group's menus (settings, language) and the help and rules texts: no game state at all."""
+
+from __future__ import annotations
+
+from engine import rules as game_rules
+from tgbot.buttons import LanguagePress, SettingsPress, encode
+from tgbot.i18n import N_, t, tn
+from tgbot.outgoing import Button, Keyboard
+from tgbot.render.board import settings_line, variants_line
+from tgbot.render.common import minutes, team_sizes
+from tgbot.settings import GroupSettings
+
+LANGUAGE_NAMES = {"en": "English", "es": "Español", "ru": "Русский", "bg": "Български", "eo": "Esperanto"}
+
+
+def _switch(lang: str, on: bool, when_on: str, when_off: str) -> str:
+    return t(lang, when_on) if on else t(lang, when_off)
+
+
+def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str, Keyboard]:
+    def press(name: str) -> str:
+        return encode(SettingsPress(chat_id, name))
+
+    text = "\n".join(
+        [
+            t(lang, "⚙️ <b>Settings for this group</b>"),
+            t(lang, "Press a button to change it. Changes apply to the next game, and to a lobby that is open."),
+            settings_line(settings, lang),
+        ]
+    )
+    missing = (
+        t(lang, "Missing vote: 👍 Approve") if settings.missing_vote_approves else t(lang, "Missing vote: 👎 Reject")
+    )
+    buttons = (
+        (
+            Button(
+                _switch(lang, settings.targeting, N_("Targeting: on"), N_("Targeting: off")), data=press("targeting")
+            ),
+            Button(
+                _switch(lang, settings.blind_spies, N_("Blind Spies: on"), N_("Blind Spies: off")),
+                data=press("blind_spies"),
+            ),
+        ),
+        (
+            Button(_switch(lang, settings.hints, N_("Hints: on"), N_("Hints: off")), data=press("hints")),
+            Button(missing, data=press("missing_vote_approves")),
+        ),
+        (
+            Button(
+                t(lang, "Team time: %(minutes)s min", minutes=minutes(settings.proposal_seconds)),
+                data=press("proposal_seconds"),
+            ),
+            Button(
+                t(lang, "Vote time: %(minutes)s min", minutes=minutes(settings.vote_seconds)),
+                data=press("vote_seconds"),
+            ),
+        ),
+        (
+            Button(
+                t(lang, "Card time: %(minutes)s min", minutes=minutes(settings.mission_seconds)),
+                data=press("mission_seconds"),
+            ),
+            Button(
+                t(lang, "Lobby time: %(minutes)s min", minutes=minutes(settings.lobby_seconds)),
+                data=press("lobby_seconds"),
+            ),
+        ),
+        (
+            Button(LANGUAGE_NAMES[settings.language or lang], data=press("language")),
+            Button(t(lang, "Done"), data=press("done")),
+        ),
+    )
+    return text, buttons
+
+
+def settings_closed(settings: GroupSettings, lang: str) -> str:
+    return "\n".join([t(lang, "⚙️ Settings saved."), variants_line(settings, lang), settings_line(settings, lang)])
+
+
+def language_menu(chat_id: int, lang: str) -> tuple[str, Keyboard]:
+    buttons = tuple((Button(name, data=encode(LanguagePress(chat_id, code))),) for code, name in LANGUAGE_NAMES.items())
+    return t(lang, "Which language should I speak in this group?"), buttons
+
+
+def help_text(lang: str) -> str:
+    # Who may use /settings and /language is `GameService.may_configure`: a group admin, or
+    # whoever opened the lobby while it is open.
+    return t(
+        lang,
+        "<b>The Resistance</b>: commands\n"
+        "/newgame — open a game in this group; add targeting, blind or both for those variants "
+        "(/newgame targeting blind)\n"
+        "/join — join the open game (or press Join)\n"
+        "/leave — leave the game before it starts\n"
+        "/startgame — start with 5 to 10 players (whoever opened the game, or an admin)\n"
+        "/status — the missions, the leader, whose turn it is\n"
+        "/cancel — end the lobby or the game (whoever opened it, or an admin)\n"
+        "/record — the last finished game's record as a file\n"
+        "/hints — in private: who could the spies be, and why\n"
+        "/settings — variants, deadlines, hints, language (a group admin, or whoever opened the lobby "
+        "while it is open)\n"
+        "/language — the language I speak in this group (the same people as /settings)\n"
+        "/rules — how to play",
+    )
+
+
+def setup_table(lang: str) -> str:
+    """Spies and team sizes for every table size, from the engine's rule tables."""
+    rows = [t(lang, "Spies and team sizes for missions 1 to 5 (* the mission needs two Fail cards):")]
+    for players in range(game_rules.MIN_PLAYERS, game_rules.MAX_PLAYERS + 1):
+        rows.append(
+            tn(
+                lang,
+                "%(players)d players: %(n)d spy · teams %(teams)s",
+                "%(players)d players: %(n)d spies · teams %(teams)s",
+                game_rules.spy_count(players),
+                players=players,
+                teams=team_sizes(players),
+            )
+        )
+    return "\n".join(rows)
+
+
+def rules_text(lang: str) -> str:
+    return t(
+        lang,
+        "<b>The Resistance</b> in short\n"
+        "Most players are the Resistance; a few are spies, who know each other. Nobody else knows who is who.\n"
+        "%(setup)s\n"
+        "Seats follow the order in which players joined. The first leader is drawn at random; after every "
+        "proposal the leader's role passes clockwise, to the next seat.\n"
+        "The leader proposes a team for the next mission. Everyone votes: the team goes only if more than half "
+        "approve; a tied vote rejects it. If five teams in a row are rejected for one mission, the spies win.\n"
+        "On a mission each member secretly plays Success or Fail; the Resistance must play Success. One Fail "
+        "card sinks a mission; the one marked * needs two. Only the number of Fail cards is shown.\n"
+        "Three successful missions win for the Resistance, three failed ones for the spies.\n"
+        "Targeting (/newgame targeting): every leader chooses both the mission and the team. Each mission is "
+        "attempted only once (a rejected team does not use it up), and the fifth only after two successes.\n"
+        "Blind Spies (/newgame blind): the spies do not learn who the other spies are.\n"
+        "Deadlines (see /settings): if the leader does not propose in time, a team is drawn at random and "
+        "everyone votes on it as usual; missing votes count as the group's setting says (Approve unless "
+        "changed), and the group is told whose; a card not played in time counts as Success. A lobby that has "
+        "not reached 5 players in time closes; one that has starts by itself.",
+        setup=setup_table(lang),
+    )

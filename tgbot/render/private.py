@@ -1,0 +1,170 @@
+"""What one player sees in private, rendered from their own seat's view and the public view.
+
+Role, mission card and the leader's team choice come here, each protected from forwarding
+(a player cannot paste them into the group as proof).
+"""
+
+from __future__ import annotations
+
+from engine import Role
+from engine import rules as game_rules
+from tgbot.buttons import CardPress, HintsPress, MissionPress, TeamPress, encode
+from tgbot.i18n import t, tn
+from tgbot.outgoing import Button, Keyboard
+from tgbot.render.common import SeatScene, mission_button_label, names, title
+
+
+def role_message(scene: SeatScene) -> str:
+    lang, seat = scene.lang, scene.seat
+    group = title(scene.group.chat_title)
+    if seat.role is Role.RESISTANCE:
+        return t(
+            lang,
+            "Your game in «%(group)s»: you are in the <b>Resistance</b>. Make three missions succeed.",
+            group=group,
+        )
+    if scene.view.variants.blind_spies:
+        return t(
+            lang,
+            "Your game in «%(group)s»: you are a <b>spy</b>. Under Blind Spies you do not know the "
+            "other spies. Make three missions fail.",
+            group=group,
+        )
+    others = [s for s in seat.known_spies if s != seat.seat]
+    return t(
+        lang,
+        "Your game in «%(group)s»: you are a <b>spy</b>. The other spies: %(names)s. Make three missions fail.",
+        group=group,
+        names=names(scene.group.players, others),
+    )
+
+
+def role_key(seat: int) -> str:
+    return f"role:{seat}"
+
+
+def hints_row(scene: SeatScene) -> tuple[Button, ...]:
+    if not scene.group.hints_on:
+        return ()
+    return (Button(t(scene.lang, "🔎 Hints"), data=encode(HintsPress(scene.game_id))),)
+
+
+def role_buttons(scene: SeatScene) -> Keyboard:
+    row = hints_row(scene)
+    return (row,) if row else ()
+
+
+# ---------------------------------------------------------------- the leader's turn
+
+
+def leader_key(ballot: int) -> str:
+    return f"lead:{ballot}"
+
+
+def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: int | None) -> tuple[str, Keyboard]:
+    """The leader's own keyboard: which mission (under Targeting), which players, then propose."""
+    lang, view = scene.lang, scene.view
+    players = scene.group.players
+    group = title(scene.group.chat_title)
+    ballot = view.ballot
+    if view.variants.targeting and draft_mission not in view.open_missions:
+        text = t(lang, "«%(group)s»: you are the leader. Choose which mission the team attempts.", group=group)
+        row = tuple(
+            Button(mission_button_label(lang, view.players, m), data=encode(MissionPress(scene.game_id, ballot, m)))
+            for m in view.open_missions
+        )
+        return text, (row,)
+    mission = draft_mission if view.variants.targeting else view.open_missions[0]
+    size = game_rules.team_size(view.players, mission)
+    ticked = set(draft_team)
+    lines = [
+        tn(
+            lang,
+            "«%(group)s»: you are the leader. Choose %(n)d player for mission %(mission)d.",
+            "«%(group)s»: you are the leader. Choose %(n)d players for mission %(mission)d.",
+            size,
+            group=group,
+            mission=mission,
+        ),
+        t(lang, "Chosen: %(names)s", names=names(players, sorted(ticked)) or "—"),
+    ]
+    seat_buttons = [
+        Button(("✔ " if seat in ticked else "") + player.name, data=encode(TeamPress(scene.game_id, ballot, seat)))
+        for seat, player in enumerate(players)
+    ]
+    rows = [tuple(seat_buttons[i : i + 2]) for i in range(0, len(seat_buttons), 2)]
+    if view.variants.targeting:
+        others = tuple(
+            Button(mission_button_label(lang, view.players, m), data=encode(MissionPress(scene.game_id, ballot, m)))
+            for m in view.open_missions
+            if m != mission
+        )
+        if others:
+            rows.append(others)
+    rows.append(
+        (
+            Button(
+                t(lang, "Propose this team (%(chosen)d/%(size)d)", chosen=len(ticked), size=size),
+                data=encode(TeamPress(scene.game_id, ballot, None)),
+            ),
+        )
+    )
+    return "\n".join(lines), tuple(rows)
+
+
+def leader_done(scene: SeatScene, team: tuple[int, ...], mission: int, drawn: bool) -> str:
+    lang = scene.lang
+    group = title(scene.group.chat_title)
+    chosen = names(scene.group.players, team)
+    if drawn:
+        return t(
+            lang,
+            "«%(group)s», mission %(mission)d: time ran out, so a team was drawn at random: %(names)s.",
+            group=group,
+            mission=mission,
+            names=chosen,
+        )
+    return t(
+        lang, "«%(group)s», mission %(mission)d: you proposed %(names)s.", group=group, mission=mission, names=chosen
+    )
+
+
+# ---------------------------------------------------------------- the mission
+
+
+def card_key(ballot: int, seat: int) -> str:
+    return f"card:{ballot}:{seat}"
+
+
+def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
+    lang, view = scene.lang, scene.view
+    text = t(
+        lang,
+        "«%(group)s», mission %(mission)d: you are on the team. Play your card.",
+        group=title(scene.group.chat_title),
+        mission=view.current_mission,
+    )
+    buttons: Keyboard = (
+        (
+            Button(t(lang, "✅ Success"), data=encode(CardPress(scene.game_id, view.ballot, False))),
+            Button(t(lang, "❌ Fail"), data=encode(CardPress(scene.game_id, view.ballot, True))),
+        ),
+    )
+    row = hints_row(scene)
+    return text, buttons + ((row,) if row else ())
+
+
+def card_played(scene: SeatScene, mission: int, fail: bool) -> str:
+    lang, group = scene.lang, title(scene.group.chat_title)
+    if fail:
+        return t(lang, "«%(group)s», mission %(mission)d: you played ❌ Fail.", group=group, mission=mission)
+    return t(lang, "«%(group)s», mission %(mission)d: you played ✅ Success.", group=group, mission=mission)
+
+
+def reminder(scene: SeatScene) -> str:
+    """Half the step's time is gone and the game waits for this player."""
+    return t(
+        scene.lang,
+        "⏰ «%(group)s»: half the time is gone and the game is waiting for you.",
+        group=title(scene.group.chat_title),
+    )
