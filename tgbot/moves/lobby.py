@@ -9,8 +9,8 @@ from html import escape
 from engine import new_game
 from engine import rules as game_rules
 from tgbot.buttons import CancelPress, encode
-from tgbot.changes import Change, Reply, refuse
-from tgbot.i18n import N_, t
+from tgbot.changes import Change, Refused, Reply, refuse
+from tgbot.i18n import N_, t, tn
 from tgbot.moves import announcements
 from tgbot.outgoing import Button, Edit, Outgoing, Send
 from tgbot.render import board
@@ -116,13 +116,15 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
     _require_host(table, user_id, is_admin, lang, "start")
     count = len(table.players)
     if not game_rules.MIN_PLAYERS <= count <= game_rules.MAX_PLAYERS:
-        raise refuse(
+        message = tn(
             lang,
-            "A game needs %(min)d to %(max)d players; %(count)d have joined.",
+            "A game needs %(min)d to %(max)d players; %(n)d has joined.",
+            "A game needs %(min)d to %(max)d players; %(n)d have joined.",
+            count,
             min=game_rules.MIN_PLAYERS,
             max=game_rules.MAX_PLAYERS,
-            count=count,
         )
+        raise Refused(Reply(message))
     table = replace(table, stage=Stage.PLAYING, game=new_game(count, rng, table.variants))
     out: list[Outgoing] = [Edit(table.chat_id, LOBBY_KEY, board.started(group_scene(table)))]
     out += [announcements.role_message(table, seat, bot_username) for seat in range(count)]

@@ -10,7 +10,7 @@ from engine import CastVote, Event, GameState, IllegalAction, Phase, PlayCard, P
 from engine import rules as game_rules
 from tgbot.buttons import CardPress, MissionPress, TeamPress, VotePress, WaitingPress
 from tgbot.changes import Change, Refused, Reply, refuse
-from tgbot.i18n import N_, t
+from tgbot.i18n import N_, t, tn
 from tgbot.moves import announcements
 from tgbot.moves.lobby import LOBBY_KEY, lobby_message
 from tgbot.outgoing import Edit, Outgoing, Send
@@ -110,7 +110,8 @@ def _propose(table: Table, game: GameState, lang: str, bot_username: str) -> Cha
     except IllegalAction as refusal:
         if refusal.reason is Reason.WRONG_TEAM_SIZE:
             size = game_rules.team_size(game.players, mission or game.open_missions()[0])
-            raise refuse(lang, "Choose exactly %(size)d players.", size=size) from None
+            message = tn(lang, "Choose exactly %(n)d player.", "Choose exactly %(n)d players.", size)
+            raise Refused(Reply(message)) from None
         raise _refusal(refusal, lang) from None
     table = replace(table, draft_team=(), draft_mission=None)
     return step(table, after, events, Reply(t(lang, "Team proposed.")), bot_username)
