@@ -26,18 +26,9 @@ from engine import (
     state_to_dict,
 )
 from engine.simulate import play_to_end, random_action
+from tests.strategies import habits, tables
 
-games = st.fixed_dictionaries(
-    {
-        "players": st.integers(5, 10),
-        "targeting": st.booleans(),
-        "blind_spies": st.booleans(),
-        "seed": st.integers(0, 2**32),
-        "approve_rate": st.floats(0.0, 1.0),
-        "spy_fail_rate": st.floats(0.0, 1.0),
-        "deadline_rate": st.sampled_from([0.0, 0.0, 0.1, 0.4]),
-    }
-)
+games = st.builds(lambda table, habits: {**table, **habits}, tables, habits)
 
 
 def play(game: dict):

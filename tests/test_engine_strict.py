@@ -19,7 +19,6 @@ from engine import (
     PlayCard,
     ProposeTeam,
     StateFormatError,
-    Variants,
     VotesTimedOut,
     apply,
     draw_team,
@@ -32,21 +31,7 @@ from engine import (
     state_to_dict,
 )
 from engine.simulate import random_action
-
-tables = st.fixed_dictionaries(
-    {
-        "players": st.integers(5, 10),
-        "targeting": st.booleans(),
-        "blind_spies": st.booleans(),
-        "seed": st.integers(0, 2**32),
-    }
-)
-
-
-def start(table: dict) -> tuple[GameState, random.Random]:
-    rng = random.Random(table["seed"])
-    variants = Variants(targeting=table["targeting"], blind_spies=table["blind_spies"])
-    return new_game(table["players"], rng, variants), rng
+from tests.strategies import played, start, tables
 
 
 def reject_once(state: GameState, rng: random.Random) -> GameState:
@@ -238,11 +223,7 @@ replacements = st.one_of(
 def test_a_stored_state_is_loaded_only_if_play_could_reach_it(table, steps, data):
     """Mutate one value of a real stored state: loading refuses it unless the engine itself
     could have reached the mutated state, and a state it loads plays on from there."""
-    state, rng = start(table)
-    for _ in range(steps):
-        if state.is_over:
-            break
-        state, _ = apply(state, random_action(state, rng, deadline_rate=0.2))
+    state = played(table, steps, deadline_rate=0.2)
     stored = json.loads(json.dumps(state_to_dict(state)))
     assert state_from_dict(stored) == state  # a valid state round-trips
     path = data.draw(st.sampled_from([p for p in _leaves(stored) if p and p != ("schema",)]))

@@ -22,15 +22,9 @@ from engine import (
     waiting_for,
 )
 from engine.simulate import random_action
+from tests.strategies import start, tables
 
-tables = st.fixed_dictionaries(
-    {
-        "players": st.integers(5, 10),
-        "targeting": st.booleans(),
-        "seed": st.integers(0, 2**32),
-        "deadline_rate": st.sampled_from([0.0, 0.2]),
-    }
-)
+deadline_rates = st.sampled_from([0.0, 0.2])
 
 
 def accepted(state, action) -> bool:
@@ -42,10 +36,9 @@ def accepted(state, action) -> bool:
 
 
 @settings(max_examples=80, deadline=None)
-@given(tables)
-def test_the_game_waits_for_exactly_the_seats_that_may_act(table):
-    rng = random.Random(table["seed"])
-    state = new_game(table["players"], rng, Variants(targeting=table["targeting"]))
+@given(tables, deadline_rates)
+def test_the_game_waits_for_exactly_the_seats_that_may_act(table, deadline_rate):
+    state, rng = start(table)
     while not state.is_over:
         waiting = waiting_for(state)
         assert waiting and public_view(state).waiting_for == waiting
@@ -61,7 +54,7 @@ def test_the_game_waits_for_exactly_the_seats_that_may_act(table):
         if state.phase is Phase.MISSION:
             for seat in waiting:
                 assert (PlayCard(seat, True) in legal_actions(state, seat)) == (seat in state.spies)
-        state, _ = apply(state, random_action(state, rng, deadline_rate=table["deadline_rate"]))
+        state, _ = apply(state, random_action(state, rng, deadline_rate=deadline_rate))
     assert waiting_for(state) == ()
     assert all(not list(legal_actions(state, seat)) for seat in range(state.players))
 
@@ -75,14 +68,13 @@ def test_a_leader_is_offered_every_team_for_every_open_mission():
 
 
 @settings(max_examples=80, deadline=None)
-@given(tables)
-def test_the_ballot_moves_by_one_per_decision_and_never_within_one(table):
-    rng = random.Random(table["seed"])
-    state = new_game(table["players"], rng, Variants(targeting=table["targeting"]))
+@given(tables, deadline_rates)
+def test_the_ballot_moves_by_one_per_decision_and_never_within_one(table, deadline_rate):
+    state, rng = start(table)
     seen = {ballot(state)}
     while not state.is_over:
         before = state
-        state, _ = apply(state, random_action(state, rng, deadline_rate=table["deadline_rate"]))
+        state, _ = apply(state, random_action(state, rng, deadline_rate=deadline_rate))
         decided = state.phase is not before.phase or state.is_over or before.phase is Phase.PROPOSING
         if state.is_over:
             break
