@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bot_costs.py [--games 20] [--players 5 10] [--seed 1]
                                              [--redis-url redis://127.0.0.1:6379/14]
                                              [--attempts 5] [--own-server]
+                                             [--pace fast human] [--human-seconds 3]
 
 Plays whole games (/newgame, every player joining through the link, /startgame, then every
 move to the end) with `SimulatedGroup` and a random `Policy`, one game at a time, through the
@@ -25,7 +26,14 @@ Bot API calls are counted from `FakeTelegram.calls` by method. For each button p
 Bot API calls the bot made before it answered the press (the answer comes after the press's
 messages are delivered). Group messages per played mission: sendMessage and editMessageText
 calls to the group chat from /startgame to the end of the game, divided by the number of
-missions played (after five rejected teams the spies win and that mission is never played).
+mission rounds (every mission attempted, played or not: after five rejected teams the spies
+win and that round's mission is never played).
+
+Pace: `fast` makes every move as soon as the previous one is answered, one at a time.
+`human` lets each player act after a random delay (uniform up to --human-seconds, default
+3 s): a vote's or a mission's players act at the same time, each after a delay of their own,
+and the leader pauses before each tick. The bot's behaviour does not depend on the clock
+within a step, so the two paces should cost the same; both are measured to show it.
 
 Uses Redis database 14 by default and flushes it at the start and the end.
 """
@@ -47,6 +55,7 @@ from dataclasses import dataclass, field
 
 from redis.asyncio import Redis
 
+from engine import Phase, public_view
 from tgbot.offline.fake_telegram import FakeTelegram
 from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import Policy, SimulatedGroup
@@ -91,10 +100,45 @@ class ReadingGroup(SimulatedGroup):
             self.before_answer.append(methods.index("answerCallbackQuery"))
 
 
+class HumanPacedGroup(ReadingGroup):
+    """Players who take their time: a vote's (or a mission's) players act together, each after a random delay."""
+
+    def __init__(self, *args, rng: random.Random, seconds: float, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._rng = rng
+        self._seconds = seconds
+
+    async def _pause(self) -> None:
+        await asyncio.sleep(self._rng.uniform(0, self._seconds))
+
+    async def press(self, user_id: int, chat_id: int, prefix: str, ending: str) -> None:
+        await self._pause()
+        await super().press(user_id, chat_id, prefix, ending)
+
+    async def step(self, policy: Policy) -> bool:
+        table = await self.table()
+        game = table.game
+        if game is None or not table.is_active or game.phase is Phase.PROPOSING:
+            return await super().step(policy)
+        waiting = public_view(game).waiting_for
+        if game.phase is Phase.VOTING:
+            moves = [
+                (table.players[s].user_id, self.chat_id, "v:", ":a" if policy.vote(table, s) else ":r") for s in waiting
+            ]
+        else:
+            moves = [
+                (table.players[s].user_id, table.players[s].user_id, "c:", ":f" if policy.fail(table, s) else ":s")
+                for s in waiting
+            ]
+        await asyncio.gather(*(self.press(*move) for move in moves))
+        return True
+
+
 @dataclass
 class Played:
     updates: int
     missions: int
+    rounds: int
     proposals: int
     redis: Counter[str]
     api: Counter[str]
@@ -134,10 +178,16 @@ async def others_were_quiet(admin: Redis, before: tuple[int, dict[str, int]], se
     )
 
 
-async def play_one(telegram, application, admin, players_redis, chat_id, players, seed) -> tuple[Played, bool]:
-    """One whole game; also whether the server was otherwise quiet while it was played."""
+async def play_one(
+    telegram, application, admin, players_redis, chat_id, players, seed, human_seconds: float | None
+) -> tuple[Played, bool]:
+    """One whole game (at human pace if `human_seconds`); also whether the server was otherwise quiet meanwhile."""
     application.bot_data["service"].rng = random.Random(seed)
-    group = ReadingGroup(telegram, application, chat_id=chat_id, players=players, players_store=Store(players_redis))
+    common = dict(chat_id=chat_id, players=players, players_store=Store(players_redis))
+    if human_seconds is None:
+        group = ReadingGroup(telegram, application, **common)
+    else:
+        group = HumanPacedGroup(telegram, application, rng=random.Random(seed + 2), seconds=human_seconds, **common)
     players_redis.sent.clear()
     quiet_before = await others(admin)
     started = time.perf_counter()
@@ -156,6 +206,7 @@ async def play_one(telegram, application, admin, players_redis, chat_id, players
     played = Played(
         updates=group.updates,
         missions=len(table.game.played_rounds),
+        rounds=len(table.game.rounds),
         proposals=sum(len(r.proposals) for r in table.game.rounds),
         redis=redis,
         api=Counter(method for method, _ in calls),
@@ -206,23 +257,31 @@ async def measure(url: str, args) -> None:
     try:
         await bot_redis.ping()
         await players_redis.ping()
-        totals: dict[int, Totals] = {}
         chat_id, replayed, disturbed = -1001, 0, 0
-        started = time.perf_counter()
-        for players in args.players:
-            totals[players] = Totals()
-            for index in range(args.games):
-                seed = (args.seed * 1000 + players) * 1000 + 2 * index
-                for attempt in range(1, args.attempts + 1):
-                    played, quiet = await play_one(telegram, application, admin, players_redis, chat_id, players, seed)
-                    chat_id -= 1
-                    if quiet:
-                        break
-                    replayed += attempt < args.attempts
-                disturbed += not quiet
-                totals[players].games.append(played)
-        elapsed = time.perf_counter() - started
-        print_table(totals, args.games, elapsed)
+        for pace in args.pace:
+            human_seconds = args.human_seconds if pace == "human" else None
+            totals: dict[int, Totals] = {}
+            started = time.perf_counter()
+            for players in args.players:
+                totals[players] = Totals()
+                for index in range(args.games):
+                    seed = (args.seed * 1000 + players) * 1000 + 2 * index
+                    for attempt in range(1, args.attempts + 1):
+                        played, quiet = await play_one(
+                            telegram, application, admin, players_redis, chat_id, players, seed, human_seconds
+                        )
+                        chat_id -= 1
+                        if quiet:
+                            break
+                        replayed += attempt < args.attempts
+                    disturbed += not quiet
+                    totals[players].games.append(played)
+            elapsed = time.perf_counter() - started
+            title = (
+                "as fast as possible" if human_seconds is None else f"at human pace (delays up to {human_seconds:g} s)"
+            )
+            print(f"\n===== {title}\n")
+            print_table(totals, args.games, elapsed)
         if replayed or disturbed:
             print(f"\nother clients were busy on the server: {replayed} games played again", end="")
             if disturbed:
@@ -263,6 +322,7 @@ def print_table(totals: dict[int, Totals], games: int, elapsed: float) -> None:
     print(f"{'':<42}{header}")
     row("updates (commands and presses)", lambda t: t.mean(lambda g: g.updates))
     row("missions played", lambda t: t.mean(lambda g: g.missions))
+    row("mission rounds (played or not)", lambda t: t.mean(lambda g: g.rounds))
     row("team proposals", lambda t: t.mean(lambda g: g.proposals))
 
     def counted_per_game(title: str, counts: str, total_label: str) -> None:
@@ -287,10 +347,10 @@ def print_table(totals: dict[int, Totals], games: int, elapsed: float) -> None:
         row(f"  {share:.0%} of presses at most", lambda t, share=share: _quantile(t, share), ".0f")
     row("  most", lambda t: max(n for g in t.games for n in g.before_answer), ".0f")
 
-    print(f"\n{'Group messages per played mission':<42}{header}")
+    print(f"\n{'Group messages per mission round':<42}{header}")
     for method in GROUP_MESSAGES:
-        row(f"  {method}", lambda t, method=method: _per_mission(t, lambda g: g.group_messages[method]), ".2f")
-    row("  together", lambda t: _per_mission(t, lambda g: sum(g.group_messages.values())), ".2f")
+        row(f"  {method}", lambda t, method=method: _per_round(t, lambda g: g.group_messages[method]), ".2f")
+    row("  together", lambda t: _per_round(t, lambda g: sum(g.group_messages.values())), ".2f")
 
 
 def _quantile(totals: Totals, share: float) -> int:
@@ -298,9 +358,9 @@ def _quantile(totals: Totals, share: float) -> int:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def _per_mission(totals: Totals, count) -> float:
-    """Over all games of a size: messages from /startgame on, per mission played."""
-    return sum(count(g) for g in totals.games) / sum(g.missions for g in totals.games)
+def _per_round(totals: Totals, count) -> float:
+    """Over all games of a size: messages from /startgame on, per mission round."""
+    return sum(count(g) for g in totals.games) / sum(g.rounds for g in totals.games)
 
 
 def main() -> None:
@@ -311,6 +371,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--attempts", type=int, default=5, help="plays of a game disturbed by other clients")
     parser.add_argument("--own-server", action="store_true", help="start a private redis-server instead")
+    parser.add_argument("--pace", nargs="+", choices=("fast", "human"), default=["fast", "human"])
+    parser.add_argument("--human-seconds", type=float, default=3.0, help="longest delay of a player at human pace")
     args = parser.parse_args()
     asyncio.run(main_async(args))
 
