@@ -85,9 +85,6 @@ class Table:
     def name(self, seat: int) -> str:
         return self.players[seat].name
 
-    def names(self, seats) -> list[str]:
-        return [self.players[s].name for s in seats]
-
     def with_game(self, game: GameState, **changes: Any) -> Table:
         return replace(self, game=game, **changes)
 

@@ -15,7 +15,7 @@ from html import unescape
 from telegram import Update
 from telegram.ext import Application
 
-from engine import Phase, Variants
+from engine import Phase, Variants, waiting_for
 from engine import rules as game_rules
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
 from tgbot.store import Store
@@ -151,15 +151,13 @@ class SimulatedGroup:
                 await self.press(user, user, "t:", f":{seat}")
             await self.press(user, user, "t:", ":ok")
         elif game.phase is Phase.VOTING:
-            for seat in range(game.players):
-                if game.pending_votes[seat] is None:
-                    choice = "a" if policy.vote(table, seat) else "r"
-                    await self.press(table.players[seat].user_id, self.chat_id, "v:", f":{choice}")
+            for seat in waiting_for(game):
+                choice = "a" if policy.vote(table, seat) else "r"
+                await self.press(table.players[seat].user_id, self.chat_id, "v:", f":{choice}")
         else:
-            for seat in game.current_round.team:
-                if seat not in game.played_seats:
-                    user = table.players[seat].user_id
-                    await self.press(user, user, "c:", ":f" if policy.fail(table, seat) else ":s")
+            for seat in waiting_for(game):
+                user = table.players[seat].user_id
+                await self.press(user, user, "c:", ":f" if policy.fail(table, seat) else ":s")
         return True
 
     async def play(self, policy: Policy, max_steps: int = 500) -> Table:
