@@ -10,11 +10,11 @@ from telegram.ext import Application
 
 from engine import Phase
 from engine import rules as game_rules
+from tgbot import keys
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
 from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 from tgbot.redis_client import connect
-from tgbot.store import messages_key, outbox_key
 
 # ---------------------------------------------------------------- bots
 
@@ -114,12 +114,12 @@ def team_size(table) -> int:
 
 
 async def propose(group: SimulatedGroup, seats) -> None:
-    """The leader ticks exactly `seats` on the board and proposes them."""
+    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
     table = await group.table()
     leader = table.players[table.game.leader].user_id
     for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, group.chat_id, "t:", f":{seat}")
-    await group.press(leader, group.chat_id, "t:", ":ok")
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
     assert (await group.table()).game.phase is Phase.VOTING
 
 
@@ -132,7 +132,7 @@ async def vote_all(group: SimulatedGroup, approve: bool) -> None:
 
 
 async def outbox_length(group: SimulatedGroup) -> int:
-    return await group.store.redis.llen(outbox_key(group.game_id))
+    return await group.store.redis.llen(keys.outbox(group.game_id))
 
 
 async def snapshot(group: SimulatedGroup, chats=()) -> tuple:
@@ -144,8 +144,8 @@ async def snapshot(group: SimulatedGroup, chats=()) -> tuple:
         seen += [(m.chat_id, m.message_id, m.text, m.reply_markup, m.edits) for m in group.telegram.messages(chat)]
     return (
         table.to_json(),
-        await redis.lrange(outbox_key(group.game_id), 0, -1),
-        await redis.hgetall(messages_key(group.game_id)),
+        await redis.lrange(keys.outbox(group.game_id), 0, -1),
+        await redis.hgetall(keys.messages(group.game_id)),
         seen,
     )
 

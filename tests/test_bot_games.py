@@ -11,6 +11,8 @@ from engine import EndReason, Phase, Side, Variants, export_record, parse_record
 from tests.bot_helpers import CleanTeams, RejectEverything, SpiesAlwaysFail, press, propose, started, vote_all
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
+
 
 async def play(make_bot, telegram, players, policy, variants=None, seed=1):
     group = await started(make_bot, telegram, players, seed, variants=variants)
@@ -26,6 +28,12 @@ async def test_resistance_wins_with_clean_teams(make_bot, telegram, players):
     final = group.transcript(group.chat_id)[-1]
     assert "The Resistance wins" in final
     assert all(table.name(s) in final for s in table.game.spies)
+    # The group got one message per proposal besides the lobby (which became the start message);
+    # the end was edited into the last proposal's message, with Play again.
+    sent = [m for m in telegram.messages(group.chat_id) if m.from_bot]
+    proposals = sum(len(r.proposals) for r in table.game.rounds)
+    assert len(sent) == 1 + proposals
+    assert [b["text"] for b in sent[-1].buttons()] == ["🔁 Play again"]
 
 
 @pytest.mark.parametrize("players", [5, 10])
@@ -84,32 +92,54 @@ async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(m
     table = await group.table()
     first_leader = table.game.leader
     leader_user = table.players[first_leader].user_id
+    # The group is told who leads; the choice is made in the leader's private chat.
+    assert group.transcript(chat)[-2].endswith(
+        f"➡️ {table.name(first_leader)} leads: choosing a mission and a team in private."
+    )
+    assert not any(
+        b.get("callback_data", "").startswith(("m:", "t:")) for m in telegram.messages(chat) for b in m.buttons()
+    )
 
     # The first leader is offered every mission but the fifth, picks mission 3 and changes to mission 2.
-    board = group.latest_with_button(chat, f"m:{group.game_id}:")
-    assert sorted(mission_buttons(board)) == [1, 2, 3, 4]
-    assert await press(group, leader_user, board, mission_buttons(board)[3]) is None  # no refusal
-    board = telegram.message(chat, board.message_id)
-    assert f"{table.name(first_leader)}, choose 3 players for mission 3." in plain_text(board.text)
-    assert sorted(mission_buttons(board)) == [1, 2, 4]  # the other missions stay on offer
-    await press(group, leader_user, board, mission_buttons(board)[2])
+    keyboard = group.latest_with_button(leader_user, f"m:{group.game_id}:")
+    assert plain_text(keyboard.text) == "«Demo group»: you are the leader. Choose which mission the team attempts."
+    assert sorted(mission_buttons(keyboard)) == [1, 2, 3, 4]
+    assert await press(group, leader_user, keyboard, mission_buttons(keyboard)[3]) is None  # no refusal
+    keyboard = telegram.message(leader_user, keyboard.message_id)
+    assert plain_text(keyboard.text).startswith("«Demo group»: you are the leader. Choose 3 players for mission 3.")
+    assert sorted(mission_buttons(keyboard)) == [1, 2, 4]  # the other missions stay on offer
+    await press(group, leader_user, keyboard, mission_buttons(keyboard)[2])
     assert (await group.table()).draft_mission == 2
     await propose(group, [0, 1, 2])
+    first_keyboard = keyboard
+    assert plain_text(telegram.message(leader_user, keyboard.message_id).text) == (
+        "«Demo group», mission 2: you proposed Ann, Bob, Cy."
+    )
     first_board = group.latest_with_button(chat, f"v:{group.game_id}:")
     await vote_all(group, False)
     # The rejected proposal's message keeps the mission it named.
-    assert plain_text(telegram.message(chat, first_board.message_id).text).startswith("Mission 2 · proposal 1")
+    assert (
+        plain_text(telegram.message(chat, first_board.message_id).text)
+        .splitlines()[1]
+        .startswith("Mission 2 · proposal 1")
+    )
 
     # The round goes on with the next leader, who is asked for a mission again and picks mission 1.
     table = await group.table()
     second_leader = table.game.leader
+    second_user = table.players[second_leader].user_id
     assert second_leader == (first_leader + 1) % 7 and table.game.phase is Phase.PROPOSING
     assert table.draft_mission is None and table.game.rounds[0].rejections == 1
-    board = group.latest_with_button(chat, f"m:{group.game_id}:")
-    assert f"{table.name(second_leader)}, choose which mission the team attempts." in plain_text(board.text)
-    assert sorted(mission_buttons(board)) == [1, 2, 3, 4]
-    await press(group, table.players[second_leader].user_id, board, mission_buttons(board)[1])
-    assert "choose 2 players for mission 1." in plain_text(telegram.message(chat, board.message_id).text)
+    assert plain_text(telegram.message(chat, first_board.message_id).text).endswith(
+        f"➡️ {table.name(second_leader)} leads: choosing a mission and a team in private."
+    )
+    keyboard = group.latest_with_button(second_user, f"m:{group.game_id}:")
+    assert plain_text(keyboard.text) == "«Demo group»: you are the leader. Choose which mission the team attempts."
+    assert sorted(mission_buttons(keyboard)) == [1, 2, 3, 4]
+    # The first leader's keyboard kept no buttons once the team was proposed.
+    assert telegram.message(leader_user, first_keyboard.message_id).buttons() == []
+    await press(group, second_user, keyboard, mission_buttons(keyboard)[1])
+    assert "Choose 2 players for mission 1." in plain_text(telegram.message(second_user, keyboard.message_id).text)
     team = sorted(s for s in range(7) if s not in table.game.spies)[:2]
     await propose(group, team)
     await vote_all(group, True)
@@ -122,11 +152,16 @@ async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(m
     [played] = table.game.played_rounds
     assert played.mission == 1 and played.succeeded and played.team == tuple(team)
     assert [p.mission for p in played.proposals] == [2, 1]
-    assert plain_text(telegram.message(chat, first_board.message_id).text).startswith("Mission 2 · proposal 1")
+    assert (
+        plain_text(telegram.message(chat, first_board.message_id).text)
+        .splitlines()[1]
+        .startswith("Mission 2 · proposal 1")
+    )
     assert "Mission 1 succeeded ✅" in "\n".join(group.transcript(chat))
     # The next leader may choose among the missions not yet played.
-    board = group.latest_with_button(chat, f"m:{group.game_id}:")
-    assert sorted(mission_buttons(board)) == [2, 3, 4]
+    third_user = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(third_user, f"m:{group.game_id}:")
+    assert sorted(mission_buttons(keyboard)) == [2, 3, 4]
     # The exported record names each proposal's mission.
     record = export_record(table.game, table.id)
     assert [p["mission"] for p in record["missions"][0]["proposals"]] == [2, 1]

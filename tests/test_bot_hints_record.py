@@ -85,15 +85,16 @@ async def move(group: SimulatedGroup, service, now: list[float], rng: random.Ran
         if wait:
             await let_time_run_out(group, service, now)
             return
+        # The leader chooses on the keyboard in their private chat.
         leader = table.players[game.leader].user_id
         if game.variants.targeting and table.draft_mission is None:
-            await group.press(leader, chat, "m:", f":{rng.choice(game.open_missions())}")
+            await group.press(leader, leader, "m:", f":{rng.choice(game.open_missions())}")
             table = await group.table()
         mission = table.draft_mission or game.open_missions()[0]
         size = game_rules.team_size(game.players, mission)
         for seat in sorted(rng.sample(range(game.players), size)):
-            await group.press(leader, chat, "t:", f":{seat}")
-        await group.press(leader, chat, "t:", ":ok")
+            await group.press(leader, leader, "t:", f":{seat}")
+        await group.press(leader, leader, "t:", ":ok")
     elif game.phase is Phase.VOTING:
         # When waiting, someone (the last seat at least) leaves the vote to the deadline.
         for seat in range(game.players):

@@ -11,17 +11,20 @@ from __future__ import annotations
 import json
 import random
 import re
+from dataclasses import replace
 from html import unescape
 
 import pytest
 from babel.messages.pofile import read_po
 
-from engine import Phase
+from engine import Phase, seat_view
 from engine import rules as game_rules
-from tests.bot_helpers import button_data, command, lobby_message, press
+from tests.bot_helpers import button_data, command, forged, lobby_message, press
 from tgbot.app import COMMANDS
-from tgbot.i18n import LOCALE_DIR
+from tgbot.i18n import LOCALE_DIR, t
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.render import private as render_private
+from tgbot.render.common import SeatScene, group_scene
 from tgbot.settings import GroupSettings
 from tgbot.table import Stage
 
@@ -154,16 +157,21 @@ async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup
     game = table.game
     leader = table.players[game.leader].user_id
     not_leader = next(u for u in users[:5] if u != leader)
-    board = group.latest_with_button(chat, "t:")
-    assert await press(group, not_leader, board, button_data(board, ":ok"))  # only the leader
-    assert await press(group, leader, board, button_data(board, ":ok"))  # wrong size
+    keyboard = group.latest_with_button(leader, "t:")  # in the leader's private chat
+    propose_data = button_data(keyboard, ":ok")
+    elsewhere = next(m for m in telegram.messages(not_leader) if m.from_bot)
+    assert (await forged(group, not_leader, not_leader, elsewhere.message_id, propose_data))["text"]  # only the leader
+    group_message = next(m for m in telegram.messages(chat) if m.from_bot)
+    assert (await forged(group, leader, chat, group_message.message_id, propose_data))["text"]  # not valid here
+    assert await press(group, leader, keyboard, propose_data)  # wrong size
     team = sorted([game.leader, game.next_seat(game.leader)])
     for seat in team:
-        await group.press(leader, chat, "t:", f":{seat}")
-    await group.press(leader, chat, "t:", ":ok")
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
     vote_start = now[0]
     ballot = group.latest_with_button(chat, "v:")
     stale_vote = button_data(ballot, ":r")
+    assert await press(group, users[3], ballot, button_data(ballot, group.game_id))  # ⏳ Waiting for…
     await press(group, users[0], ballot, button_data(ballot, ":a"))
     await press(group, users[1], ballot, button_data(ballot, ":r"))
     assert await press(group, users[1], ballot, button_data(ballot, ":a"))  # already voted
@@ -252,17 +260,100 @@ async def test_the_check_finds_english_in_an_english_game(make_bot, telegram):
     assert len(found) > 50
     for expected in (
         ": a new game is open.",
-        "⏰ Half the time is gone. Still waiting for:",
-        "did not propose in time: a team was drawn at random for mission",
+        ": half the time is gone and the game is waiting for you.",
+        "time ran out, so a team was drawn at random:",
         "did not propose in time: this team was drawn at random.",
         "spies · teams",
+        "choosing a team of",
+        ": you are the leader. Choose",
+        ": you proposed",
+        "Waiting for:",
         "⏰ Time is up. These votes were counted as 👍 Approve:",
-        "⏰ Time is up. Cards not played count as ✅ Success:",
+        "⏰ Cards not played in time count as ✅ Success:",
         "ways to seat the spies are still possible.",
         "A new game is open with the same players.",
         "🔁 Play again",
     ):
         assert any(expected in fragment or fragment in expected for fragment in found), expected
+
+
+async def test_a_player_whose_language_the_bot_does_not_speak_gets_the_groups(make_bot, telegram):
+    """Kurt's Telegram is in German, which the bot does not speak; his group plays in Spanish, so
+    everything he is told, in private or as a button's answer, is in Spanish."""
+    application = await make_bot(4)
+    group = SimulatedGroup(telegram, application, players=5, language="es")
+    users, chat = group.user_ids, group.chat_id
+    kurt = users[1]
+    telegram.add_user(kurt, "Kurt", language_code="de")
+    await group.open_lobby_and_join()
+    table = await group.table()
+    assert table.language == "es" and table.players[1].language == "de"
+    kurt_seat = table.seat_of(kurt)
+
+    def spanish(message: str, **values) -> str:
+        translated = t("es", message, **values)
+        assert translated != t("en", message, **values), f"missing translation: {message!r}"
+        return plain_text(translated)
+
+    def private(user) -> list[str]:
+        return [plain_text(m.text or "") for m in telegram.messages(user) if m.from_bot]
+
+    # The answer to his Join link.
+    assert private(kurt) == [spanish("You joined the game in «%(group)s».", group="Demo group")]
+
+    await group.start()
+    table = await group.table()
+    game = table.game
+    # His role, as a Spanish speaker in his seat reads it.
+    spanish_seat = SeatScene(group_scene(table), seat_view(game, kurt_seat), "es")
+    role = plain_text(render_private.role_message(spanish_seat))
+    assert role != plain_text(render_private.role_message(replace(spanish_seat, lang="en")))
+    assert private(kurt).count(role) == 1
+
+    # He is on the team; his vote's answer, his card prompt and his card's answer are Spanish.
+    leader = table.players[game.leader].user_id
+    size = game_rules.team_size(5, 1)
+    team = sorted({kurt_seat, *[s for s in range(5) if s != kurt_seat][: size - 1]})
+    for seat in sorted(team):
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    board = group.latest_with_button(chat, "v:")
+    assert await press(group, kurt, board, button_data(board, ":a")) == spanish(
+        "You voted 👍 Approve (mission %(mission)d, «%(group)s»).", mission=1, group="Demo group"
+    )
+    assert await press(group, kurt, board, button_data(board, group.game_id)) == spanish(
+        "Waiting for: %(names)s", names=", ".join(p.name for s, p in enumerate(table.players) if s != kurt_seat)
+    )
+    for user in users:
+        if user != kurt:
+            await group.press(user, chat, "v:", ":a")
+    prompt = group.latest_with_button(kurt, "c:")
+    assert plain_text(prompt.text) == spanish(
+        "«%(group)s», mission %(mission)d: you are on the team. Play your card.", group="Demo group", mission=1
+    )
+    assert [b["text"] for b in prompt.buttons()] == [spanish("✅ Success"), spanish("❌ Fail"), spanish("🔎 Hints")]
+    answer = await press(group, kurt, prompt, button_data(prompt, ":s"))
+    assert answer == spanish("You played ✅ Success.")
+    assert plain_text(telegram.message(kurt, prompt.message_id).text) == spanish(
+        "«%(group)s», mission %(mission)d: you played ✅ Success.", group="Demo group", mission=1
+    )
+    # /start and /hints in private, where no group says which language: his game's.
+    await group.send(telegram.command(kurt, kurt, "/start"))
+    assert private(kurt)[-1] == spanish("Hello! Add me to a group and send /newgame there to play The Resistance.")
+    hints = await command(group, kurt, "/hints", chat_id=kurt)
+    if kurt_seat in game.spies:
+        header = spanish(
+            "🔎 «%(group)s»: you are a spy. This is how the Resistance, seeing only the public "
+            "record, sees each player, you included:",
+            group="Demo group",
+        )
+    else:
+        header = spanish("🔎 «%(group)s»: how likely each other player is to be a spy.", group="Demo group")
+    assert plain_text(hints.text).splitlines()[0] == header
+    # Nothing he was sent, and no answer he got, is English.
+    answers = [p.get("text") or "" for m, p in telegram.calls if m == "answerCallbackQuery"]
+    found = english_in(private(kurt) + answers)
+    assert not found, found
 
 
 @pytest.mark.parametrize("language", TRANSLATED)

@@ -6,18 +6,26 @@ import json
 
 import pytest
 
-from engine import EndReason, Phase, Side, parse_record
+from engine import EndReason, Phase, Side, parse_record, public_view
 from engine import rules as game_rules
 from tests.bot_helpers import (
     AlwaysApprove,
     CleanTeams,
+    button_data,
+    command,
     command_text,
     current_mission,
+    forged,
     last_text,
     lobby_message,
+    press,
+    propose,
     started,
+    team_size,
     texts,
+    vote_all,
 )
+from tgbot import keys
 from tgbot.app import COMMANDS
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.table import Stage
@@ -49,6 +57,66 @@ async def test_newgame_twice_says_a_game_is_open(make_bot, telegram):
     assert reply == "A game is already open in this group: /join it, or see /status."
     assert await group.store.game_of_chat(group.chat_id) == game_id
     assert sum("a new game is open" in text for text in texts(telegram, group.chat_id)) == 1
+
+
+async def test_newgame_seats_its_sender_at_once_when_their_private_chat_is_open(make_bot, telegram):
+    application = await make_bot()
+    north = SimulatedGroup(telegram, application, chat_id=-100, title="North", players=2)
+    host = north.user_ids[0]
+    await north.send(telegram.command(host, host, "/start"))  # the private chat is open
+    await north.send(telegram.command(host, north.chat_id, "/newgame"))
+    north.game_id = await north.store.game_of_chat(north.chat_id)
+    shown = plain_text(lobby_message(telegram, north.chat_id).text)
+    assert "1 player of 10: Ann" in shown and "4 more players needed." in shown
+    assert [p.user_id for p in (await north.table()).players] == [host]
+    assert await north.store.games_of_user(host) == [north.game_id]
+    # Seated already: /join says so, and Leave frees the seat as for anyone.
+    assert await command_text(north, host, "/join") == "You are already in this game."
+    assert await command_text(north, host, "/leave") == "You left the game."
+    assert (await north.table()).players == ()
+
+
+@pytest.mark.parametrize("closed", ["never opened", "blocked"])
+async def test_newgame_does_not_seat_its_sender_whose_private_chat_is_closed(make_bot, telegram, closed):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=2)
+    host = group.user_ids[0]
+    if closed == "blocked":
+        await group.send(telegram.command(host, host, "/start"))
+        telegram.block(host)
+    await group.send(telegram.command(host, group.chat_id, "/newgame"))
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    shown = plain_text(lobby_message(telegram, group.chat_id).text)
+    assert "0 players of 10: —" in shown and "5 more players needed." in shown
+    assert (await group.table()).players == ()
+    assert await group.store.games_of_user(host) == []
+    # The lobby is open all the same; the host joins with the link like everyone else.
+    await group.send(telegram.open_link(host, lobby_message(telegram, group.chat_id).buttons()[0]["url"]))
+    assert [p.user_id for p in (await group.table()).players] == [host]
+
+
+async def test_newgame_while_a_game_runs_says_it_runs(make_bot, telegram):
+    group = await started(make_bot, telegram, players=5)
+    before = (await group.table()).to_json()
+    reply = await command_text(group, group.user_ids[2], "/newgame")
+    assert reply == "A game is already running in this group: see /status, or /cancel it first."
+    assert "/join" not in reply
+    assert await group.store.game_of_chat(group.chat_id) == group.game_id
+    assert (await group.table()).to_json() == before
+    lobbies = [p for method, p in telegram.calls if method == "sendMessage" and "a new game is open" in p["text"]]
+    assert len(lobbies) == 1
+
+
+async def test_a_join_link_to_a_game_that_never_existed(make_bot, telegram):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1)
+    user = group.user_ids[0]
+    await group.send(telegram.open_link(user, f"{BOT_LINK}join_0123456789"))
+    answer = texts(telegram, user)[-1]
+    assert answer == "There is no such game here any more: ask the group for a new link."
+    assert "This game is over." not in answer
+    assert await group.store.games_of_user(user) == []
+    assert await group.store.load("0123456789") is None
 
 
 async def test_join_needs_the_private_chat_then_join_and_leave_edit_the_lobby(make_bot, telegram):
@@ -153,6 +221,9 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     await group.open_lobby_and_join(joining=group.user_ids[:5])
     await group.start()
     game_id = group.game_id
+    # A team is up for the vote: its message in the group carries the vote buttons.
+    await propose(group, range(team_size(await group.table())))
+    proposal = group.latest_with_button(group.chat_id, f"v:{game_id}:")
 
     reply = await command_text(group, bystander, "/cancel")
     assert reply == "Only Ann, who opened the game, or a group admin can cancel it."
@@ -182,11 +253,19 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     assert await press(host, "Yes, cancel it") == "Cancelled."
     table = await group.store.load(game_id)
     assert table.stage is Stage.CANCELLED
-    assert last_text(telegram, group.chat_id) == "🛑 The game was cancelled."
-    # The round message lost its buttons: nobody can keep playing the cancelled game.
+    # The proposal's message says so, in place, and lost its buttons: nobody can keep playing.
+    cancelled = telegram.message(group.chat_id, proposal.message_id)
+    assert plain_text(cancelled.text).endswith("\n\n🛑 The game was cancelled.")
+    assert cancelled.buttons() == []
     assert not any(
-        b.get("callback_data", "").startswith("t:") for m in telegram.messages(group.chat_id) for b in m.buttons()
+        b.get("callback_data", "").startswith(("v:", "w:", "t:", "m:"))
+        for m in telegram.messages(group.chat_id)
+        for b in m.buttons()
     )
+    # The vote, forged onto that message, is closed; nothing changes.
+    vote = f"v:{game_id}:{public_view(table.game).ballot}:a"
+    assert (await forged(group, host, group.chat_id, proposal.message_id, vote))["text"] == "This vote is closed."
+    assert (await group.store.load(game_id)).to_json() == table.to_json()
     assert await press(host, "Yes, cancel it") == "This game is already over."
     assert await group.store.games_of_user(host) == []
     assert await group.store.game_of_chat(group.chat_id) is None
@@ -199,6 +278,32 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     assert "a new game is open" in last_text(telegram, group.chat_id)
     # A cancelled game leaves no record.
     assert await command_text(group, host, "/record") == "No game has finished in this group yet."
+
+
+async def test_cancel_before_the_first_proposal_ends_the_start_message_and_closes_the_leaders_keyboard(
+    make_bot, telegram
+):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    host = group.user_ids[0]
+    await group.open_lobby_and_join()
+    start = lobby_message(telegram, group.chat_id)
+    await group.start()
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(leader, f"t:{group.game_id}:")
+
+    prompt = await command(group, host, "/cancel")
+    assert await press(group, host, prompt, f"x:{group.game_id}:y") == "Cancelled."
+    shown = plain_text(telegram.message(group.chat_id, start.message_id).text)
+    assert shown.startswith("🕵️ The Resistance: the game has started with Ann, Bob, Cy, Dan, Eve.")
+    assert shown.endswith("\n\n🛑 The game was cancelled.")
+    cancelled = await group.table()
+    assert cancelled.stage is Stage.CANCELLED
+    # The leader's private keyboard of the cancelled game chooses nothing any more.
+    for data in (button_data(keyboard, ":0"), button_data(keyboard, ":ok")):
+        assert await press(group, leader, keyboard, data) == "This choice is closed."
+    assert (await group.table()).to_json() == cancelled.to_json()
 
 
 async def test_cancel_a_lobby(make_bot, telegram):
@@ -228,27 +333,46 @@ async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
     lobby_again = await command_text(group, group.user_ids[0], "/status")
     assert "2 players of 10: Ann, Bob" in lobby_again
     assert telegram.messages(group.chat_id)[-1].buttons()[0]["url"].startswith(BOT_LINK)
+    # Only the new copy of the lobby keeps the Join button.
+    assert sum(any("url" in b for b in m.buttons()) for m in telegram.messages(group.chat_id)) == 1
     for user in group.user_ids[2:]:
         await group.send(telegram.open_link(user, lobby_message(telegram, group.chat_id).buttons()[0]["url"]))
     await group.start()
 
+    # Before the first proposal, /status is the start message again: who leads, choosing in private.
     table = await group.table()
+    leader = table.name(table.game.leader)
     status = await command_text(group, group.user_ids[2], "/status")
-    assert "Missions: ⬜⬜⬜⬜⬜   Rejected teams: 0/5" in status
-    assert f"Next mission · proposal 1 · leader {table.name(table.game.leader)}" in status
-    assert f"{table.name(table.game.leader)}, choose 2 players for mission 1." in status
-    # The board comes back with the leader's buttons, and later edits go to it.
+    assert status.startswith("🕵️ The Resistance: the game has started with Ann, Bob, Cy, Dan, Eve.")
+    assert status.endswith(f"➡️ Mission 1: {leader} leads, choosing a team of 2 in private.")
+    assert "Next mission" not in status
+    # The leader's buttons are in the leader's private chat, never in the group.
+    assert not any(
+        b.get("callback_data", "").startswith("t:") for m in telegram.messages(group.chat_id) for b in m.buttons()
+    )
+
+    # While the team is voted on, /status posts the proposal again with the vote buttons, and
+    # the revealed votes are edited into that new copy.
+    await propose(group, [0, 1])
+    status = await command_text(group, group.user_ids[2], "/status")
+    assert status.splitlines()[:3] == [
+        "Missions: ⬜⬜⬜⬜⬜   Rejected teams: 0/5",
+        f"Mission 1 · proposal 1 · leader {leader}",
+        "Team: Ann, Bob",
+    ]
     reposted = telegram.messages(group.chat_id)[-1]
-    assert any(b.get("callback_data", "").startswith("t:") for b in reposted.buttons())
+    assert [b["text"] for b in reposted.buttons()] == ["👍 Approve", "👎 Reject", "⏳ Waiting for…"]
+    await vote_all(group, True)
+    assert "Approved 5–0." in plain_text(telegram.message(group.chat_id, reposted.message_id).text)
 
     policy = CleanTeams()
     while (await group.table()).game.successes < 1:
         await group.step(policy)
     table = await group.table()
     status = await command_text(group, group.user_ids[2], "/status")
-    assert "Missions: ✅⬜⬜⬜⬜" in status
-    assert f"Next mission · proposal 1 · leader {table.name(table.game.leader)}" in status
-    assert "choose 3 players for mission 2." in status
+    assert status.startswith("Missions: ✅⬜⬜⬜⬜")
+    assert "Mission 1 succeeded ✅ with 0 Fail cards." in status
+    assert status.endswith(f"➡️ Mission 2: {table.name(table.game.leader)} leads, choosing a team of 3 in private.")
 
     # A failed mission shows ❌.
     class SpyTeam(AlwaysApprove):
@@ -262,7 +386,33 @@ async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
     while len((await group.table()).game.played_rounds) < 2:
         await group.step(SpyTeam())
     status = await command_text(group, group.user_ids[2], "/status")
-    assert "Missions: ✅❌⬜⬜⬜" in status
+    assert status.startswith("Missions: ✅❌⬜⬜⬜")
+    assert "Mission 2 failed ❌ with 1 Fail card." in status
+
+
+async def test_after_status_only_one_group_message_carries_the_vote_buttons(make_bot, telegram):
+    group = await started(make_bot, telegram, players=5, seed=3)
+    chat = group.chat_id
+    await propose(group, range(team_size(await group.table())))
+    first = group.latest_with_button(chat, "v:")
+
+    def with_vote_buttons():
+        return [
+            m for m in telegram.messages(chat) if any(b.get("callback_data", "").startswith("v:") for b in m.buttons())
+        ]
+
+    for _ in range(2):
+        await command(group, group.user_ids[1], "/status")
+    [live] = with_vote_buttons()
+    assert live.message_id == telegram.messages(chat)[-1].message_id != first.message_id
+    # The older copies keep their text, without buttons.
+    first = telegram.message(chat, first.message_id)
+    assert first.buttons() == [] and plain_text(first.text) == plain_text(live.text)
+    # The votes are revealed on the live copy; still no other group message has vote buttons.
+    await vote_all(group, True)
+    assert with_vote_buttons() == []
+    assert "Approved 5–0." in plain_text(telegram.message(chat, live.message_id).text)
+    assert "Approved" not in plain_text(telegram.message(chat, first.message_id).text)
 
 
 @pytest.mark.parametrize(
@@ -278,13 +428,19 @@ async def test_start_message_and_status_show_the_public_setup(make_bot, telegram
     group = await started(make_bot, telegram, players=players)
     lobby = next(m for m in telegram.messages(group.chat_id) if m.from_bot)  # edited when the game started
     start = plain_text(lobby.text)
-    assert start.startswith("🕵️ The Resistance: the game has started with")
-    assert start.endswith(f"Roles were sent in private.\n{setup}")
-    board = plain_text(group.latest_with_button(group.chat_id, "t:").text)
-    assert setup in board.splitlines()
+    table = await group.table()
+    leader, size = table.name(table.game.leader), team_size(table)
+    names = ", ".join(p.name for p in table.players)
+    assert start == (
+        f"🕵️ The Resistance: the game has started with {names}. Roles were sent in private.\n"
+        f"{setup}\n\n➡️ Mission 1: {leader} leads, choosing a team of {size} in private."
+    )
+    # Its header names no "next mission" or proposal (none was made yet), and no spy.
+    assert "Next mission" not in start and "proposal" not in start
+    assert lobby.buttons() == []
     status = await command_text(group, group.user_ids[1], "/status")
+    assert status == start
     assert setup in status.splitlines()
-    assert status.splitlines()[0].startswith("Missions: ⬜⬜⬜⬜⬜")
 
 
 async def test_rules_help_and_command_menu(make_bot, telegram):
@@ -332,6 +488,116 @@ async def test_record_before_and_after_a_finished_game(make_bot, telegram):
     assert len(record.played_missions) == 3
 
 
+# ---------------------------------------------------------------- private messages
+
+
+def private_texts(telegram, user_id: int) -> list[str]:
+    return [plain_text(m.text or "") for m in telegram.messages(user_id) if m.from_bot]
+
+
+async def test_start_sends_what_never_arrived_once_however_often_it_is_pressed(make_bot, telegram):
+    application = await make_bot(6)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    # Everyone blocks the bot before the game starts: no role and no leader keyboard arrive.
+    for user in group.user_ids:
+        telegram.block(user)
+    await group.start()
+    table = await group.table()
+    game = table.game
+    messages = await group.store.redis.hgetall(keys.messages(group.game_id))
+    assert not any(key.startswith(("role:", "lead:", "card:")) for key in messages)
+    leader_seat = game.leader
+    leader = table.players[leader_seat].user_id
+    # The group is told who cannot be reached.
+    group_texts = "\n".join(texts(telegram, group.chat_id))
+    for player in table.players:
+        assert f"{player.name}, I cannot write to you in private, so the game is waiting for you." in group_texts
+
+    def roles(user):
+        return [text for text in private_texts(telegram, user) if text.startswith("Your game in «Demo group»")]
+
+    def keyboards(user):
+        return [
+            m for m in telegram.messages(user) if any(b.get("callback_data", "").startswith("t:") for b in m.buttons())
+        ]
+
+    # The leader presses Start four times: the role and the keyboard come once.
+    for _ in range(4):
+        await group.send(telegram.command(leader, leader, "/start"))
+    assert len(roles(leader)) == 1 and len(keyboards(leader)) == 1
+    hello = "Hello! Add me to a group and send /newgame there to play The Resistance."
+    assert private_texts(telegram, leader).count(hello) == 4
+    assert f"role:{leader_seat}" in await group.store.redis.hgetall(keys.messages(group.game_id))
+
+    # Another player: the role only, once.
+    member_seat = next(s for s in range(5) if s != leader_seat)
+    member = table.players[member_seat].user_id
+    for _ in range(4):
+        await group.send(telegram.command(member, member, "/start"))
+    assert len(roles(member)) == 1 and keyboards(member) == []
+
+    # The keyboard that came late works: the team is proposed with it, and voted through.
+    await propose(group, sorted({member_seat, leader_seat}))
+    telegram.block(member)  # again
+    await vote_all(group, True)
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION
+    ballot = public_view(table.game).ballot
+    # The member's card prompt did not arrive, and comes once with Start.
+    assert f"card:{ballot}:{member_seat}" not in await group.store.redis.hgetall(keys.messages(group.game_id))
+    for _ in range(4):
+        await group.send(telegram.command(member, member, "/start"))
+    prompts = [text for text in private_texts(telegram, member) if text.endswith("Play your card.")]
+    assert prompts == ["«Demo group», mission 1: you are on the team. Play your card."]
+    assert len(roles(member)) == 1
+    await group.press(member, member, "c:", ":s")
+    assert member_seat in (await group.table()).game.played_seats
+
+
+async def test_roles_cards_the_leaders_keyboard_reminders_and_hints_cannot_be_forwarded(make_bot, telegram):
+    application = await make_bot(11)
+    service = application.bot_data["service"]
+    now = [1_000_000.0]
+    service.clock = lambda: now[0]
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    # Half the leader's time: the leader is reminded, in private.
+    now[0] = table.reminder_at
+    assert await service.fire_due() == 1
+    await propose(group, range(team_size(table)))
+    await vote_all(group, True)
+    user = table.players[0].user_id
+    await command(group, user, "/hints", chat_id=user)
+    await command(group, user, "/hints")  # asked in the group, sent in private
+    role = next(m for m in telegram.messages(user) if plain_text(m.text or "").startswith("Your game in"))
+    await press(group, user, role, f"h:{group.game_id}")
+
+    sent = [
+        (int(p["chat_id"]), plain_text(p["text"]), p.get("protect_content"))
+        for m, p in telegram.calls
+        if m == "sendMessage"
+    ]
+    players = {p.user_id for p in table.players}
+    private = [(text, protected) for chat, text, protected in sent if chat in players]
+
+    def protected(kind: str, test) -> None:
+        found = [p for text, p in private if test(text)]
+        assert found, f"no {kind} was sent"
+        assert all(p is True for p in found), kind
+
+    protected("role", lambda text: text.startswith("Your game in «Demo group»"))
+    protected("leader's keyboard", lambda text: "you are the leader" in text)
+    protected("card prompt", lambda text: text.endswith("Play your card."))
+    protected("reminder", lambda text: "half the time is gone and the game is waiting for you" in text)
+    protected("hints", lambda text: text.startswith("🔎 «Demo group»"))
+    assert len([text for text, _ in private if text.startswith("🔎 «Demo group»")]) == 3
+    # What the whole group may see is not protected.
+    assert all(not protected for chat, _, protected in sent if chat == group.chat_id)
+
+
 # ---------------------------------------------------------------- one player, two groups
 
 
@@ -376,16 +642,25 @@ async def test_a_player_in_two_groups(make_bot, telegram):
     assert north_table.game.winner is Side.RESISTANCE and south_table.game.winner is Side.RESISTANCE
     assert north_table.id != south_table.id
 
-    prompts = [text for text in texts(telegram, shared) if "mission" in text and "«" in text]
-    north_cards = [text for text in prompts if text.startswith("«North»")]
-    south_cards = [text for text in prompts if text.startswith("«South»")]
-    assert len(north_cards) == len(north_table.game.played_rounds)
-    assert len(south_cards) == len(south_table.game.played_rounds)
-    assert all("you played ✅ Success" in text for text in north_cards + south_cards)
+    # Each group's card prompts and leader keyboards came to the same private chat, each naming its
+    # group, and each was edited to what was played or proposed there.
+    private = texts(telegram, shared)
+    for table in (north_table, south_table):
+        mine = [text for text in private if text.startswith(f"«{table.chat_title}»")]
+        cards = [text for text in mine if "you played" in text]
+        assert cards == [
+            f"«{table.chat_title}», mission {r.mission}: you played ✅ Success." for r in table.game.played_rounds
+        ]
+        led = [p for r in table.game.rounds for p in r.proposals if p.leader == table.seat_of(shared)]
+        proposed = [text for text in mine if "you proposed" in text]
+        assert len(proposed) == len(led)
+        assert not any("Play your card." in text or "you are the leader" in text for text in mine)
     for group, table in ((north, north_table), (south, south_table)):
         record = parse_record(json.loads(await group.store.last_record(group.chat_id)))
         assert record.id == table.id and record.outcome.winner is table.game.winner
-        assert last_text(telegram, group.chat_id).startswith("🏁")
+        final = telegram.messages(group.chat_id)[-1]
+        assert "\n🏁 The Resistance wins: three missions succeeded." in plain_text(final.text)
+        assert [b["text"] for b in final.buttons()] == ["🔁 Play again"]
     assert await north.store.games_of_user(shared) == []
 
 
@@ -437,8 +712,10 @@ async def test_fourth_mission_with_seven_players_needs_two_fails(make_bot, teleg
         assert "Mission 4 succeeded ✅ with 1 Fail card." in shown
         assert "Mission 4 failed" not in shown
         assert game.is_over and game.winner is Side.RESISTANCE
-        assert last_text(telegram, group.chat_id).startswith("🏁 The Resistance wins: three missions succeeded.")
-        assert "Missions: ✅❌✅✅⬜" in last_text(telegram, group.chat_id)
+        # The game's end is told on the last proposal's own message, not in a message of its own.
+        final = last_text(telegram, group.chat_id)
+        assert final.startswith("Missions: ✅❌✅✅⬜   Rejected teams: 0/5\nMission 4 · proposal 1")
+        assert "\n\n🏁 The Resistance wins: three missions succeeded.\nMissions: ✅❌✅✅⬜\n" in final
     else:
         assert "Mission 4 failed ❌ with 2 Fail cards." in shown
         assert "Mission 4 succeeded" not in shown

@@ -279,11 +279,14 @@ async def test_settings_changed_in_an_open_lobby_show_there_and_rule_the_next_ga
     table = await group.table()
     game = table.game
     assert game.variants.targeting and game.variants.blind_spies
-    # Targeting: the leader is asked for a mission first.
-    board = group.latest_with_button(chat, f"m:{group.game_id}:")
+    # Targeting: the leader is asked for a mission first, in private; the group is told so.
     leader = table.players[game.leader]
-    assert f"{leader.name}, choose which mission the team attempts." in plain_text(board.text)
-    assert not any(b["callback_data"].startswith("t:") for b in board.buttons())
+    keyboard = group.latest_with_button(leader.user_id, f"m:{group.game_id}:")
+    assert plain_text(keyboard.text) == "«Demo group»: you are the leader. Choose which mission the team attempts."
+    assert not any(b["callback_data"].startswith("t:") for b in keyboard.buttons())
+    start = plain_text(telegram.message(chat, lobby.message_id).text)
+    assert start.endswith(f"➡️ {leader.name} leads: choosing a mission and a team in private.")
+    assert "\n2 spies · teams 2-3-2-3-3\n" in start
     # Blind Spies: the spies are told they do not know the other spies.
     for seat in game.spies:
         role = next(text for text in texts(telegram, table.players[seat].user_id) if "you are a spy" in text)
@@ -292,11 +295,11 @@ async def test_settings_changed_in_an_open_lobby_show_there_and_rule_the_next_ga
 
     # A shorter vote time: the stored deadline of the vote matches it.
     now[0] = T0 + 30
-    await group.press(leader.user_id, chat, "m:", ":1")
+    await group.press(leader.user_id, leader.user_id, "m:", ":1")
     assert (await group.table()).draft_mission == 1
     for seat in (game.leader, game.next_seat(game.leader)):
-        await group.press(leader.user_id, chat, "t:", f":{seat}")
-    await group.press(leader.user_id, chat, "t:", ":ok")
+        await group.press(leader.user_id, leader.user_id, "t:", f":{seat}")
+    await group.press(leader.user_id, leader.user_id, "t:", ":ok")
     table = await group.table()
     assert table.game.phase is Phase.VOTING
     assert table.deadline == T0 + 30 + 60 and table.reminder_at == T0 + 30 + 30
@@ -496,8 +499,9 @@ async def test_play_again_opens_a_lobby_with_the_same_players_and_settings(make_
     await group.start()
     finished = await group.play(SpyOnEveryTeam())
     assert finished.stage is Stage.OVER
+    # The end is edited into the last proposal's message, which carries Play again.
     over = telegram.messages(chat)[-1]
-    assert plain_text(over.text).startswith("🏁")
+    assert "\n\n🏁 The spies win: three missions failed." in plain_text(over.text)
     assert labels(over) == {"🔁 Play again": f"r:{finished.id}"}
 
     # Someone who did not play is refused.

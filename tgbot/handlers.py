@@ -125,12 +125,14 @@ async def group_request(update: Update, context: BotContext) -> GroupRequest | N
 
 async def start(update: Update, context: BotContext) -> None:
     """/start in private: join a game from a Join link, or receive what your games expect of you."""
-    user, lang = update.effective_user, await language_of(update, context)
+    payload = context.args[0] if context.args else ""
+    # A Join link names its game: someone whose language the bot does not speak gets that game's.
+    linked = payload[len(JOIN_PREFIX) :] if payload.startswith(JOIN_PREFIX) else None
+    user, lang = update.effective_user, await language_of(update, context, game_id=linked)
     if in_group(update.effective_chat):
         await reply(update, menus.help_text(lang))
         return
     service = context.service
-    payload = context.args[0] if context.args else ""
     if payload.startswith(JOIN_PREFIX):
         answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang)
         await reply(update, answer.text)

@@ -34,6 +34,7 @@ from tgbot.table import Player, Stage, Table
 log = logging.getLogger(__name__)
 
 NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
+NO_SUCH_GAME = N_("There is no such game here any more: ask the group for a new link.")
 
 
 def finished_record(table: Table) -> str | None:
@@ -130,7 +131,11 @@ class GameService:
         return refusal or Reply(t(lang, "A new game is open with the same players."))
 
     async def join(self, game_id: str, player: Player, lang: str) -> Reply:
-        return await self._in_game(game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username))
+        """Take a seat from a Join link; a link to a game that is not stored (never was, or was
+        forgotten) gets a way forward, not "This game is over"."""
+        return await self._in_game(
+            game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username), gone=NO_SUCH_GAME
+        )
 
     async def leave(self, chat_id: int, user_id: int, lang: str) -> Reply:
         game_id = await self.store.game_of_chat(chat_id)
