@@ -58,8 +58,10 @@ def follow_settings(table: Table, settings: GroupSettings, bot_username: str) ->
 
 
 def require_lobby(table: Table, lang: str) -> None:
-    if table.stage is not Stage.LOBBY:
+    if table.stage is Stage.PLAYING:
         raise refuse(lang, "This game has already started.")
+    if table.stage is not Stage.LOBBY:
+        raise refuse(lang, "This game is over.")
 
 
 def join(table: Table, player: Player, lang: str, bot_username: str) -> Change:
