@@ -16,10 +16,11 @@ import pytest
 from telegram import Update
 
 from engine import Phase
-from tests.bot_helpers import forged, propose, started_on, team_size, texts, vote_all
+from tests.bot_helpers import button_data, forged, started_on, team_size, texts, vote_all
+from tgbot import keys
+from tgbot.offline.fake_telegram import FakeMessage
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.settings import GroupSettings
-from tgbot.store import DEADLINES_KEY, damaged_key, game_key
 from tgbot.table import Stage
 
 # A clean database for every test; not `no_handler_errors`: a damaged game is logged at ERROR, as checked here.
@@ -74,12 +75,12 @@ async def damage(group: SimulatedGroup, corrupt: Callable[[dict], None] | None) 
     """Damage the group's stored document in place (None: make it unreadable JSON); returns the text stored."""
     redis = group.store.redis
     if corrupt is None:
-        raw = "{" + (await redis.get(game_key(group.game_id)))[:40]
+        raw = "{" + (await redis.get(keys.game(group.game_id)))[:40]
     else:
-        doc = json.loads(await redis.get(game_key(group.game_id)))
+        doc = json.loads(await redis.get(keys.game(group.game_id)))
         corrupt(doc)
         raw = json.dumps(doc)
-    await redis.set(game_key(group.game_id), raw)
+    await redis.set(keys.game(group.game_id), raw)
     return raw
 
 
@@ -94,6 +95,29 @@ async def two_groups(make_bot, telegram, language: str = "en"):
     await north.start()
     south = await started_on(application, telegram, 5, chat_id=-200, title="South")
     return application, service, now, north, south
+
+
+async def propose(group: SimulatedGroup, seats) -> None:
+    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    for seat in sorted(set(seats) ^ set(table.draft_team)):
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    assert (await group.table()).game.phase is Phase.VOTING
+
+
+async def open_private_button(group: SimulatedGroup) -> tuple[int, FakeMessage, str]:
+    """A button of the decision open now that sits in a player's private chat: the leader's
+    "Propose" while a team is chosen, a team member's card while a mission is played."""
+    table = await group.table()
+    game = table.game
+    if game.phase is Phase.PROPOSING:
+        user, prefix, ending = table.players[game.leader].user_id, "t:", ":ok"
+    else:
+        user, prefix, ending = table.players[game.current_round.team[0]].user_id, "c:", ":s"
+    message = group.latest_with_button(user, f"{prefix}{group.game_id}:")
+    return user, message, button_data(message, ending)
 
 
 async def to_mission(group: SimulatedGroup) -> None:
@@ -113,9 +137,9 @@ def errors_logged(caplog) -> list[logging.LogRecord]:
 async def assert_ended(group: SimulatedGroup, raw: str, old_id: str) -> None:
     """The damaged game is out of play everywhere, its document set aside as it was."""
     redis = group.store.redis
-    assert await redis.get(game_key(old_id)) is None
-    assert await redis.get(damaged_key(old_id)) == raw
-    assert await redis.zscore(DEADLINES_KEY, old_id) is None
+    assert await redis.get(keys.game(old_id)) is None
+    assert await redis.get(keys.damaged(old_id)) == raw
+    assert await redis.zscore(keys.DEADLINES, old_id) is None
     assert await group.store.game_of_chat(group.chat_id) != old_id
     for user in group.user_ids:
         assert old_id not in await group.store.games_of_user(user)
@@ -133,16 +157,26 @@ async def test_the_clock_ends_a_damaged_game_and_the_other_game_goes_on(make_bot
         await to_mission(north)
     spy_names = [(await north.table()).name(s) for s in (await north.table()).game.spies]
     old_id = north.game_id
-    north_board = north.latest_with_button(north.chat_id, "t:") if corrupt is not resistance_fail_waiting else None
+    presser, old_message, old_data = await open_private_button(north)
     raw = await damage(north, corrupt)
     before_north = len(texts(telegram, north.chat_id))
+    before_south = len(texts(telegram, south.chat_id))
+    south_leader = (await south.table()).players[(await south.table()).game.leader].user_id
+    south_keyboard = south.latest_with_button(south_leader, f"t:{south.game_id}:")
 
     # Both games' deadlines come due together: South's leader gets a drawn team, North is ended.
     now[0] = T0 + PROPOSAL + 1
     assert await service.fire_due() == 2
     south_table = await south.table()
     assert south_table.game.phase is Phase.VOTING and south_table.game.rounds[0].proposals[0].auto_team
-    assert "a team was drawn at random for mission 1" in texts(telegram, south.chat_id)[-1]
+    # South: one new group message, the drawn team's proposal with its vote buttons; the leader's
+    # keyboard says what happened.
+    [proposal] = texts(telegram, south.chat_id)[before_south:]
+    assert "did not propose in time: this team was drawn at random." in proposal
+    assert south.latest_with_button(south.chat_id, f"v:{south.game_id}:") is telegram.messages(south.chat_id)[-1]
+    assert "time ran out, so a team was drawn at random" in plain_text(
+        telegram.message(south_leader, south_keyboard.message_id).text
+    )
     # Told once, even when the document is too broken to name its group (the group is looked up).
     assert texts(telegram, north.chat_id)[before_north:] == [NOTICE["en"]]
     await assert_ended(north, raw, old_id)
@@ -150,9 +184,9 @@ async def test_the_clock_ends_a_damaged_game_and_the_other_game_goes_on(make_bot
     # Told once: later ticks, presses on the old board and /status add nothing more.
     now[0] += 10 * PROPOSAL
     assert await service.fire_due() == 1  # only South's vote deadline
-    if north_board is not None:
-        answer = await forged(north, north.user_ids[0], north.chat_id, north_board.message_id, f"t:{old_id}:0:ok")
-        assert answer["text"] == "This button belongs to a game that is over."
+    # The old game's buttons in private (the leader's keyboard, or a card prompt) are over too.
+    answer = await forged(north, presser, presser, old_message.message_id, old_data)
+    assert answer["text"] == "This button belongs to a game that is over."
     assert await north_status(north) == ["No game is running here. Start one with /newgame."]
     assert sum(text == NOTICE["en"] for text in texts(telegram, north.chat_id)) == 1
 

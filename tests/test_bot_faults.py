@@ -8,13 +8,43 @@ import time
 import pytest
 
 from engine import Phase
-from tests.bot_helpers import NobodyFails, outbox_length, propose, started, team_size, texts, vote_all
+from tests.bot_helpers import NobodyFails, button_data, outbox_length, press, started, team_size, texts, vote_all
 from tgbot.offline.fake_telegram import NOT_MODIFIED
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 OPEN_CHAT_LINK = "https://t.me/resistance_test_bot?start=hello"
+
+
+async def leader_of(group: SimulatedGroup) -> int:
+    table = await group.table()
+    return table.players[table.game.leader].user_id
+
+
+async def propose(group: SimulatedGroup, seats) -> None:
+    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
+    table = await group.table()
+    leader = await leader_of(group)
+    for seat in sorted(set(seats) ^ set(table.draft_team)):
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    assert (await group.table()).game.phase is Phase.VOTING
+
+
+def keyboard(group: SimulatedGroup, user_id: int):
+    """The leader's keyboard of this group's game in `user_id`'s private chat."""
+    return group.latest_with_button(user_id, f"t:{group.game_id}:")
+
+
+async def waiting_for(group: SimulatedGroup, user_id: int) -> str:
+    """What "⏳ Waiting for…" on the group's newest board answers `user_id`."""
+    board = group.latest_with_button(group.chat_id, f"w:{group.game_id}")
+    return await press(group, user_id, board, button_data(board, f"w:{group.game_id}"))
+
+
+def card_prompts(telegram, user_id: int) -> list[str]:
+    return [text for text in texts(telegram, user_id) if "Play your card" in text]
 
 
 # ---------------------------------------------------------------- a player who blocked the bot
@@ -32,15 +62,14 @@ async def test_blocked_player_holds_the_mission_until_they_come_back(make_bot, t
     telegram.block(blocked)
     group_messages_before = len(telegram.messages(group.chat_id))
     private_before = texts(telegram, blocked)
+    assert len([text for text in private_before if text.startswith("Your game in")]) == 1
 
     await vote_all(group, approve=True)
     game = (await group.table()).game
     assert game.phase is Phase.MISSION
 
-    # The group is told, with a link that opens the private chat.
-    notice = next(
-        m for m in telegram.messages(group.chat_id)[group_messages_before:] if "cannot write to you" in (m.text or "")
-    )
+    # The group is told, with a link that opens the private chat: its only new message.
+    [notice] = telegram.messages(group.chat_id)[group_messages_before:]
     assert plain_text(notice.text) == (
         f"{name}, I cannot write to you in private, so the game is waiting for you. Press the button, "
         "then Start (or unblock me): I will send you what you need."
@@ -49,23 +78,25 @@ async def test_blocked_player_holds_the_mission_until_they_come_back(make_bot, t
     assert notice.buttons() == [{"text": "Open the private chat", "url": OPEN_CHAT_LINK}]
     assert texts(telegram, blocked) == private_before  # nothing reached them
 
-    # The rest of the team plays; the mission waits for the blocked player.
+    # The rest of the team plays; the mission waits for the blocked player, and anyone may ask who it waits for.
     for seat in team[:-1]:
         await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
     game = (await group.table()).game
     assert game.phase is Phase.MISSION and blocked_seat not in game.played_seats
     assert set(game.played_seats) == set(team[:-1])
-    waiting = [text for text in texts(telegram, group.chat_id) if "Waiting for:" in text]
-    assert len(waiting) == 1 and waiting[0].endswith(f"Waiting for: {name}")
+    assert await waiting_for(group, group.user_ids[0]) == f"Waiting for: {name}"
+    assert len(telegram.messages(group.chat_id)) == group_messages_before + 1  # no group message per card
     assert await outbox_length(group) == 0
 
-    # They unblock the bot and send /start: role and card prompt come again.
+    # They unblock the bot and send /start: the card prompt that never reached them comes; the role,
+    # which did reach them before they blocked the bot, does not come twice. Start again sends nothing more.
     telegram.unblock(blocked)
-    await group.send(telegram.command(blocked, blocked, "/start"))
-    private = texts(telegram, blocked)[len(private_before) :]
-    assert any(text.startswith("Your game in «Demo group»") for text in private)
+    for _ in range(2):
+        await group.send(telegram.command(blocked, blocked, "/start"))
+    private = texts(telegram, blocked)
+    assert len([text for text in private if text.startswith("Your game in «Demo group»")]) == 1
+    assert card_prompts(telegram, blocked) == ["«Demo group», mission 1: you are on the team. Play your card."]
     prompt = group.latest_with_button(blocked, "c:")
-    assert plain_text(prompt.text) == "«Demo group», mission 1: you are on the team. Play your card."
     await group.press(blocked, blocked, "c:", ":s")
 
     game = (await group.table()).game
@@ -91,6 +122,7 @@ async def test_player_blocked_from_the_start_gets_role_and_card_after_start(make
     telegram.block(blocked)
     await group.start()
     table = await group.table()
+    assert table.game.leader != 2
     notices = [m for m in telegram.messages(group.chat_id) if "cannot write to you" in (m.text or "")]
     assert len(notices) == 1 and plain_text(notices[0].text).startswith(f"{table.name(2)}, I cannot write")
     assert not any(text.startswith("Your game in") for text in texts(telegram, blocked))
@@ -104,6 +136,12 @@ async def test_player_blocked_from_the_start_gets_role_and_card_after_start(make
     assert not any("Play your card" in text for text in texts(telegram, blocked))
     assert await outbox_length(group) == 0
 
+    # Later the card prompt reaches them like anyone else's.
+    await propose(group, [1, 2])
+    await vote_all(group, approve=True)
+    assert card_prompts(telegram, blocked) == ["«Demo group», mission 1: you are on the team. Play your card."]
+    assert len([m for m in telegram.messages(group.chat_id) if "cannot write to you" in (m.text or "")]) == 1
+
 
 # ---------------------------------------------------------------- refused edits
 
@@ -111,72 +149,95 @@ async def test_player_blocked_from_the_start_gets_role_and_card_after_start(make
 async def test_message_not_modified_is_ignored(make_bot, telegram, caplog):
     group = await started(make_bot, telegram)
     table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    board = group.latest_with_button(group.chat_id, "t:")
+    leader = await leader_of(group)
+    prompt = keyboard(group, leader)
     size = team_size(table)
 
-    await group.press(leader, group.chat_id, "t:", ":0")
-    assert "Chosen: Ann" in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    await group.press(leader, leader, "t:", ":0")
+    assert "Chosen: Ann" in plain_text(telegram.message(leader, prompt.message_id).text)
 
     telegram.fail_next("editMessageText", status=400, description=NOT_MODIFIED)
-    update = telegram.press(
-        leader,
-        group.chat_id,
-        board.message_id,
-        next(b["callback_data"] for b in board.buttons() if b["callback_data"].endswith(":1")),
-    )
+    update = telegram.press(leader, leader, prompt.message_id, button_data(prompt, ":1"))
     await group.send(update)
     # The press was taken and answered; the refused edit left the old text, and nothing broke.
     assert telegram.callback_answers[update["callback_query"]["id"]]["show_alert"] is False
     assert (await group.table()).draft_team == (0, 1)
-    assert plain_text(telegram.message(group.chat_id, board.message_id).text).endswith("Chosen: Ann")
+    assert plain_text(telegram.message(leader, prompt.message_id).text).endswith("Chosen: Ann")
     assert await outbox_length(group) == 0
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
     # The next redraw shows the whole truth.
-    await group.press(leader, group.chat_id, "t:", ":4")
-    assert "Chosen: Ann, Bob, Eve" in plain_text(telegram.message(group.chat_id, board.message_id).text)
-    await group.press(leader, group.chat_id, "t:", ":4")
+    await group.press(leader, leader, "t:", ":4")
+    assert "Chosen: Ann, Bob, Eve" in plain_text(telegram.message(leader, prompt.message_id).text)
+    await group.press(leader, leader, "t:", ":4")
     for seat in range(2, size):
-        await group.press(leader, group.chat_id, "t:", f":{seat}")
+        await group.press(leader, leader, "t:", f":{seat}")
     names = ", ".join(table.name(s) for s in range(size))
-    assert f"Chosen: {names}" in plain_text(telegram.message(group.chat_id, board.message_id).text)
-    await group.press(leader, group.chat_id, "t:", ":ok")
+    assert f"Chosen: {names}" in plain_text(telegram.message(leader, prompt.message_id).text)
+    await group.press(leader, leader, "t:", ":ok")
     game = (await group.table()).game
     assert game.phase is Phase.VOTING and game.current_round.team == tuple(range(size))
+    assert plain_text(telegram.message(leader, prompt.message_id).text).endswith(f"you proposed {names}.")
 
-    # A not-modified refusal during the votes loses no vote either.
-    telegram.fail_next("editMessageText", status=400, description=NOT_MODIFIED, times=2)
+    # A not-modified refusal of the votes' reveal loses no vote, and the next leader still gets their keyboard.
+    telegram.fail_next("editMessageText", status=400, description=NOT_MODIFIED)
     await vote_all(group, approve=False)
     game = (await group.table()).game
     assert game.current_round.proposals[0].votes == (False,) * 5
     assert game.phase is Phase.PROPOSING and game.proposal_number == 2
+    next_leader = await leader_of(group)
+    assert "you are the leader" in plain_text(keyboard(group, next_leader).text)
     assert await outbox_length(group) == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 async def test_a_deleted_round_message_is_posted_again(make_bot, telegram):
     group = await started(make_bot, telegram)
+    service = group.application.bot_data["service"]
     table = await group.table()
     team = list(range(team_size(table)))
     await propose(group, team)
     ballot = group.latest_with_button(group.chat_id, "v:")
-    await vote_all(group, approve=True)
-    assert "Waiting for: Ann, Bob" in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    for seat in range(4):
+        await group.press(group.user_ids[seat], group.chat_id, "v:", ":a")
     await group.application.bot.delete_message(group.chat_id, ballot.message_id)  # an admin tidies up
 
-    # The next card's edit finds the message gone and posts it again.
-    await group.press(group.user_ids[0], group.user_ids[0], "c:", ":s")
+    # Eve never votes: the deadline's reveal finds the message gone and posts it again.
+    assert await service.fire_due(now=(await group.table()).deadline) == 1
+    assert (await group.table()).game.phase is Phase.MISSION
     reposted = telegram.messages(group.chat_id)[-1]
     assert reposted.message_id > ballot.message_id
-    assert "Waiting for: Bob" in plain_text(reposted.text) and "Waiting for: Ann" not in plain_text(reposted.text)
+    revealed = plain_text(reposted.text)
+    assert "Approved 5–0." in revealed and "These votes were counted as 👍 Approve: Eve" in revealed
+    assert [b["text"] for b in reposted.buttons()] == ["⏳ Waiting for…"]
     # Later edits go to the new message.
-    await group.press(group.user_ids[1], group.user_ids[1], "c:", ":s")
+    for seat in team:
+        await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
     closed = plain_text(telegram.message(group.chat_id, reposted.message_id).text)
     assert "Mission 1 succeeded ✅ with 0 Fail cards." in closed
     game = (await group.table()).game
     assert game.phase is Phase.PROPOSING and game.mission_track()[0] is True
     assert len([m for m in telegram.messages(group.chat_id) if "Mission 1 succeeded" in (m.text or "")]) == 1
     assert await outbox_length(group) == 0
+
+
+async def test_status_after_the_board_was_deleted_posts_it_once(make_bot, telegram):
+    group = await started(make_bot, telegram)
+    await propose(group, range(team_size(await group.table())))
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    await group.application.bot.delete_message(group.chat_id, ballot.message_id)
+    before = len(telegram.messages(group.chat_id))
+
+    await group.send(telegram.command(group.user_ids[2], group.chat_id, "/status"))
+    [status, board] = telegram.messages(group.chat_id)[before:]
+    assert status.text == "/status" and not status.from_bot
+    assert plain_text(board.text) == plain_text(ballot.text) and board.buttons() == ballot.buttons()
+    assert await outbox_length(group) == 0
+
+    # The votes go on on the new copy, and its reveal edits it.
+    await vote_all(group, approve=True)
+    assert "Approved 5–0." in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    assert len(telegram.messages(group.chat_id)) == before + 2
 
 
 # ---------------------------------------------------------------- expired queries
@@ -186,7 +247,8 @@ async def test_expired_callback_query_still_records_the_vote(make_bot, telegram,
     group = await started(make_bot, telegram)
     await propose(group, range(team_size(await group.table())))
     ballot = group.latest_with_button(group.chat_id, "v:")
-    approve = next(b["callback_data"] for b in ballot.buttons() if b["callback_data"].endswith(":a"))
+    shown = ballot.text
+    approve = button_data(ballot, ":a")
     version = (await group.table()).game.version
 
     update = telegram.press(group.user_ids[2], group.chat_id, ballot.message_id, approve)
@@ -197,13 +259,16 @@ async def test_expired_callback_query_still_records_the_vote(make_bot, telegram,
     assert game.pending_votes == (None, None, True, None, None)
     assert game.version == version + 1
     assert update["callback_query"]["id"] not in telegram.callback_answers
-    assert "Voted (1/5): Cy" in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    # Votes stay secret until all are in: the board is as it was, and only Cy is no longer waited for.
+    assert telegram.message(group.chat_id, ballot.message_id).text == shown
+    assert await waiting_for(group, group.user_ids[0]) == "Waiting for: Ann, Bob, Dan, Eve"
     assert any("callback answer not delivered: BadRequest" in r.getMessage() for r in caplog.records)
     assert await outbox_length(group) == 0
 
     # The others vote normally and the proposal is decided.
     await vote_all(group, approve=True)
     assert (await group.table()).game.phase is Phase.MISSION
+    assert "👍 Ann, Bob, Cy, Dan, Eve" in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
 
 
 # ---------------------------------------------------------------- flood waits and timeouts
@@ -213,6 +278,7 @@ async def test_flood_wait_delays_but_delivers(make_bot, telegram):
     application = await make_bot(1)
     group = SimulatedGroup(telegram, application, players=5)
     await group.open_lobby_and_join()
+    group_messages = len(telegram.messages(group.chat_id))
     telegram.fail_next("sendMessage", status=429, description="Too Many Requests: retry after 1", retry_after=1)
     began = time.monotonic()
     await group.start()
@@ -223,16 +289,21 @@ async def test_flood_wait_delays_but_delivers(make_bot, telegram):
     for player in table.players:
         roles = [text for text in texts(telegram, player.user_id) if text.startswith("Your game in")]
         assert len(roles) == 1, player.name
-    boards = [
+    leader = table.players[table.game.leader].user_id
+    keyboards = [
         m
-        for m in telegram.messages(group.chat_id)
+        for player in table.players
+        for m in telegram.messages(player.user_id)
         if any(b.get("callback_data", "").startswith("t:") for b in m.buttons())
     ]
-    assert len(boards) == 1
+    assert [m.chat_id for m in keyboards] == [leader]
+    # The group's lobby message became the start message; nothing new was posted there.
+    assert len(telegram.messages(group.chat_id)) == group_messages + 1  # /startgame itself
+    assert "the game has started" in texts(telegram, group.chat_id)[1]  # after /newgame
     assert await outbox_length(group) == 0
-    # The order of the queue was kept: the round message came after every role.
+    # The order of the queue was kept: the leader's keyboard came after every role.
     sends = [p for m, p in telegram.calls if m == "sendMessage"]
-    assert int(sends[-1]["chat_id"]) == group.chat_id
+    assert int(sends[-1]["chat_id"]) == leader and "you are the leader" in str(sends[-1]["text"])
     assert sum(1 for p in sends if str(p["text"]).startswith("Your game in")) == 6  # one refused, five delivered
 
 
@@ -240,7 +311,8 @@ async def test_timeouts_are_retried(make_bot, telegram, caplog):
     group = await started(make_bot, telegram)
     await propose(group, range(team_size(await group.table())))
     table = await group.table()
-    # The last vote rejects the team: the next proposal's message must survive two timeouts.
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    # The last vote rejects the team: the next leader's keyboard must survive two timeouts.
     for seat in range(4):
         await group.press(table.players[seat].user_id, group.chat_id, "v:", ":r")
     telegram.fail_next("sendMessage", status=0, description="Timed out", times=2)
@@ -248,18 +320,20 @@ async def test_timeouts_are_retried(make_bot, telegram, caplog):
 
     game = (await group.table()).game
     assert game.phase is Phase.PROPOSING and game.proposal_number == 2
-    boards = [m for m in telegram.messages(group.chat_id) if "proposal 2" in plain_text(m.text or "")]
-    assert len(boards) == 1 and any(b["callback_data"].startswith("t:") for b in boards[0].buttons())
+    assert "Rejected 0–5." in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    leader = await leader_of(group)
+    prompts = [m for m in telegram.messages(leader) if any(b["callback_data"].startswith("t:") for b in m.buttons())]
+    assert len(prompts) == 1 and "you are the leader" in plain_text(prompts[0].text)
     retries = [r.getMessage() for r in caplog.records if "delivery attempt" in r.getMessage()]
     assert len(retries) == 2 and all("TimedOut" in r for r in retries)
     assert await outbox_length(group) == 0
 
     # A timeout on an edit is retried too.
-    leader = (await group.table()).players[game.leader].user_id
     telegram.fail_next("editMessageText", status=0, description="Timed out")
-    await group.press(leader, group.chat_id, "t:", ":0")
-    assert "Chosen: Ann" in plain_text(telegram.message(group.chat_id, boards[0].message_id).text)
+    await group.press(leader, leader, "t:", ":0")
+    assert "Chosen: Ann" in plain_text(telegram.message(leader, prompts[0].message_id).text)
     assert (await group.table()).draft_team == (0,)
+    assert len([r for r in caplog.records if "delivery attempt" in r.getMessage()]) == 3
     assert await outbox_length(group) == 0
 
     # The game goes on to its end with an empty outbox.

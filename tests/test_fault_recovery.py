@@ -16,14 +16,15 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from engine import Phase
-from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
+from engine import Phase, public_view
+from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, started_on, team_size
 from tests.servers import RedisServer, own_redis_url
-from tgbot import outgoing, render
+from tgbot import keys, outgoing
 from tgbot.offline.simulation import SimulatedGroup, plain_text
-from tgbot.outbox import ATTEMPTS
-from tgbot.outgoing import Edit, Send
-from tgbot.store import outbox_key
+from tgbot.outbox import ATTEMPTS, _superseded
+from tgbot.outgoing import Button, Edit, Send
+from tgbot.render import board, private
+from tgbot.render.common import group_scene, seat_scene
 
 UNAVAILABLE = "temporarily unavailable"
 
@@ -64,6 +65,22 @@ def info_logs(caplog):
 # ---------------------------------------------------------------- helpers
 
 
+async def propose(group: SimulatedGroup, seats) -> None:
+    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    for seat in sorted(set(seats) ^ set(table.draft_team)):
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    assert (await group.table()).game.phase is Phase.VOTING
+
+
+def leader_keyboard(group: SimulatedGroup, table) -> tuple[int, object]:
+    """The leader and their private keyboard."""
+    leader = table.players[table.game.leader].user_id
+    return leader, group.latest_with_button(leader, f"t:{group.game_id}:")
+
+
 def vote_update(group: SimulatedGroup, user_id: int, approve: bool) -> dict:
     """The update Telegram sends when `user_id` presses a button of the current ballot."""
     ballot = group.latest_with_button(group.chat_id, "v:")
@@ -81,11 +98,13 @@ def sent(telegram, since: int = 0) -> list[tuple[str, int, str]]:
 
 
 def as_calls(items) -> list[tuple[str, int, str]]:
-    """The calls delivering queued items, skipping edits a later edit of the same message replaces."""
+    """The calls delivering queued items, skipping an edit when the next item of its message key is
+    another edit (a new message sent under the key in between takes the key over: the edit is made)."""
     calls = []
     for position, item in enumerate(items):
         if isinstance(item, Edit):
-            if any(isinstance(later, Edit) and later.key == item.key for later in items[position + 1 :]):
+            following = [later for later in items[position + 1 :] if later.key == item.key]
+            if following and isinstance(following[0], Edit):
                 continue
             calls.append(("editMessageText", item.chat_id, item.text))
         else:
@@ -134,6 +153,7 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
         await group.send(vote_update(group, group.user_ids[seat], approve=True))
     ballot = group.latest_with_button(group.chat_id, "v:")
     shown = telegram.message(group.chat_id, ballot.message_id).text
+    shown_buttons = ballot.buttons()
     version = (await group.table()).game.version
 
     # The worker stores the deciding vote and dies before it sends a single message.
@@ -147,17 +167,19 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
     game = (await group.table()).game
     assert game.phase is Phase.MISSION and game.version == version + 1
     assert game.current_round.proposals[0].votes == (True,) * 5
-    # Nobody has seen the reveal or a card prompt: the group's ballot still waits for Eve.
+    # Nobody has seen the reveal or a card prompt: the group's ballot still asks for votes.
     assert sent(telegram, before) == []
     assert telegram.message(group.chat_id, ballot.message_id).text == shown
-    assert "Voted (4/5)" in plain_text(shown)
+    assert telegram.message(group.chat_id, ballot.message_id).buttons() == shown_buttons
+    assert "Everyone votes" in plain_text(shown) and "👍 Ann" not in plain_text(shown)
     assert all(prompts_to(telegram, group.user_ids[seat]) == [] for seat in team)
     # Its messages wait in Redis, in order: the reveal on the ballot, then a card prompt per team member.
-    queued = [outgoing.loads(raw) for raw in await redis.lrange(outbox_key(group.game_id), 0, -1)]
-    assert isinstance(queued[0], Edit) and queued[0].chat_id == group.chat_id
+    queued = [outgoing.loads(raw) for raw in await redis.lrange(keys.outbox(group.game_id), 0, -1)]
+    assert isinstance(queued[0], Edit) and queued[0].chat_id == group.chat_id and queued[0].key == "board:1"
     assert "👍 Ann, Bob, Cy, Dan, Eve" in plain_text(queued[0].text)
+    mission_ballot = public_view(game).ballot
     assert [(item.chat_id, item.key) for item in queued[1:]] == [
-        (group.user_ids[seat], render.card_key(0, seat)) for seat in team
+        (group.user_ids[seat], private.card_key(mission_ballot, seat)) for seat in team
     ]
 
     # A new worker starts. The next change to the game delivers them first, in order: /status in
@@ -167,31 +189,35 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
     table = await group.table()
     if trigger == "status":
         await group.send(telegram.command(group.user_ids[2], group.chat_id, "/status"))
-        expected = render.round_message(table)[0]  # the board, posted again
+        # The board, posted again: the old copy loses its buttons, the new one carries them.
+        text, buttons = board.board(group_scene(table))
+        key = board.board_key(group_scene(table))
+        then = [Edit(group.chat_id, key, text), Send(group.chat_id, text, buttons, key=key)]
+        latest = telegram.messages(group.chat_id)[-1]
+        assert latest.message_id > ballot.message_id and latest.text == text
+        assert [b["text"] for b in latest.buttons()] == ["⏳ Waiting for…"]
+        assert telegram.message(group.chat_id, ballot.message_id).buttons() == []
     else:
         assert await group.application.bot_data["service"].fire_due(now=table.reminder_at) == 1
-        expected = render.reminder(table)
-    latest = telegram.messages(group.chat_id)[-1]
-    assert latest.text == expected
-    assert sent(telegram, before) == as_calls(queued) + [("sendMessage", group.chat_id, latest.text)]
+        # The players the mission waits for are reminded in private; the group hears nothing more.
+        then = [Send(group.user_ids[seat], private.reminder(seat_scene(table, seat))) for seat in team]
+        assert telegram.messages(group.chat_id)[-1].message_id == ballot.message_id
+    assert sent(telegram, before) == as_calls(queued + then)
     revealed = plain_text(telegram.message(group.chat_id, ballot.message_id).text)
     assert "👍 Ann, Bob, Cy, Dan, Eve" in revealed and "Approved 5–0." in revealed
     for seat in team:
         assert len(prompts_to(telegram, group.user_ids[seat])) == 1
-    assert await redis.llen(outbox_key(group.game_id)) == 0
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
 
-    # Nothing goes out twice: a card played now edits its prompt and the board, and sends nothing.
+    # Nothing goes out twice: a card played now edits its own prompt, and sends nothing.
     before = len(telegram.calls)
     player = group.user_ids[team[0]]
     await group.press(player, player, "c:", ":s")
-    assert [(method, chat) for method, chat, _ in sent(telegram, before)] == [
-        ("editMessageText", player),
-        ("editMessageText", group.chat_id),
-    ]
+    assert [(method, chat) for method, chat, _ in sent(telegram, before)] == [("editMessageText", player)]
 
     table = await group.play(AlwaysApprove(rng=random.Random(5)))
     assert table.game.is_over
-    assert await redis.llen(outbox_key(group.game_id)) == 0
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
     for seat in team:
         assert len(prompts_to(telegram, group.user_ids[seat])) == len(
             [r for r in table.game.rounds if r.played and seat in r.team]
@@ -283,7 +309,7 @@ async def test_a_press_lost_before_it_was_stored_counts_once_when_delivered_agai
 
     table = await group.play(AlwaysApprove(rng=random.Random(6)))
     assert table.game.is_over
-    assert await redis.llen(outbox_key(group.game_id)) == 0
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
     assert errors(caplog) == []
 
 
@@ -318,16 +344,16 @@ async def test_the_game_survives_a_redis_restart(aof_server, bot_on, telegram, c
 
     # The same application goes on, without a restart: a connection its pool kept from before the
     # restart is retried, so the player never hears about it.
-    leader = table.players[table.game.leader].user_id
-    board = group.latest_with_button(group.chat_id, "t:")
-    update = telegram.press(leader, group.chat_id, board.message_id, board.buttons()[0]["callback_data"])
+    leader, keyboard = leader_keyboard(group, table)
+    update = telegram.press(leader, leader, keyboard.message_id, button_data(keyboard, ":0"))
     await group.send(update)
     assert UNAVAILABLE not in (telegram.callback_answers[update["callback_query"]["id"]]["text"] or "")
     assert (await group.table()).draft_team == (0,)
+    assert "Chosen: Ann" in plain_text(telegram.message(leader, keyboard.message_id).text)
     table = await group.play(policy)
     assert table.game.is_over
     assert "🏁" in plain_text(telegram.messages(group.chat_id)[-1].text)
-    assert await group.store.redis.llen(outbox_key(group.game_id)) == 0
+    assert await group.store.redis.llen(keys.outbox(group.game_id)) == 0
     assert errors(caplog) == []
 
 
@@ -338,14 +364,13 @@ async def test_while_redis_is_down_the_bot_says_so_and_recovers_by_itself(aof_se
     application = await bot_on(aof_server.url, seed=4, rate_limited=True)  # the limiter needs Redis too
     group = await started_on(application, telegram)
     table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    board = group.latest_with_button(group.chat_id, "t:")
-    board_text = telegram.message(group.chat_id, board.message_id).text
-    pick = next(b["callback_data"] for b in board.buttons() if b["callback_data"].endswith(":0"))
+    leader, keyboard = leader_keyboard(group, table)
+    keyboard_text = telegram.message(leader, keyboard.message_id).text
+    pick = button_data(keyboard, ":0")
 
     aof_server.kill()
     group_messages = len([m for m in telegram.messages(group.chat_id) if m.from_bot])
-    update = telegram.press(leader, group.chat_id, board.message_id, pick)
+    update = telegram.press(leader, leader, keyboard.message_id, pick)
     await group.send(update)
     answer = telegram.callback_answers[update["callback_query"]["id"]]
     assert UNAVAILABLE in answer["text"] and answer["show_alert"] is True
@@ -359,7 +384,7 @@ async def test_while_redis_is_down_the_bot_says_so_and_recovers_by_itself(aof_se
         await group.send(telegram.command(user, chat, command))
         reply = telegram.messages(chat)[-1]
         assert reply.from_bot and UNAVAILABLE in reply.text, (command, reply.text)
-    assert telegram.message(group.chat_id, board.message_id).text == board_text
+    assert telegram.message(leader, keyboard.message_id).text == keyboard_text
     assert len([m for m in telegram.messages(group.chat_id) if m.from_bot]) == group_messages + 2  # the answers
     assert errors(caplog) == []
     assert any("storage unavailable" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
@@ -367,12 +392,12 @@ async def test_while_redis_is_down_the_bot_says_so_and_recovers_by_itself(aof_se
     # Redis is back (from its append-only file): the same press now works, without a restart.
     aof_server.start()
     caplog.clear()
-    update = telegram.press(leader, group.chat_id, board.message_id, pick)
+    update = telegram.press(leader, leader, keyboard.message_id, pick)
     await group.send(update)
     assert telegram.callback_answers[update["callback_query"]["id"]]["text"] is None
     table = await group.table()
     assert table.draft_team == (0,)
-    assert "Chosen: Ann" in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    assert "Chosen: Ann" in plain_text(telegram.message(leader, keyboard.message_id).text)
     await propose(group, range(team_size(table)))
     for seat in range(5):
         await group.send(vote_update(group, group.user_ids[seat], approve=True))
@@ -419,11 +444,11 @@ async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everythin
     assert len(telegram.messages(group.chat_id)) == group_messages
     for seat in team:
         assert len([m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]) == 1
-    assert await redis.llen(outbox_key(group.game_id)) == 0
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
 
     table = await group.play(AlwaysApprove(rng=random.Random(7)))
     assert table.game.is_over
-    assert await redis.llen(outbox_key(group.game_id)) == 0
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
 
 
 async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them(make_bot, telegram, redis):
@@ -436,10 +461,63 @@ async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them
     game = (await group.table()).game
     assert game.phase is Phase.MISSION
     # Telegram could not be reached: the card prompts are still queued, none was thrown away.
-    assert await redis.llen(outbox_key(group.game_id)) > 0
+    assert await redis.llen(keys.outbox(group.game_id)) > 0
     service = group.application.bot_data["service"]
     for _ in range(3):
         await service.fire_due()
-    assert await redis.llen(outbox_key(group.game_id)) == 0
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
     for seat in team:
         assert len([m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]) == 1
+
+
+# ---------------------------------------------------------------- the outbox: in order, none lost
+
+
+def test_an_edit_is_skipped_only_when_the_next_item_of_its_key_is_an_edit():
+    chat = -100
+    first = Edit(chat, "board:1", "first message, final")
+    # Edited again next: only the later edit needs to go out.
+    assert _superseded(first, [Edit(chat, "board:1", "first message, later")])
+    assert _superseded(first, [Send(7, "elsewhere"), Edit(chat, "board:2", "x"), Edit(chat, "board:1", "later")])
+    # A new message takes the key first (/status posting the board again): the edit is still owed
+    # to the old message, whatever edits the new one gets afterwards.
+    assert not _superseded(first, [Send(chat, "again", key="board:1"), Edit(chat, "board:1", "again, edited")])
+    # Other keys, other chats and sends never make an edit redundant; a send is never skipped.
+    assert not _superseded(first, [Edit(chat, "board:2", "x"), Edit(7, "board:1", "y"), Send(chat, "z")])
+    assert not _superseded(first, [])
+    assert not _superseded(Send(chat, "new", key="board:1"), [Edit(chat, "board:1", "edited")])
+
+
+async def test_an_edit_before_a_new_message_of_its_key_reaches_the_old_message(make_bot, telegram, redis):
+    application = await make_bot(1)
+    outbox = application.bot_data["service"].outbox
+    telegram.add_group(-100, "Demo group")
+    game_id = "0123456789"
+
+    async def queue_and_drain(*items) -> None:
+        await redis.rpush(keys.outbox(game_id), *[outgoing.dumps(item) for item in items])
+        await outbox.drain(game_id)
+        assert await redis.llen(keys.outbox(game_id)) == 0
+
+    vote = ((Button("👍", data="v:0123456789:1:a"),),)
+    await queue_and_drain(Send(-100, "old board", vote, key="board:1"))
+    [old] = telegram.messages(-100)
+
+    # Queued together, as one change (the votes revealed, then /status) would queue them.
+    before = len(telegram.calls)
+    await queue_and_drain(
+        Edit(-100, "board:1", "old board, revealed", vote),  # edited again next: skipped
+        Edit(-100, "board:1", "old board, revealed"),  # the old copy loses its buttons
+        Send(-100, "new board", vote, key="board:1"),  # the new copy takes the key
+        Edit(-100, "board:1", "new board, revealed"),  # and later edits reach it
+    )
+    assert [(method, int(params["chat_id"]), params["text"]) for method, params in telegram.calls[before:]] == [
+        ("editMessageText", -100, "old board, revealed"),
+        ("sendMessage", -100, "new board"),
+        ("editMessageText", -100, "new board, revealed"),
+    ]
+    assert int(telegram.calls[before][1]["message_id"]) == old.message_id
+    old_now, new = telegram.messages(-100)
+    assert (old_now.message_id, old_now.text, old_now.buttons()) == (old.message_id, "old board, revealed", [])
+    assert new.message_id > old.message_id and new.text == "new board, revealed"
+    assert await redis.hget(keys.messages(game_id), "board:1") == f"-100:{new.message_id}"

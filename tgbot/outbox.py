@@ -62,14 +62,23 @@ class DeliveryPostponed(Exception):
     """Telegram could not be reached for now; the message stays first in the queue."""
 
 
-def _superseded(item: outgoing.Outgoing, later: list[outgoing.Outgoing]) -> bool:
-    """An edit whose message is edited again later, before any new message takes its key."""
-    if not isinstance(item, Edit):
-        return False
+def _next_of_key(item: Edit, later: list[outgoing.Outgoing]) -> Edit | Send | None:
+    """The next queued edit or new message of the edit's key, if any."""
     for other in later:
         if isinstance(other, Edit | Send) and other.key == item.key and other.chat_id == item.chat_id:
-            return isinstance(other, Edit)
-    return False
+            return other
+    return None
+
+
+def _superseded(item: outgoing.Outgoing, later: list[outgoing.Outgoing]) -> bool:
+    """An edit whose message is edited again later, before any new message takes its key."""
+    return isinstance(item, Edit) and isinstance(_next_of_key(item, later), Edit)
+
+
+def _replaced(item: outgoing.Outgoing, later: list[outgoing.Outgoing]) -> bool:
+    """An edit of a message that a new message queued later takes the key of (/status posting
+    the board again): if the old message is gone, it need not be posted again."""
+    return isinstance(item, Edit) and isinstance(_next_of_key(item, later), Send)
 
 
 class Outbox:
@@ -118,7 +127,7 @@ class Outbox:
                 await lock.reacquire()  # one round trip: it fails if the lock is no longer ours
             except LockError:
                 return
-            await self._deliver(game_id, items[skipped])
+            await self._deliver(game_id, items[skipped], repost=not _replaced(items[skipped], items[skipped + 1 :]))
             # Remove exactly what was delivered: nothing, if another drain got there first.
             if not await self._remove_through(keys=[queue], args=[skipped, raw_items[skipped]]):
                 return
@@ -127,14 +136,15 @@ class Outbox:
         """Deliver one message outside the queue: for answers that only their reader is waiting for."""
         await self._deliver(game_id, item)
 
-    async def _deliver(self, game_id: str, item: outgoing.Outgoing) -> None:
-        """Deliver one item, retrying only what can succeed later; never let one item block the queue."""
+    async def _deliver(self, game_id: str, item: outgoing.Outgoing, repost: bool = True) -> None:
+        """Deliver one item, retrying only what can succeed later; never let one item block the queue.
+        `repost`: an edit whose message was deleted posts it again."""
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 if isinstance(item, Send):
                     await self._send(game_id, item)
                 elif isinstance(item, Edit):
-                    await self._edit(game_id, item)
+                    await self._edit(game_id, item, repost)
                 else:
                     await self._document(item)
                 return
@@ -178,7 +188,7 @@ class Outbox:
         if item.key:
             await self.store.remember_message(game_id, item.key, item.chat_id, message.message_id)
 
-    async def _edit(self, game_id: str, item: Edit) -> None:
+    async def _edit(self, game_id: str, item: Edit, repost: bool = True) -> None:
         known = await self.store.message_of(game_id, item.key)
         if known is None:
             return  # its Send never reached the chat (a player who could not be reached)
@@ -197,6 +207,8 @@ class Outbox:
             if "not modified" in text:
                 return
             if "not found" in text or "can't be edited" in text:
+                if not repost:
+                    return  # a new copy of it is queued next
                 # Someone deleted the message: post it again where it was.
                 await self._send(
                     game_id, Send(chat_id, item.text, item.buttons, key=item.key, protected=item.protected)
