@@ -1,8 +1,11 @@
-"""Forged and stale button presses, and secrets that must never reach the group or the logs.
+"""Forged, stale and misplaced button presses, and secrets that must never reach the group or the logs.
 
 Any Telegram client can send any callback data for any message it can see, so every press
-is checked against the stored game. A refused press must leave the stored table, the
-outbox, the remembered message ids and every message players see exactly as they were.
+is checked against the stored game: its data must be one of the bot's button kinds, name
+this game's decision open now (its ballot), and be pressed where that button lives (votes
+and "⏳ Waiting for…" on the game's group, cards and the leader's keyboard in the presser's
+own private chat). A refused press must leave the stored table, the outbox, the remembered
+message ids and every message players see exactly as they were.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ import re
 
 import pytest
 
-from engine import Phase, Side, Variants
+from engine import Phase, Side, Variants, public_view
 from tests.bot_helpers import (
     CleanTeams,
     answer_of,
     bot_texts,
+    button_data,
     forged,
-    propose,
     snapshot,
     started,
     team_size,
@@ -30,6 +33,51 @@ from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 OUTSIDER = 999
+NOT_VALID = {"text": "This button is not valid.", "show_alert": False}
+NOT_HERE = "This button is not valid here."
+
+
+def ballot_of(table) -> int:
+    return public_view(table.game).ballot
+
+
+def leader_of(table) -> int:
+    """The user id of the player whose turn it is to lead."""
+    return table.players[table.game.leader].user_id
+
+
+async def lead(group: SimulatedGroup, seats) -> None:
+    """The leader ticks exactly `seats` on the keyboard in their private chat and proposes them."""
+    table = await group.table()
+    leader = leader_of(table)
+    for seat in sorted(set(seats) ^ set(table.draft_team)):
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    assert (await group.table()).game.phase is Phase.VOTING
+
+
+def keyboard_of(group: SimulatedGroup, leader: int):
+    """The leader's private keyboard of this group's game."""
+    return group.latest_with_button(leader, f"t:{group.game_id}:")
+
+
+def ballot_message(group: SimulatedGroup):
+    """The group's message of the proposal being voted on."""
+    return group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
+
+
+def bot_messages(telegram, chat_id: int) -> list:
+    """The bot's messages in a chat (a press can only be made on one of them)."""
+    return [m for m in telegram.messages(chat_id) if m.from_bot]
+
+
+def start_message(group: SimulatedGroup):
+    """The group's first message from the bot: the lobby, which became the start message."""
+    return bot_messages(group.telegram, group.chat_id)[0]
+
+
+def calls_since(telegram, start: int) -> list[str]:
+    return [method for method, _ in telegram.calls[start:]]
 
 
 # ---------------------------------------------------------------- forged presses
@@ -38,9 +86,10 @@ OUTSIDER = 999
 async def test_non_player_cannot_vote_and_a_player_votes_only_as_themself(make_bot, telegram):
     group = await started(make_bot, telegram)
     telegram.add_user(OUTSIDER, "Mallory")
-    await propose(group, range(team_size(await group.table())))
-    ballot = group.latest_with_button(group.chat_id, "v:")
-    approve = next(b["callback_data"] for b in ballot.buttons() if b["callback_data"].endswith(":a"))
+    await lead(group, range(team_size(await group.table())))
+    ballot = ballot_message(group)
+    approve = button_data(ballot, ":a")
+    shown_before = telegram.message(group.chat_id, ballot.message_id).text
 
     before = await snapshot(group, [OUTSIDER])
     answer = await forged(group, OUTSIDER, group.chat_id, ballot.message_id, approve)
@@ -50,14 +99,19 @@ async def test_non_player_cannot_vote_and_a_player_votes_only_as_themself(make_b
     # A player pressing the ballot votes for their own seat and no other: the data names no seat.
     voter = group.user_ids[3]
     version = (await group.table()).game.version
+    calls = len(telegram.calls)
     answer = await forged(group, voter, group.chat_id, ballot.message_id, approve)
     assert answer["text"].startswith("You voted 👍 Approve")
     game = (await group.table()).game
     assert game.pending_votes == tuple(True if seat == 3 else None for seat in range(5))
     assert game.version == version + 1
-    # The group sees who voted, never how.
-    shown = plain_text(telegram.message(group.chat_id, ballot.message_id).text)
-    assert "Voted (1/5): Dan" in shown and "👍" not in shown
+    # The group sees nothing of a single vote: its message is not edited, nothing is posted there.
+    assert telegram.message(group.chat_id, ballot.message_id).text == shown_before
+    assert bot_texts(telegram, group.chat_id, calls) == []
+    # Asked who is still to vote, it hears who, never how anyone voted.
+    update = telegram.press(OUTSIDER, group.chat_id, ballot.message_id, button_data(ballot, f"w:{group.game_id}"))
+    await group.send(update)
+    assert answer_of(telegram, update)["text"] == "Waiting for: Ann, Bob, Cy, Eve"
 
 
 async def test_resistance_member_cannot_play_fail(make_bot, telegram):
@@ -65,13 +119,13 @@ async def test_resistance_member_cannot_play_fail(make_bot, telegram):
     table = await group.table()
     honest = next(s for s in range(5) if s not in table.game.spies)
     team = sorted({honest, *[s for s in range(5) if s != honest][: team_size(table) - 1]})
-    await propose(group, team)
+    await lead(group, team)
     await vote_all(group, approve=True)
     assert (await group.table()).game.phase is Phase.MISSION
 
     user = group.user_ids[honest]
     prompt = group.latest_with_button(user, "c:")
-    fail = next(b["callback_data"] for b in prompt.buttons() if b["callback_data"].endswith(":f"))
+    fail = button_data(prompt, ":f")
     before = await snapshot(group)
     answer = await forged(group, user, user, prompt.message_id, fail)
     assert answer == {"text": "You are in the Resistance: you must play Success.", "show_alert": True}
@@ -85,67 +139,122 @@ async def test_resistance_member_cannot_play_fail(make_bot, telegram):
 async def test_stale_team_button_and_stale_vote_are_refused(make_bot, telegram):
     group = await started(make_bot, telegram)
     table = await group.table()
-    first_version, first_leader = table.game.version, table.game.leader
+    first_ballot, first_leader = ballot_of(table), leader_of(table)
+    first_keyboard = keyboard_of(group, first_leader)
+    old_tick = button_data(first_keyboard, ":0")
+    old_propose = button_data(first_keyboard, ":ok")
     first_team = list(range(team_size(table)))
-    await propose(group, first_team)
-    ballot = group.latest_with_button(group.chat_id, "v:")
-    old_approve = next(b["callback_data"] for b in ballot.buttons() if b["callback_data"].endswith(":a"))
+    await lead(group, first_team)
+    # The first leader's keyboard now reads as what they proposed, without buttons.
+    done = telegram.message(first_leader, first_keyboard.message_id)
+    assert "you proposed Ann, Bob" in plain_text(done.text) and done.buttons() == []
+    first_vote = ballot_message(group)
+    old_approve = button_data(first_vote, ":a")
     await vote_all(group, approve=False)
 
     table = await group.table()
     game = table.game
     assert game.phase is Phase.PROPOSING and game.proposal_number == 2
-    assert game.version > first_version and game.leader != first_leader
-    leader = table.players[game.leader].user_id
-    board = group.latest_with_button(group.chat_id, "t:")
+    assert ballot_of(table) > first_ballot and leader_of(table) != first_leader
+    leader = leader_of(table)
+    keyboard = keyboard_of(group, leader)
+    assert button_data(keyboard, ":0") != old_tick
 
-    # The new leader replays a team button of the first proposal's keyboard (an older version).
+    # The new leader replays a team button of the first proposal's keyboard (an older ballot) on their own.
     before = await snapshot(group)
-    answer = await forged(group, leader, group.chat_id, board.message_id, f"t:{group.game_id}:{first_version}:0")
+    for data in (old_tick, old_propose):
+        answer = await forged(group, leader, leader, keyboard.message_id, data)
+        assert answer["text"] == "This choice is closed.", data
+    # The first leader presses their old keyboard again: it is closed for them too.
+    answer = await forged(group, first_leader, first_leader, first_keyboard.message_id, old_tick)
     assert answer["text"] == "This choice is closed."
-    answer = await forged(group, leader, group.chat_id, board.message_id, f"t:{group.game_id}:{first_version}:ok")
-    assert answer["text"] == "This choice is closed."
-    # A future version is no better.
-    answer = await forged(group, leader, group.chat_id, board.message_id, f"t:{group.game_id}:{game.version + 1}:0")
-    assert answer["text"] == "This choice is closed."
+    # A future ballot is no better.
+    for ahead in (1, 2, 100):
+        data = f"t:{group.game_id}:{ballot_of(table) + ahead}:0"
+        answer = await forged(group, leader, leader, keyboard.message_id, data)
+        assert answer["text"] == "This choice is closed.", data
     assert await snapshot(group) == before
 
     # Second proposal goes to a vote; a vote for the first (rejected) proposal is closed.
-    await propose(group, first_team)
+    await lead(group, first_team)
+    second_vote = ballot_message(group)
+    assert second_vote.message_id != first_vote.message_id
+    assert first_vote.buttons() == [], "the first proposal's message lost its vote buttons when the votes were shown"
     before = await snapshot(group)
     voter = group.user_ids[2]
-    answer = await forged(group, voter, group.chat_id, ballot.message_id, old_approve)
-    assert answer["text"] == "This vote is closed."
-    newer = group.latest_with_button(group.chat_id, "v:")
-    answer = await forged(group, voter, group.chat_id, newer.message_id, old_approve)
-    assert answer["text"] == "This vote is closed."
-    # A proposal that does not exist yet, and a round that does not exist yet.
-    answer = await forged(group, voter, group.chat_id, newer.message_id, f"v:{group.game_id}:0:3:a")
-    assert answer["text"] == "This vote is closed."
-    answer = await forged(group, voter, group.chat_id, newer.message_id, f"v:{group.game_id}:1:2:a")
-    assert answer["text"] == "This vote is closed."
+    for message in (first_vote, second_vote):
+        answer = await forged(group, voter, group.chat_id, message.message_id, old_approve)
+        assert answer["text"] == "This vote is closed."
+    # Ballots that do not exist yet.
+    current = ballot_of(await group.table())
+    for ahead in (1, 2, 999):
+        answer = await forged(
+            group, voter, group.chat_id, second_vote.message_id, f"v:{group.game_id}:{current + ahead}:a"
+        )
+        assert answer["text"] == "This vote is closed."
     assert await snapshot(group) == before
     assert (await group.table()).game.pending_votes == (None,) * 5
 
 
+async def test_an_old_ballot_of_the_same_game_is_refused_in_the_same_phase(make_bot, telegram):
+    """The game, the phase and the presser are right, only the decision is an older one:
+    a card of mission 1 pressed during mission 2, a vote of one proposal during the next."""
+    group = await started(make_bot, telegram)
+    policy = CleanTeams()
+    table = await group.table()
+    team = policy.choose_team(table, table.game.leader, team_size(table))
+    await lead(group, team)
+    await vote_all(group, approve=True)
+    table = await group.table()
+    mission_ballot = ballot_of(table)
+    old_cards = {}
+    for seat in table.game.current_round.team:
+        user = table.players[seat].user_id
+        prompt = group.latest_with_button(user, f"c:{group.game_id}:")
+        old_cards[user] = (prompt.message_id, button_data(prompt, ":s"))
+        await group.press(user, user, "c:", ":s")
+    # Mission 1 is played; on to mission 2 and its cards.
+    while (await group.table()).game.phase is not Phase.MISSION:
+        await group.step(policy)
+    table = await group.table()
+    assert len(table.game.rounds) == 2 and ballot_of(table) > mission_ballot
+    still_to_play = [table.players[s].user_id for s in table.game.current_round.team]
+    replaying = [user for user in still_to_play if user in old_cards]
+    assert replaying
+
+    before = await snapshot(group)
+    for user in replaying:
+        message_id, data = old_cards[user]
+        assert data == f"c:{group.game_id}:{mission_ballot}:s"
+        answer = await forged(group, user, user, message_id, data)
+        assert answer["text"] == "This mission is over."
+        # The same old ballot on the new prompt: the message does not make the data current.
+        prompt = group.latest_with_button(user, f"c:{group.game_id}:")
+        answer = await forged(group, user, user, prompt.message_id, data)
+        assert answer["text"] == "This mission is over."
+    assert await snapshot(group) == before
+    assert (await group.table()).game.played_seats == ()
+
+
 async def test_forged_mission_presses_are_refused_under_targeting(make_bot, telegram):
     group = await started(make_bot, telegram, players=5, seed=3, variants=Variants(targeting=True))
-    chat = group.chat_id
     policy = CleanTeams()
     # Play until mission 1 has been played (a clean team always succeeds).
     while not (await group.table()).game.played_rounds:
         table = await group.table()
         if table.game.phase is Phase.PROPOSING and table.draft_mission is None:
-            await group.press(table.players[table.game.leader].user_id, chat, "m:", ":1")
+            leader = leader_of(table)
+            await group.press(leader, leader, "m:", ":1")
         else:
             await group.step(policy)
     table = await group.table()
     game = table.game
     assert [r.mission for r in game.played_rounds] == [1] and game.phase is Phase.PROPOSING
-    leader = table.players[game.leader].user_id
-    board = group.latest_with_button(chat, f"m:{group.game_id}:")
-    offered = sorted(int(b["callback_data"].rsplit(":", 1)[1]) for b in board.buttons())
+    leader = leader_of(table)
+    keyboard = group.latest_with_button(leader, f"m:{group.game_id}:")
+    offered = sorted(int(b["callback_data"].rsplit(":", 1)[1]) for b in keyboard.buttons())
     assert offered == [2, 3, 4]
+    ballot = ballot_of(table)
 
     before = await snapshot(group)
     # The played mission and the fifth (locked until two successes) are refused by the rules;
@@ -153,69 +262,179 @@ async def test_forged_mission_presses_are_refused_under_targeting(make_bot, tele
     refusals = {1: "That mission cannot be chosen now.", 5: "That mission cannot be chosen now."}
     refusals |= {0: "This button is not valid.", 6: "This button is not valid."}
     for mission, refusal in refusals.items():
-        answer = await forged(group, leader, chat, board.message_id, f"m:{group.game_id}:{game.version}:{mission}")
+        answer = await forged(group, leader, leader, keyboard.message_id, f"m:{group.game_id}:{ballot}:{mission}")
         assert answer["text"] == refusal, mission
+    # A mission the rules allow, but pressed in the group or by another player, or with an old ballot.
+    answer = await forged(
+        group, leader, group.chat_id, start_message(group).message_id, f"m:{group.game_id}:{ballot}:2"
+    )
+    assert answer["text"] == NOT_HERE
+    other = next(u for u in group.user_ids if u != leader)
+    answer = await forged(
+        group, other, other, bot_messages(telegram, other)[0].message_id, f"m:{group.game_id}:{ballot}:2"
+    )
+    assert answer["text"] == f"Only the leader, {table.name(game.leader)}, chooses the team."
+    answer = await forged(group, leader, leader, keyboard.message_id, f"m:{group.game_id}:{ballot - 1}:2")
+    assert answer["text"] == "This choice is closed."
     assert await snapshot(group) == before
     assert (await group.table()).draft_mission is None
 
     # Once the leader has picked mission 2, a forged press for the played mission changes nothing either.
-    await group.press(leader, chat, "m:", ":2")
+    await group.press(leader, leader, "m:", ":2")
     before = await snapshot(group)
-    answer = await forged(group, leader, chat, board.message_id, f"m:{group.game_id}:{game.version}:1")
+    answer = await forged(group, leader, leader, keyboard.message_id, f"m:{group.game_id}:{ballot}:1")
     assert answer["text"] == "That mission cannot be chosen now."
     assert await snapshot(group) == before
     assert (await group.table()).draft_mission == 2
 
 
+async def test_team_and_mission_presses_count_only_in_the_leaders_private_chat(make_bot, telegram):
+    """The leader's own, current buttons, pressed anywhere but the leader's private chat, are refused."""
+    group = await started(make_bot, telegram, seed=5, variants=Variants(targeting=True))
+    table = await group.table()
+    leader, ballot = leader_of(table), ballot_of(table)
+    mission_keyboard = group.latest_with_button(leader, f"m:{group.game_id}:")
+    pick_one = button_data(mission_keyboard, ":1")
+    start = start_message(group)
+
+    before = await snapshot(group)
+    for data in (pick_one, f"t:{group.game_id}:{ballot}:0", f"t:{group.game_id}:{ballot}:ok"):
+        answer = await forged(group, leader, group.chat_id, start.message_id, data)
+        assert answer["text"] == NOT_HERE, data
+    assert await snapshot(group) == before
+
+    # In the leader's private chat the same press counts; then the team keyboard follows.
+    await group.press(leader, leader, "m:", ":1")
+    assert (await group.table()).draft_mission == 1
+    keyboard = keyboard_of(group, leader)
+    tick = button_data(keyboard, ":0")
+    before = await snapshot(group)
+    for data in (tick, button_data(keyboard, ":ok")):
+        answer = await forged(group, leader, group.chat_id, start.message_id, data)
+        assert answer["text"] == NOT_HERE, data
+    assert await snapshot(group) == before
+    assert (await group.table()).draft_team == ()
+    await group.send(telegram.press(leader, leader, keyboard.message_id, tick))
+    assert (await group.table()).draft_team == (0,)
+
+
 @pytest.mark.parametrize(
     "data",
     [
+        "",
         "hello",
         "v:zz",
-        "v:0123456789:0:1:x",
-        "c:0123456789:0:maybe",
-        "t:0123456789:0:-1",
-        "v:0123456789:0:1:a:extra",
-        "x:0123456789:yes",
-        "m:0123456789:0:6",
+        "v:{game}:{ballot}:x",
+        "c:{game}:{ballot}:maybe",
+        "t:{game}:{ballot}:-1",
+        "t:{game}:{ballot}:0:0",
+        "v:{game}:{ballot}:a:extra",
+        "v:{game}:{ballot}:1:a",  # the old format, with a round and a proposal
+        "w:{game}:{ballot}",
+        "w:{game}:",
+        "x:{game}:yes",
+        "m:{game}:{ballot}:6",
         "v:" + "a" * 62,
-        "v:0123456789:0:1:a\n",
-        "V:0123456789:0:1:a",
+        "v:{game}:{ballot}:a\n",
+        "t:{game}:{ballot}:ok\n",
+        "w:{game}\n",
+        "\nw:{game}",
+        "V:{game}:{ballot}:a",
+        "v:{GAME}:{ballot}:a",
+        "v:{game}:-{ballot}:a",
+        "v:{game}:1234567:a",
         "q",
     ],
 )
 async def test_garbage_data_is_not_valid(make_bot, telegram, data):
     group = await started(make_bot, telegram)
-    board = group.latest_with_button(group.chat_id, "t:")
+    table = await group.table()
+    data = data.format(game=group.game_id, GAME=group.game_id.upper(), ballot=ballot_of(table))
+    leader = leader_of(table)
+    start = start_message(group)
+    keyboard = keyboard_of(group, leader)
     before = await snapshot(group)
-    for user in (group.user_ids[0], group.user_ids[4]):
-        answer = await forged(group, user, group.chat_id, board.message_id, data)
-        assert answer == {"text": "This button is not valid.", "show_alert": False}
+    for user, chat, message_id in (
+        (group.user_ids[0], group.chat_id, start.message_id),
+        (group.user_ids[4], group.chat_id, start.message_id),
+        (leader, leader, keyboard.message_id),
+    ):
+        calls = len(telegram.calls)
+        answer = await forged(group, user, chat, message_id, data)
+        assert answer == NOT_VALID
+        assert calls_since(telegram, calls) == ["answerCallbackQuery"]
     assert await snapshot(group) == before
+
+
+async def test_a_press_without_data_is_not_valid(make_bot, telegram):
+    """A query with no data at all (a modified client; Telegram's game buttons) matches no kind of button."""
+    group = await started(make_bot, telegram)
+    leader = leader_of(await group.table())
+    before = await snapshot(group)
+    for user, chat, message_id in (
+        (group.user_ids[0], group.chat_id, start_message(group).message_id),
+        (leader, leader, keyboard_of(group, leader).message_id),
+    ):
+        update = telegram.forged_press(user, chat, message_id, "-")
+        del update["callback_query"]["data"]
+        await group.send(update)
+        assert answer_of(telegram, update) == NOT_VALID
+    assert await snapshot(group) == before
+
+
+async def test_a_trailing_newline_or_an_extra_field_spoils_a_real_button(make_bot, telegram):
+    """The data of a real, current button with a newline or one more field after it matches no kind
+    of button, though the button itself counts."""
+    group = await started(make_bot, telegram)
+    table = await group.table()
+    leader = leader_of(table)
+    keyboard = keyboard_of(group, leader)
+    tick = button_data(keyboard, ":1")
+    before = await snapshot(group)
+    for spoiled in (tick + "\n", tick + ":1", tick + "\r\n", tick + " "):
+        assert await forged(group, leader, leader, keyboard.message_id, spoiled) == NOT_VALID, spoiled
+    assert await snapshot(group) == before
+    await group.send(telegram.press(leader, leader, keyboard.message_id, tick))
+    assert (await group.table()).draft_team == (1,)
+
+    await lead(group, range(team_size(await group.table())))
+    ballot = ballot_message(group)
+    approve, waiting = button_data(ballot, ":a"), button_data(ballot, f"w:{group.game_id}")
+    voter = group.user_ids[2]
+    before = await snapshot(group)
+    for spoiled in (approve + "\n", approve + ":2", waiting + "\n", waiting + ":a"):
+        assert await forged(group, voter, group.chat_id, ballot.message_id, spoiled) == NOT_VALID, spoiled
+    assert await snapshot(group) == before
+    assert (await forged(group, voter, group.chat_id, ballot.message_id, approve))["text"].startswith("You voted")
+    assert (await group.table()).game.pending_votes[2] is True
 
 
 async def test_data_for_another_groups_game_is_refused(make_bot, telegram):
     here = await started(make_bot, telegram, chat_id=-100, title="Here")
     there = await started(make_bot, telegram, seed=2, chat_id=-200, title="There")
-    await propose(there, range(team_size(await there.table())))
-    there_table = await there.table()
-    there_leader_version = there_table.game.version
+    there_leader_ballot = ballot_of(await there.table())
+    await lead(there, range(team_size(await there.table())))
+    there_ballot = ballot_of(await there.table())
 
-    board = here.latest_with_button(here.chat_id, "t:")
+    board = bot_messages(telegram, here.chat_id)[-1]
     before_here, before_there = await snapshot(here), await snapshot(there)
-    pressers = [here.user_ids[0], here.user_ids[(await here.table()).game.leader]]
+    pressers = [here.user_ids[0], leader_of(await here.table())]
     for user in pressers:
         for data in (
-            f"v:{there.game_id}:0:1:a",
-            f"v:{there.game_id}:0:1:r",
-            f"c:{there.game_id}:0:f",
-            f"t:{there.game_id}:{there_leader_version}:0",
+            f"v:{there.game_id}:{there_ballot}:a",
+            f"v:{there.game_id}:{there_ballot}:r",
+            f"c:{there.game_id}:{there_ballot}:f",
+            f"t:{there.game_id}:{there_leader_ballot}:0",
+            f"m:{there.game_id}:{there_leader_ballot}:1",
             f"x:{there.game_id}:y",
+            f"w:{there.game_id}",
         ):
+            calls = len(telegram.calls)
             answer = await forged(here, user, here.chat_id, board.message_id, data)
             # Data naming another group's game counts only on that group's (or the player's) messages;
             # being an admin of this group gives no say over the other group's game.
-            assert answer["text"] == "This button is not valid here.", data
+            assert answer["text"] == NOT_HERE, data
+            assert "sendMessage" not in calls_since(telegram, calls), data
     assert await snapshot(here) == before_here
     assert await snapshot(there) == before_there
     assert (await there.table()).game.pending_votes == (None,) * 5
@@ -223,13 +442,11 @@ async def test_data_for_another_groups_game_is_refused(make_bot, telegram):
 
 async def test_repeated_vote_counts_once(make_bot, telegram):
     group = await started(make_bot, telegram)
-    await propose(group, range(team_size(await group.table())))
+    await lead(group, range(team_size(await group.table())))
     version = (await group.table()).game.version
     voter = group.user_ids[1]
-    ballot = group.latest_with_button(group.chat_id, "v:")
-    approve, reject = (
-        next(b["callback_data"] for b in ballot.buttons() if b["callback_data"].endswith(end)) for end in (":a", ":r")
-    )
+    ballot = ballot_message(group)
+    approve, reject = button_data(ballot, ":a"), button_data(ballot, ":r")
 
     first = await forged(group, voter, group.chat_id, ballot.message_id, approve)
     assert first["text"].startswith("You voted 👍 Approve (mission 1, «Demo group»)")
@@ -241,54 +458,147 @@ async def test_repeated_vote_counts_once(make_bot, telegram):
     game = (await group.table()).game
     assert game.version == version + 1
     assert game.pending_votes == (None, True, None, None, None)
-    assert "Voted (1/5): Bob" in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    update = telegram.press(voter, group.chat_id, ballot.message_id, button_data(ballot, f"w:{group.game_id}"))
+    await group.send(update)
+    assert answer_of(telegram, update)["text"] == "Waiting for: Ann, Cy, Dan, Eve"
 
 
 async def test_only_the_leader_picks_the_team(make_bot, telegram):
     group = await started(make_bot, telegram)
     table = await group.table()
     leader = table.game.leader
-    board = group.latest_with_button(group.chat_id, "t:")
     leader_user = table.players[leader].user_id
-    await group.press(leader_user, group.chat_id, "t:", f":{leader}")  # the leader ticks themself
+    await group.press(leader_user, leader_user, "t:", f":{leader}")  # the leader ticks themself
+    keyboard = keyboard_of(group, leader_user)
     before = await snapshot(group)
     assert (await group.table()).draft_team == (leader,)
 
+    # Another player copies every button of the leader's keyboard onto a message of their own
+    # private chat (the only place such a press counts), and onto the group's message.
     intruder = group.user_ids[(leader + 1) % 5]
-    for button in board.buttons():
-        update = telegram.press(intruder, group.chat_id, board.message_id, button["callback_data"])
-        await group.send(update)
-        assert answer_of(telegram, update)["text"] == f"Only the leader, {table.name(leader)}, chooses the team."
+    own_message = bot_messages(telegram, intruder)[-1]
+    start = start_message(group)
+    for button in keyboard.buttons():
+        data = button["callback_data"]
+        answer = await forged(group, intruder, intruder, own_message.message_id, data)
+        assert answer["text"] == f"Only the leader, {table.name(leader)}, chooses the team.", data
+        answer = await forged(group, intruder, group.chat_id, start.message_id, data)
+        assert answer["text"] == NOT_HERE, data
     assert await snapshot(group) == before
     assert (await group.table()).game.phase is Phase.PROPOSING
 
 
 async def test_presses_on_a_finished_game_are_refused(make_bot, telegram):
     group = await started(make_bot, telegram)
-    # Keep the last ballot, board and card prompt to press them again once the game is over.
     table = await group.play(CleanTeams())
     assert table.game.winner is Side.RESISTANCE
-    game_id, version = group.game_id, table.game.version
-    last = telegram.messages(group.chat_id)[-1]
+    game_id, ballot = group.game_id, ballot_of(table)
+    last = bot_messages(telegram, group.chat_id)[-1]
     assert "The Resistance wins" in plain_text(last.text)
+    assert [b["callback_data"] for b in last.buttons()] == [f"r:{game_id}"], "only 🔁 Play again is left"
 
     user = group.user_ids[0]
     before = await snapshot(group)
-    cases = {
-        f"v:{game_id}:{len(table.game.rounds) - 1}:1:a": "This vote is closed.",
-        f"c:{game_id}:{len(table.game.rounds) - 1}:s": "This button is not valid here.",  # a card, in the group
-        f"t:{game_id}:{version}:0": "This choice is closed.",
-        f"t:{game_id}:{version}:ok": "This choice is closed.",
+    in_group = {
+        f"v:{game_id}:{ballot}:a": "This vote is closed.",
+        f"v:{game_id}:{ballot - 1}:a": "This vote is closed.",
+        f"c:{game_id}:{ballot}:s": NOT_HERE,  # a card, in the group
+        f"t:{game_id}:{ballot}:0": NOT_HERE,  # the leader's keyboard, in the group
         f"x:{game_id}:y": "This game is already over.",
-        "v:0123456789:0:1:a": "This button belongs to a game that is over.",
+        f"w:{game_id}": "This game is over.",
+        "v:0123456789:1:a": "This button belongs to a game that is over.",
+        "w:0123456789": "This button belongs to a game that is over.",
     }
-    for data, refusal in cases.items():
+    in_private = {
+        f"c:{game_id}:{ballot}:s": "This mission is over.",
+        f"c:{game_id}:{ballot - 1}:s": "This mission is over.",
+        f"t:{game_id}:{ballot}:0": "This choice is closed.",
+        f"t:{game_id}:{ballot}:ok": "This choice is closed.",
+    }
+    for data, refusal in in_group.items():
         answer = await forged(group, user, group.chat_id, last.message_id, data)
+        assert answer["text"] == refusal, data
+    own = bot_messages(telegram, user)[-1]
+    for data, refusal in in_private.items():
+        answer = await forged(group, user, user, own.message_id, data)
         assert answer["text"] == refusal, data
     assert await snapshot(group) == before
     # The group is free for a new game and the finished one is not listed as the user's.
     assert await group.store.game_of_chat(group.chat_id) is None
     assert await group.store.games_of_user(user) == []
+
+
+# ---------------------------------------------------------------- "⏳ Waiting for…"
+
+
+async def test_waiting_button_answers_who_must_act_and_changes_nothing(make_bot, telegram):
+    group = await started(make_bot, telegram)
+    telegram.add_user(OUTSIDER, "Mallory")
+    table = await group.table()
+    spies = table.game.spies
+    await lead(group, range(team_size(table)))
+    ballot = ballot_message(group)
+    waiting = button_data(ballot, f"w:{group.game_id}")
+    assert waiting == f"w:{group.game_id}"
+
+    async def ask(user: int, chat: int, message_id: int, data: str = waiting) -> str:
+        before = await snapshot(group, [OUTSIDER])
+        calls = len(telegram.calls)
+        answer = await forged(group, user, chat, message_id, data)
+        # Nothing is stored, queued or sent: the presser alone is answered.
+        assert calls_since(telegram, calls) == ["answerCallbackQuery"]
+        assert await snapshot(group, [OUTSIDER]) == before
+        return answer["text"]
+
+    # During the vote: those who have not voted, whoever asks (the group may all see it).
+    assert await ask(group.user_ids[0], group.chat_id, ballot.message_id) == "Waiting for: Ann, Bob, Cy, Dan, Eve"
+    await group.press(group.user_ids[0], group.chat_id, "v:", ":r")
+    await group.press(group.user_ids[3], group.chat_id, "v:", ":a")
+    for user in (group.user_ids[1], OUTSIDER):
+        assert await ask(user, group.chat_id, ballot.message_id) == "Waiting for: Bob, Cy, Eve"
+
+    # During the mission: the team members who have not played, never who played what.
+    await vote_all(group, approve=True)
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION
+    team = table.game.current_round.team
+    first = table.players[team[0]].user_id
+    await group.press(first, first, "c:", ":f" if team[0] in spies else ":s")
+    board = telegram.message(group.chat_id, ballot.message_id)
+    assert [b["callback_data"] for b in board.buttons()] == [waiting], "the vote buttons are gone, waiting stays"
+    rest = ", ".join(table.name(s) for s in team[1:])
+    assert await ask(group.user_ids[4], group.chat_id, ballot.message_id) == f"Waiting for: {rest}"
+
+    # While a leader chooses: the leader. A press on an older message of the game answers the same.
+    for seat in team[1:]:
+        user = table.players[seat].user_id
+        await group.press(user, user, "c:", ":s")
+    table = await group.table()
+    assert table.game.phase is Phase.PROPOSING
+    answer = await ask(group.user_ids[2], group.chat_id, ballot.message_id)
+    assert answer == f"Waiting for: {table.name(table.game.leader)}"
+
+
+async def test_waiting_button_outside_its_group_is_refused(make_bot, telegram):
+    here = await started(make_bot, telegram, chat_id=-100, title="Here")
+    there = await started(make_bot, telegram, seed=2, chat_id=-200, title="There")
+    await lead(here, range(team_size(await here.table())))
+    waiting = button_data(ballot_message(here), f"w:{here.game_id}")
+    there_board = bot_messages(telegram, there.chat_id)[-1]
+    player = here.user_ids[1]
+    own = bot_messages(telegram, player)[-1]
+
+    before_here, before_there = await snapshot(here), await snapshot(there)
+    for user, chat, message_id in (
+        (there.user_ids[0], there.chat_id, there_board.message_id),  # another group's message
+        (player, player, own.message_id),  # a player's private chat
+    ):
+        calls = len(telegram.calls)
+        answer = await forged(here, user, chat, message_id, waiting)
+        assert answer["text"] == NOT_HERE
+        assert calls_since(telegram, calls) == ["answerCallbackQuery"]
+    assert await snapshot(here) == before_here
+    assert await snapshot(there) == before_there
 
 
 # ---------------------------------------------------------------- secrets
@@ -298,15 +608,16 @@ SPY_WORD = re.compile(r"\bsp(y|ies)\b", re.IGNORECASE)
 # The table's setup is public (the rulebook's chart): how many spies, never who.
 SETUP_LINE = re.compile(r"\d+ spies · teams [\d*-]+(?: \(\* needs two Fails\))?")
 CARD_DATA = re.compile(r"\bc:[0-9a-f]{10}:\d+:[sf]\b")
-VOTE_DATA = re.compile(r"\bv:[0-9a-f]{10}:\d+:\d+:[ar]\b")
+VOTE_DATA = re.compile(r"\bv:[0-9a-f]{10}:\d+:[ar]\b")
 PRIVATE_PHRASES = (
     "you are a spy",
     "you are in the resistance",
     "played ❌ fail",
     "played ✅ success",
     "play your card",
+    "you are the leader",
+    "you proposed",
 )
-VOTED = re.compile(r"Voted \((\d+)/(\d+)\)")
 
 
 def reveal_names(text: str) -> list[str]:
@@ -342,43 +653,54 @@ async def test_secrets_stay_private(make_bot, telegram, caplog, players, variant
     spy_names = [table.name(s) for s in spies]
     user_ids = [p.user_id for p in table.players]
 
-    # The group: no role, no card, no hidden vote before the game-over message.
+    # The group: no role, no card, no hidden vote before the game is over, and the spies named only then.
     texts = bot_texts(telegram, group.chat_id)
-    over = next(i for i, text in enumerate(texts) if text.startswith("🏁"))
-    assert over == len(texts) - 1, "the game-over message is the last thing the group sees"
+    over = next(i for i, text in enumerate(texts) if "🏁" in text)
+    assert over == len(texts) - 1, "the game's end is the last thing the group sees"
     assert "Spies: " + ", ".join(spy_names) in texts[over]
     reveals = 0
     for text in texts[:over]:
         lowered = text.lower()
         assert not SPY_WORD.search(SETUP_LINE.sub("", text).replace("Blind Spies", "")), text
         assert not any(phrase in lowered for phrase in PRIVATE_PHRASES), text
-        voted = VOTED.search(text)
-        if voted:
-            assert int(voted.group(1)) < int(voted.group(2)) == players, text
-            assert "👍" not in text and "👎" not in text, text
         names = reveal_names(text)
         if names:
             # Votes are shown only complete: every player exactly once.
             assert sorted(names) == sorted(table.name(s) for s in range(players)), text
             reveals += 1
+        else:
+            assert "👍" not in text.replace("👍 Approve", "") and "👎" not in text.replace("👎 Reject", ""), text
     assert reveals >= 1
 
-    # Private texts go to their own player's private chat only.
-    sent = [(int(p["chat_id"]), str(p["text"])) for m, p in telegram.calls if m == "sendMessage"]
-    roles = [(chat, text) for chat, text in sent if text.startswith("Your game in")]
-    assert sorted(chat for chat, _ in roles) == sorted(user_ids)
-    for chat, text in roles:
+    # Private texts go to their own player's private chat only, protected from forwarding.
+    sent = [
+        (method, int(p["chat_id"]), str(p["text"]), p)
+        for method, p in telegram.calls
+        if method in ("sendMessage", "editMessageText")
+    ]
+    roles = [(chat, text, p) for method, chat, text, p in sent if text.startswith("Your game in")]
+    assert sorted(chat for chat, _, _ in roles) == sorted(user_ids)
+    for chat, text, params in roles:
+        assert params.get("protect_content") in (True, "true"), text
         seat = table.seat_of(chat)
         assert ("you are a <b>spy</b>" in text) == (seat in spies), text
         assert ("you are in the <b>Resistance</b>" in text) == (seat not in spies), text
         if seat in spies and variants.blind_spies:
             assert not any(name in text for name in spy_names if name != table.name(seat))
-    prompts = [chat for chat, text in sent if "Play your card" in text]
-    assert prompts and all(chat in user_ids for chat in prompts)
-    assert all(chat > 0 for chat, text in sent if "you played" in text or "Your game in" in text)
+    prompts = [(chat, p) for method, chat, text, p in sent if method == "sendMessage" and "Play your card" in text]
+    assert prompts and all(chat in user_ids and p.get("protect_content") in (True, "true") for chat, p in prompts)
+    keyboards = [
+        (chat, p) for method, chat, text, p in sent if method == "sendMessage" and "you are the leader" in text
+    ]
+    assert keyboards and all(chat in user_ids and p.get("protect_content") in (True, "true") for chat, p in keyboards)
+    assert all(
+        chat > 0
+        for _, chat, text, _ in sent
+        if "you played" in text or "you proposed" in text or "Your game in" in text
+    )
 
     # The logs: no card or vote choice, no private text, no spy named as such.
-    private_texts = [text for chat, text in sent if chat > 0]
+    private_texts = [text for _, chat, text, _ in sent if chat > 0]
     records = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert records, "the bot logs its work at INFO"
     for record in records:
@@ -402,14 +724,18 @@ async def test_a_player_of_both_games_cannot_vote_there_from_here(make_bot, tele
     await there.open_lobby_and_join(joining=[bob, *there.user_ids[1:]])
     await here.start()
     await there.start()
-    while (await there.table()).game.phase.value != "voting":
+    while (await there.table()).game.phase is not Phase.VOTING:
         await there.step(CleanTeams())
-    before_there = await snapshot(there)
-    board_here = telegram.messages(here.chat_id)[-1]
-    for data in (f"v:{there.game_id}:0:1:a", f"v:{there.game_id}:0:1:r"):
+    ballot = ballot_of(await there.table())
+    real = button_data(ballot_message(there), ":a")
+    assert real == f"v:{there.game_id}:{ballot}:a"
+    before_here, before_there = await snapshot(here), await snapshot(there)
+    board_here = bot_messages(telegram, here.chat_id)[-1]
+    for data in (real, f"v:{there.game_id}:{ballot}:r"):
         answer = await forged(here, bob, here.chat_id, board_here.message_id, data)
-        assert answer["text"] == "This button is not valid here."
-    role_message = telegram.messages(bob)[-1]
-    answer = await forged(here, bob, bob, role_message.message_id, f"v:{there.game_id}:0:1:a")
-    assert answer["text"] == "This button is not valid here."
+        assert answer["text"] == NOT_HERE
+    role_message = bot_messages(telegram, bob)[-1]
+    answer = await forged(here, bob, bob, role_message.message_id, real)
+    assert answer["text"] == NOT_HERE
+    assert await snapshot(here) == before_here
     assert await snapshot(there) == before_there

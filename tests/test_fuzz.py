@@ -24,15 +24,15 @@ from collections.abc import Callable
 import pytest
 from telegram import Update
 
-from engine import Phase, Variants, export_record, parse_record, replay
+from engine import Phase, Variants, export_record, parse_record, public_view, replay
 from engine import rules as game_rules
 from tests.servers import own_redis_url
-from tgbot import render
-from tgbot.callbacks import SETTING_CODES
+from tgbot import keys
+from tgbot.buttons import SETTING_CODES
 from tgbot.i18n import LANGUAGES
 from tgbot.offline.fake_telegram import FakeTelegram
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
-from tgbot.store import chat_key, outbox_key, user_key
+from tgbot.render.common import join_link
 from tgbot.table import Stage, Table
 
 SEED = 20240611
@@ -97,7 +97,8 @@ async def tables(telegram: FakeTelegram, application) -> list[SimulatedGroup]:
     await proposing.open_lobby_and_join()
     await proposing.start()
     table = await proposing.table()
-    await proposing.press(table.players[table.game.leader].user_id, proposing.chat_id, "t:", ":0")
+    leader = table.players[table.game.leader].user_id
+    await proposing.press(leader, leader, "t:", ":0")  # on the leader's keyboard, in private
 
     voting = SimulatedGroup(telegram, application, chat_id=-103, title="Voting <b>&amp;</b>", players=7)
     shared = proposing.user_ids[1]  # sits at two tables
@@ -135,7 +136,7 @@ class Fuzzer:
         self.telegram = telegram
         self.groups = groups
         self.game_ids = game_ids
-        self.versions: dict[str, int] = {}
+        self.ballots: dict[str, int] = {}
         self.tables: dict[str, Table] = {}
         self.update_id = 10_000_000
         self.message_id = 5_000_000
@@ -192,15 +193,27 @@ class Fuzzer:
     def number(self) -> str:
         return str(self.rng.choice([0, 1, 2, 3, 4, 5, 6, 9, 10, 11, 99, 999_999, 1_000_000, self.rng.randint(0, 40)]))
 
-    def version(self, game_id: str) -> str:
-        current = self.versions.get(game_id)
+    def ballot(self, game_id: str) -> str:
+        """Mostly the game's open decision or one near it (stale, or not open yet)."""
+        current = self.ballots.get(game_id)
         if current is None or self.rng.random() < 0.2:
             return self.number()
         return str(max(0, current + self.rng.choice([-3, -1, 0, 0, 0, 1, 2])))
 
+    def spoiled(self, data: str) -> str:
+        """Button data with something after it: a newline, a space, another field."""
+        return data + self.rng.choice(["\n", "\r\n", " ", ":", ":0", ":a", ":ok", "\x00"])
+
     # --- callback data
 
-    def callback_data(self, presser: int, chat_id: int | None, message) -> str | None:
+    def callback_data(self, presser: int, chat_id: int | None, message, live: bool = False) -> str | None:
+        if live and self.rng.random() < 0.5:
+            # A button of the decision open now, pressed by whoever picked it: the checks of who
+            # may press it and where are reached, not only those of its form.
+            data = self.rng.choice([b["callback_data"] for b in message.buttons() if "callback_data" in b])
+            if data.startswith("x:") and data.endswith(":y") and self.may_cancel(presser, chat_id):
+                data = data[:-1] + "n"  # as below: no game is ended on purpose
+            return self.spoiled(data) if self.rng.random() < 0.1 else data
         roll = self.rng.random()
         if roll < 0.03:
             return None
@@ -208,29 +221,38 @@ class Fuzzer:
             return self.text(self.rng.randint(0, 80))
         if roll < 0.3:
             tail = "".join(self.rng.choice(string.ascii_lowercase + string.digits + ":-") for _ in range(30))
-            return f"{self.rng.choice('vctmxhrslVq')}:{tail[: self.rng.randint(0, 30)]}"
+            return f"{self.rng.choice('vctmwxhrslVq')}:{tail[: self.rng.randint(0, 30)]}"
         if roll < 0.45 and message is not None and message.buttons():
-            return self.rng.choice(message.buttons()).get("callback_data")  # a real button (None for a link)
-        kind = self.rng.choice("vctmxhrsl")
+            data = self.rng.choice(message.buttons()).get("callback_data")  # a real button (None for a link)
+            return self.spoiled(data) if data is not None and self.rng.random() < 0.15 else data
+        data = self.made_up(presser, chat_id)
+        return self.spoiled(data) if self.rng.random() < 0.1 else data
+
+    def may_cancel(self, presser: int, chat_id: int | None) -> bool:
+        owner = next((g for g in self.groups if g.chat_id == chat_id), None)
+        return owner is not None and presser == owner.user_ids[0]
+
+    def made_up(self, presser: int, chat_id: int | None) -> str:
+        """Data of one of the bot's kinds of button, for any game, decision or chat."""
+        kind = self.rng.choice("vctmwxhrsl")
         game_id = self.game_id()
         chat = chat_id if chat_id is not None and self.rng.random() < 0.7 else self.group_chat()["id"]
         if kind == "v":
-            return f"v:{game_id}:{self.number()}:{self.number()}:{self.rng.choice('ar')}"
+            return f"v:{game_id}:{self.ballot(game_id)}:{self.rng.choice('ar')}"
         if kind == "c":
-            return f"c:{game_id}:{self.number()}:{self.rng.choice('sf')}"
+            return f"c:{game_id}:{self.ballot(game_id)}:{self.rng.choice('sf')}"
         if kind == "t":
-            return f"t:{game_id}:{self.version(game_id)}:{self.rng.choice([self.number(), 'ok'])}"
+            return f"t:{game_id}:{self.ballot(game_id)}:{self.rng.choice([self.number(), 'ok'])}"
         if kind == "m":
-            return f"m:{game_id}:{self.version(game_id)}:{self.rng.randint(0, 6)}"
+            return f"m:{game_id}:{self.ballot(game_id)}:{self.rng.randint(0, 6)}"
         if kind == "x":
             # Confirming a cancel is left out when the presser may cancel: a game ended on purpose
             # is no fuzz finding, and it would end the fuzzing of that game early.
             confirm = self.rng.choice("yn")
-            owner = next((g for g in self.groups if g.chat_id == chat_id), None)
-            if confirm == "y" and owner is not None and presser == owner.user_ids[0]:
+            if confirm == "y" and self.may_cancel(presser, chat_id):
                 confirm = "n"
             return f"x:{game_id}:{confirm}"
-        if kind in "hr":
+        if kind in "whr":
             return f"{kind}:{game_id}"
         if kind == "s":
             return f"s:{chat}:{self.rng.choice([*SETTING_CODES.values(), 'zz'])}"
@@ -246,10 +268,16 @@ class Fuzzer:
             presser = chat_id = self.private_user()
         else:
             chat_id, presser = None, self.rng.choice(self.players + self.strangers)
+        live = False
         if chat_id is not None:
             mine = [m for m in self.telegram.messages(chat_id) if m.from_bot]
-            message = self.rng.choice(mine) if mine else None
-        data = self.callback_data(presser, chat_id if message else None, message)
+            keyboards = [m for m in mine if any("callback_data" in b for b in m.buttons())]
+            if keyboards and self.rng.random() < 0.3:
+                # The chat's newest keyboard: mostly a live board, card prompt or leader's keyboard.
+                message, live = keyboards[-1], True
+            else:
+                message = self.rng.choice(mine) if mine else None
+        data = self.callback_data(presser, chat_id if message else None, message, live)
         if message is not None:
             update = self.telegram.forged_press(presser, chat_id, message.message_id, data or "-")
             query = update["callback_query"]
@@ -347,15 +375,15 @@ class Fuzzer:
             seat = self.rng.choice([s for s in game.current_round.team if s not in game.played_seats])
             chat = user = table.players[seat].user_id
             prefix = f"c:{table.id}:"
-        else:
-            if game.phase is Phase.VOTING:
-                seat = self.rng.choice([s for s, v in enumerate(game.pending_votes) if v is None])
-                prefix = f"v:{table.id}:"
-            else:
-                seat = game.leader
-                choosing = game.variants.targeting and table.draft_mission is None
-                prefix = f"{'m' if choosing else 't'}:{table.id}:"
+        elif game.phase is Phase.VOTING:
+            seat = self.rng.choice([s for s, v in enumerate(game.pending_votes) if v is None])
+            prefix = f"v:{table.id}:"
             chat, user = table.chat_id, table.players[seat].user_id
+        else:
+            # The leader chooses on the keyboard in their private chat.
+            choosing = game.variants.targeting and table.draft_mission is None
+            prefix = f"{'m' if choosing else 't'}:{table.id}:"
+            chat = user = table.players[game.leader].user_id
         message = next(
             (
                 m
@@ -418,11 +446,11 @@ def assert_legal(table: Table) -> None:
 async def assert_indexes(redis, tables: dict[str, Table]) -> None:
     """The group -> game and user -> games lookups agree with the stored tables."""
     for game_id, table in tables.items():
-        current = await redis.get(chat_key(table.chat_id))
+        current = await redis.get(keys.chat_game(table.chat_id))
         if table.is_active:
             assert current == game_id, (table.chat_id, current, game_id)
             for player in table.players:
-                assert await redis.sismember(user_key(player.user_id), game_id)
+                assert await redis.sismember(keys.user_games(player.user_id), game_id)
         else:
             assert current != game_id
 
@@ -464,7 +492,7 @@ async def finish(group: SimulatedGroup, telegram: FakeTelegram, policy: Policy) 
     if table.stage is Stage.LOBBY:
         for user in group.user_ids:
             if len(table.players) < 10 and table.seat_of(user) is None:
-                await group.send(telegram.open_link(user, render.join_link(BOT, game_id)))
+                await group.send(telegram.open_link(user, join_link(BOT, game_id)))
                 table = await store.load(game_id)
         await group.send(telegram.command(group.user_ids[0], group.chat_id, "/startgame"))
     group.game_id = game_id
@@ -494,7 +522,7 @@ async def test_random_and_malformed_updates_break_nothing(make_bot, telegram, re
     for table in before.values():
         assert_legal(table)
     versions = {game_id: t.game.version for game_id, t in before.items() if t.game is not None}
-    fuzzer.versions = dict(versions)
+    fuzzer.ballots = {game_id: public_view(t.game).ballot for game_id, t in before.items() if t.game is not None}
     fuzzer.tables = before
     calls = len(telegram.calls)
     caplog.clear()
@@ -513,7 +541,9 @@ async def test_random_and_malformed_updates_break_nothing(make_bot, telegram, re
         for game_id, table in fuzzer.tables.items():
             if table.game is not None:
                 assert table.game.version >= versions.get(game_id, 0), game_id
-                versions[game_id] = fuzzer.versions[game_id] = table.game.version
+                ballot = public_view(table.game).ballot
+                assert ballot >= fuzzer.ballots.get(game_id, 0), game_id
+                versions[game_id], fuzzer.ballots[game_id] = table.game.version, ballot
             if game_id not in fuzzer.game_ids:
                 fuzzer.game_ids.append(game_id)  # a lobby opened by the fuzz is fuzzed too
 
@@ -525,15 +555,20 @@ async def test_random_and_malformed_updates_break_nothing(make_bot, telegram, re
         assert_legal(table)
     await assert_indexes(redis, after)
     for game_id in after:
-        assert await redis.llen(outbox_key(game_id)) == 0, game_id
+        assert await redis.llen(keys.outbox(game_id)) == 0, game_id
     for text in group_texts(telegram, calls):
         assert not any(phrase in text for phrase in PRIVATE_PHRASES), text
 
     # The fuzz did reach the games: presses were refused for many reasons, and games moved on and ended.
     answers = {a["text"] for a in telegram.callback_answers.values() if a["text"]}
-    assert {"This button is not valid.", "This button is not valid here.", "You are not playing in this game."} <= (
-        answers
-    )
+    assert {
+        "This button is not valid.",
+        "This button is not valid here.",
+        "You are not playing in this game.",
+        "This vote is closed.",
+        "This choice is closed.",
+    } <= answers, answers
+    assert any(answer.startswith("Waiting for: ") for answer in answers)
     assert any(after[g].game.version > t.game.version for g, t in before.items() if t.game is not None)
     assert any(t.stage is Stage.OVER for g, t in after.items() if g not in before or before[g].stage is not Stage.OVER)
 
@@ -543,7 +578,7 @@ async def test_random_and_malformed_updates_break_nothing(make_bot, telegram, re
         group.application = workers[1]
         table = await finish(group, telegram, policy)
         assert table.game.is_over and table.stage is Stage.OVER
-        assert await redis.llen(outbox_key(group.game_id)) == 0
+        assert await redis.llen(keys.outbox(group.game_id)) == 0
     for table in (await stored_tables(redis)).values():
         assert_legal(table)
     assert not failures_in(caplog), failures_in(caplog)

@@ -71,15 +71,19 @@ async def test_the_same_update_delivered_twice_at_once_is_processed_once(web, te
     await group.start()
     table = await group.table()
     leader = table.players[table.game.leader].user_id
-    board = group.latest_with_button(group.chat_id, "t:")
-    toggle = next(b["callback_data"] for b in board.buttons() if b.get("callback_data", "").endswith(":0"))
-    update = telegram.press(leader, group.chat_id, board.message_id, toggle)
+    # The leader's keyboard, in their private chat.
+    keyboard = group.latest_with_button(leader, f"t:{group.game_id}:")
+    toggle = next(b["callback_data"] for b in keyboard.buttons() if b.get("callback_data", "").endswith(":0"))
+    update = telegram.press(leader, leader, keyboard.message_id, toggle)
     first, second = await asyncio.gather(post(client, update), post(client, update))
     assert sorted([first.status_code, second.status_code]) in ([200, 200], [200, 503])
     # Ticking the same seat twice would untick it: processed once, it stays ticked.
     assert (await group.table()).draft_team == (0,)
     again = await post(client, update)
     assert again.status_code == 200 and (await group.table()).draft_team == (0,)
+    # The keyboard was redrawn once, for the one tick.
+    redrawn = telegram.message(leader, keyboard.message_id)
+    assert redrawn.edits == 1 and "Chosen: Ann" in redrawn.text
 
 
 async def test_only_one_worker_registers_the_webhook(make_bot, telegram, redis):

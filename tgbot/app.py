@@ -102,6 +102,16 @@ async def _say_unavailable(update: Update) -> None:
         log.info("could not say the game is unavailable: %s", type(failure).__name__)
 
 
+class ButtonHandler(CallbackQueryHandler):
+    """Routes a press to its kind's handler by the kind's pattern. PTB hands a query without data
+    to every pattern handler; here it matches no kind, so `invalid_button` answers it."""
+
+    def check_update(self, update: object) -> bool | object | None:
+        if isinstance(update, Update) and update.callback_query and not update.callback_query.data:
+            return False
+        return super().check_update(update)
+
+
 def build_application(
     settings: Settings,
     redis: Redis,
@@ -148,7 +158,7 @@ def build_application(
     for name, callback in commands.items():
         application.add_handler(CommandHandler(name, callback))
     for press, callback in handlers.BUTTON_HANDLERS.items():
-        application.add_handler(CallbackQueryHandler(callback, pattern=kind_of(press).pattern))
+        application.add_handler(ButtonHandler(callback, pattern=kind_of(press).pattern))
     application.add_handler(CallbackQueryHandler(handlers.invalid_button))
     application.add_error_handler(_on_error)
     return application
