@@ -17,12 +17,13 @@ from telegram import Update
 
 from engine import Phase, parse_record
 from tests.bot_helpers import bot_texts, button_data, outbox_length, started_on, team_size
-from tgbot import moves
+from tgbot.moves import play
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 REVEAL = re.compile(r"(Approved|Rejected) \d+–\d+")
+WAITING_BUTTON = "⏳ Waiting for…"
 
 
 # ---------------------------------------------------------------- helpers
@@ -39,13 +40,13 @@ async def two_workers(make_bot, telegram, players: int, seed: int = 1):
 
 
 async def propose_alternating(group: SimulatedGroup, workers, seats) -> None:
-    """The leader ticks and proposes, each press through the next worker."""
+    """The leader ticks and proposes on their private keyboard, each press through the next worker."""
     table = await group.table()
     leader = table.players[table.game.leader].user_id
     presses = [f":{seat}" for seat in sorted(set(seats) ^ set(table.draft_team))] + [":ok"]
     for i, ending in enumerate(presses):
-        board = group.latest_with_button(group.chat_id, f"t:{group.game_id}:")
-        update = group.telegram.press(leader, group.chat_id, board.message_id, button_data(board, ending))
+        keyboard = group.latest_with_button(leader, f"t:{group.game_id}:")
+        update = group.telegram.press(leader, leader, keyboard.message_id, button_data(keyboard, ending))
         await send_via(workers[i % 2], update)
     assert (await group.table()).game.phase is Phase.VOTING
 
@@ -82,6 +83,33 @@ def answers(telegram, updates) -> list[str | None]:
     return [telegram.callback_answers[u["callback_query"]["id"]]["text"] for u in updates]
 
 
+def calls_in(telegram, chat_id: int, start: int) -> list[str]:
+    """The bot's message calls (sends and edits) in one chat, from call number `start` on."""
+    return [
+        method
+        for method, params in telegram.calls[start:]
+        if method in ("sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage")
+        and int(params.get("chat_id", 0)) == chat_id
+    ]
+
+
+def leader_keyboards_sent(telegram, start: int) -> list[int]:
+    """To whom the bot sent a leader's keyboard (a private message with team buttons) from call number `start` on."""
+    return [
+        int(params["chat_id"])
+        for method, params in telegram.calls[start:]
+        if method == "sendMessage" and any(data.startswith("t:") for data in callback_datas(params))
+    ]
+
+
+def callback_datas(params: dict) -> list[str]:
+    """The callback data of the buttons a sendMessage call carried."""
+    markup = params.get("reply_markup") or {}
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    return [b["callback_data"] for row in markup.get("inline_keyboard", []) for b in row if "callback_data" in b]
+
+
 # ---------------------------------------------------------------- one proposal's votes at once
 
 
@@ -97,13 +125,13 @@ async def test_simultaneous_votes_through_two_workers_count_once_each(make_bot, 
     choices = {seat: (seat < 6) if approve else (seat < 4) for seat in range(players)}
     calls_before = len(telegram.calls)
     attempts = []
-    real_vote = moves.vote
+    real_vote = play.vote
 
     def counted_vote(*args, **kwargs):
         attempts.append(args[1])
         return real_vote(*args, **kwargs)
 
-    monkeypatch.setattr(moves, "vote", counted_vote)
+    monkeypatch.setattr(play, "vote", counted_vote)
 
     updates = await vote_burst(group, workers, choices)
 
@@ -118,18 +146,23 @@ async def test_simultaneous_votes_through_two_workers_count_once_each(make_bot, 
     for text, seat in zip(answers(telegram, updates), choices, strict=True):
         assert text.startswith("You voted 👍 Approve" if choices[seat] else "You voted 👎 Reject"), text
 
-    # The reveal reached the group exactly once, and the ballot ends showing it.
+    # The group saw no vote one by one: its board was edited once, to reveal them all, and nothing was sent there.
+    assert calls_in(telegram, group.chat_id, calls_before) == ["editMessageText"]
     shown = bot_texts(telegram, group.chat_id, calls_before)
     reveals = [text for text in shown if REVEAL.search(text)]
     assert len(reveals) == 1, shown
-    ballot_id = next(m.message_id for m in telegram.messages(group.chat_id) if "proposal 1" in plain_text(m.text or ""))
-    final = plain_text(telegram.message(group.chat_id, ballot_id).text)
-    assert ("Approved 6–4." if approve else "Rejected 4–6.") in final and "Voted (" not in final
-    assert telegram.message(group.chat_id, ballot_id).buttons() == []
+    [ballot] = [m for m in telegram.messages(group.chat_id) if "proposal 1" in plain_text(m.text or "")]
+    final = plain_text(ballot.text)
+    assert final == reveals[0]
+    assert ("Approved 6–4." if approve else "Rejected 4–6.") in final
+    approvers = [s for s in range(players) if choices[s]]
+    assert f"👍 {', '.join(table.name(s) for s in approvers)}" in final
+    assert not any(b.get("callback_data", "").startswith("v:") for b in ballot.buttons())  # the vote is closed
     assert await outbox_length(group) == 0
 
     if approve:
         assert after.phase is Phase.MISSION
+        assert [b["text"] for b in ballot.buttons()] == [WAITING_BUTTON]
         for seat in range(players):
             prompts = [
                 p
@@ -139,14 +172,15 @@ async def test_simultaneous_votes_through_two_workers_count_once_each(make_bot, 
                 and "Play your card" in p["text"]
             ]
             assert len(prompts) == (1 if seat in team else 0)
+        assert leader_keyboards_sent(telegram, calls_before) == []
     else:
         assert after.phase is Phase.PROPOSING and after.proposal_number == 2
-        boards = [m for m in telegram.messages(group.chat_id) if "proposal 2" in plain_text(m.text or "")]
-        assert len(boards) == 1
-        new_boards = [
-            p for m, p in telegram.calls[calls_before:] if m == "sendMessage" and int(p["chat_id"]) == group.chat_id
-        ]
-        assert len(new_boards) == 1 and "proposal 2" in plain_text(new_boards[0]["text"])
+        assert ballot.buttons() == []
+        # The next leader is named once on the board and gets one keyboard, in private.
+        next_leader = table.players[after.leader]
+        assert final.endswith(f"➡️ Mission 1: {next_leader.name} leads, choosing a team of 3 in private.")
+        assert leader_keyboards_sent(telegram, calls_before) == [next_leader.user_id]
+        assert not any("proposal 2" in plain_text(m.text or "") for m in telegram.messages(group.chat_id))
 
 
 async def test_same_button_pressed_at_once_counts_once(make_bot, telegram):
@@ -206,10 +240,16 @@ async def test_same_button_pressed_at_once_counts_once(make_bot, telegram):
         assert game.rounds[0].fails == 0
     assert game.phase is Phase.PROPOSING
     outcome = "succeeded ✅" if game.rounds[0].fails == 0 else "failed ❌"
+    # The result reached the group once, as the one edit of the proposal's board, naming the next leader.
+    assert calls_in(telegram, group.chat_id, calls_before) == ["editMessageText"]
     results = [t for t in bot_texts(telegram, group.chat_id, calls_before) if f"Mission 1 {outcome}" in t]
     assert len(results) == 1
-    boards = [m for m in telegram.messages(group.chat_id) if "choose 3 players for mission 2" in (m.text or "")]
-    assert len(boards) == 1
+    next_leader = table.players[game.leader]
+    assert results[0].endswith(f"➡️ Mission 2: {next_leader.name} leads, choosing a team of 3 in private.")
+    # The next leader's keyboard went out once, in private.
+    assert leader_keyboards_sent(telegram, calls_before) == [next_leader.user_id]
+    keyboard = group.latest_with_button(next_leader.user_id, f"t:{group.game_id}:")
+    assert "Choose 3 players for mission 2." in plain_text(keyboard.text)
     assert await outbox_length(group) == 0
 
 
@@ -258,18 +298,28 @@ async def test_whole_game_through_two_workers_with_bursts(make_bot, telegram, pl
     assert record.outcome is not None and record.outcome.winner is table.game.winner
     assert sum(len(m.proposals) for m in record.missions) == reveals_expected
 
-    # The group: every proposal's message ends revealed, exactly one per proposal, and one game-over message.
-    group_now = [plain_text(m.text or "") for m in telegram.messages(group.chat_id)]
-    assert sum(bool(REVEAL.search(text)) for text in group_now) == reveals_expected
-    assert sum(text.startswith("🏁") for text in group_now) == 1
-    assert group_now[-1].startswith("🏁")
-    # Only the game-over message keeps a button: Play again.
-    assert [m.buttons() for m in telegram.messages(group.chat_id) if m.buttons()] == [
+    # The group: the start message, then one message per proposal, each ending revealed; the last one
+    # ends the game.
+    from_bot = [m for m in telegram.messages(group.chat_id) if m.from_bot]
+    group_now = [plain_text(m.text or "") for m in from_bot]
+    assert len(group_now) == 1 + reveals_expected
+    assert "the game has started" in group_now[0]
+    assert all(len(REVEAL.findall(text)) == 1 for text in group_now[1:])
+    assert sum("🏁" in text for text in group_now) == 1
+    assert "🏁" in group_now[-1]
+    # Only the last message keeps a button: Play again.
+    assert [m.buttons() for m in from_bot if m.buttons()] == [
         [{"text": "🔁 Play again", "callback_data": f"r:{group.game_id}"}]
     ]
-    # Every team member got one card prompt per mission they were on, all answered.
     for seat, player in enumerate(table.players):
+        private = [plain_text(m.text or "") for m in telegram.messages(player.user_id) if m.from_bot]
+        # Every team member got one card prompt per mission they were on, all answered.
         missions_on = sum(1 for r in table.game.played_rounds if seat in r.team)
-        prompts = [m for m in telegram.messages(player.user_id) if (m.text or "").startswith("«Demo group», mission")]
+        prompts = [m for m in telegram.messages(player.user_id) if "you played" in (m.text or "")]
         assert len(prompts) == missions_on
-        assert all("you played" in m.text and not m.buttons() for m in prompts)
+        assert not any("Play your card" in text for text in private)
+        assert all(not m.buttons() for m in prompts)
+        # Every keyboard a leader got ended with the team they proposed.
+        led = sum(1 for r in table.game.rounds for p in r.proposals if p.leader == seat)
+        assert sum(": you proposed " in text for text in private) == led
+        assert not any("you are the leader" in text for text in private)

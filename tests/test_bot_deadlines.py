@@ -2,6 +2,10 @@
 
 The bots run with `clock_seconds=0`, so nothing ticks by itself: a test sets the service's clock
 before the lobby opens, moves it forward and calls `fire_due`, as a worker's tick would.
+
+What a deadline did is shown on the group's board (one message per proposal, edited when the
+votes are revealed and when the mission's result is in); reminders go in private to the players
+the game waits for, and only a lobby reminds its group.
 """
 
 from __future__ import annotations
@@ -14,12 +18,12 @@ from dataclasses import replace
 import pytest
 
 from engine import EndReason, Phase, Side, parse_record
-from tests.bot_helpers import lobby_message, propose, team_size, vote_all
+from tests.bot_helpers import lobby_message, team_size, vote_all
 from tests.bot_helpers import texts as group_texts
-from tgbot import moves
+from tgbot import keys
+from tgbot.moves import clock
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.settings import GroupSettings
-from tgbot.store import DEADLINES_KEY
 from tgbot.table import Stage
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -32,6 +36,9 @@ PROPOSAL, VOTE, MISSION, LOBBY = (
     DEFAULTS.mission_seconds,
     DEFAULTS.lobby_seconds,
 )
+REMINDER = "⏰ «Demo group»: half the time is gone and the game is waiting for you."
+WAITING_BUTTON = "⏳ Waiting for…"
+MESSAGE_CALLS = ("sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage", "sendDocument")
 
 
 # ---------------------------------------------------------------- helpers
@@ -64,13 +71,30 @@ async def started_game(make_bot, telegram, players: int = 5, seed: int = 1, **se
     return group, service, now
 
 
-def sent_to(telegram, chat_id: int) -> list[str]:
-    """Every sendMessage text the bot sent to a chat, in order."""
+def message_calls(telegram, start: int, chat_id: int | None = None) -> list[tuple[str, dict]]:
+    """The bot's calls that send, edit or delete a message from call number `start` on (in `chat_id` only, if given)."""
     return [
-        plain_text(params["text"])
-        for method, params in telegram.calls
-        if method == "sendMessage" and int(params["chat_id"]) == chat_id
+        (method, params)
+        for method, params in telegram.calls[start:]
+        if method in MESSAGE_CALLS and (chat_id is None or int(params.get("chat_id", 0)) == chat_id)
     ]
+
+
+def sends(telegram, start: int, chat_id: int) -> list[str]:
+    """The texts of the messages the bot sent to a chat from call number `start` on."""
+    return [plain_text(str(p["text"])) for m, p in message_calls(telegram, start, chat_id) if m == "sendMessage"]
+
+
+def group_edits(telegram, start: int, chat_id: int) -> list[str]:
+    return [plain_text(str(p["text"])) for m, p in message_calls(telegram, start, chat_id) if m == "editMessageText"]
+
+
+def callback_datas(message) -> list[str]:
+    return [b["callback_data"] for b in message.buttons() if "callback_data" in b]
+
+
+def button_labels(message) -> list[str]:
+    return [b["text"] for b in message.buttons()]
 
 
 async def vote(group: SimulatedGroup, seat: int, approve: bool) -> None:
@@ -83,8 +107,33 @@ async def play_card(group: SimulatedGroup, seat: int, fail: bool = False) -> Non
     await group.press(user, user, "c:", ":f" if fail else ":s")
 
 
+async def propose(group: SimulatedGroup, seats) -> None:
+    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    for seat in sorted(set(seats) ^ set(table.draft_team)):
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    assert (await group.table()).game.phase is Phase.VOTING
+
+
+def leader_keyboard(group: SimulatedGroup, user_id: int):
+    """The leader's private message with the team buttons of this game."""
+    return group.latest_with_button(user_id, f"t:{group.game_id}:")
+
+
+def board_message(group: SimulatedGroup, telegram):
+    """The group's newest message: the board of the latest proposal (or the start message)."""
+    return [m for m in telegram.messages(group.chat_id) if m.from_bot][-1]
+
+
 def names(table, seats) -> str:
     return ", ".join(table.name(s) for s in seats)
+
+
+def whose_turn(table, mission: int, size: int) -> str:
+    leader = table.name(table.game.leader)
+    return f"➡️ Mission {mission}: {leader} leads, choosing a team of {size} in private."
 
 
 def first_team(table) -> list[int]:
@@ -96,14 +145,15 @@ def first_team(table) -> list[int]:
 # ---------------------------------------------------------------- half-way reminders
 
 
-async def test_half_way_reminders_name_only_who_is_missing(make_bot, telegram):
+async def test_half_way_reminders_come_once_per_step_at_half_time(make_bot, telegram):
     group, service, now = await started_game(make_bot, telegram)
     chat = group.chat_id
     table = await group.table()
     leader = table.game.leader
-    assert table.step == "proposing:0:1"
+    leader_user = table.players[leader].user_id
+    assert table.step == "proposing:1"
     assert (table.deadline, table.reminder_at) == (T0 + PROPOSAL, T0 + PROPOSAL / 2)
-    assert await group.store.redis.zscore(DEADLINES_KEY, group.game_id) == T0 + PROPOSAL / 2
+    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) == T0 + PROPOSAL / 2
 
     # Not yet half-way: nothing at all is sent.
     now[0] = T0 + PROPOSAL / 2 - 1
@@ -111,61 +161,129 @@ async def test_half_way_reminders_name_only_who_is_missing(make_bot, telegram):
     assert await service.fire_due() == 0
     assert len(telegram.calls) == calls
 
-    # Half-way through the leader's turn: one message naming the leader.
+    # Half-way through the leader's turn: one private message, to the leader; nothing in the group.
     now[0] = T0 + PROPOSAL / 2
-    before = len(group_texts(telegram, chat))
+    calls = len(telegram.calls)
+    group_before = [(m.text, m.edits) for m in telegram.messages(chat)]
     assert await service.fire_due() == 1
-    texts = group_texts(telegram, chat)
-    assert texts[before:] == [f"⏰ Half the time is gone. Still waiting for: {table.name(leader)}"]
-    # The mention links the leader.
-    assert f"tg://user?id={table.players[leader].user_id}" in telegram.messages(chat)[-1].text
-    assert (await group.table()).reminder_at is None
-    assert (await group.table()).deadline == T0 + PROPOSAL
+    assert [(m, int(p["chat_id"])) for m, p in message_calls(telegram, calls)] == [("sendMessage", leader_user)]
+    assert sends(telegram, calls, leader_user) == [REMINDER]
+    assert [(m.text, m.edits) for m in telegram.messages(chat)] == group_before
+    assert plain_text(telegram.messages(leader_user)[-1].text) == REMINDER
+    after = await group.table()
+    assert after.reminder_at is None and after.deadline == T0 + PROPOSAL
+    assert after.game == table.game  # a reminder changes nothing in the game
+    # The deadline is what the game waits for now.
+    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) == T0 + PROPOSAL
 
     # Firing again at the same moment, or a little later, reminds nobody twice.
     calls = len(telegram.calls)
     assert await service.fire_due() == 0
     assert await service.fire_due(now[0] + 10) == 0
     assert len(telegram.calls) == calls
-    assert len(group_texts(telegram, chat)) == len(texts)
 
-    # Voting: two have voted (one each way); the reminder names the other three, and no vote.
+    # Voting: a new step, with its own reminder time; it too comes once.
     now[0] = T0 + 100
     team = first_team(table)
     await propose(group, team)
     table = await group.table()
+    assert table.step == "voting:2"
     assert (table.deadline, table.reminder_at) == (now[0] + VOTE, now[0] + VOTE / 2)
-    voters = {team[0]: True, team[1]: False}
-    for seat, approve in voters.items():
-        await vote(group, seat, approve)
-    waiting = [s for s in range(5) if s not in voters]
-    now[0] = T0 + 100 + VOTE / 2
-    before = len(group_texts(telegram, chat))
-    assert await service.fire_due() == 1
-    new = group_texts(telegram, chat)[before:]
-    assert new == [f"⏰ Half the time is gone. Still waiting for: {names(table, waiting)}"]
-    for word in ("👍", "👎", "Approve", "Reject", "approve", "reject"):
-        assert word not in new[0]
-    assert all(table.name(s) not in new[0] for s in voters)
+    await vote(group, team[0], True)
+    now[0] = T0 + 100 + VOTE / 2 - 1
     assert await service.fire_due() == 0
-    assert len(group_texts(telegram, chat)) == before + 1
+    now[0] = T0 + 100 + VOTE / 2
+    assert await service.fire_due() == 1
+    assert await service.fire_due() == 0
+    assert await service.fire_due(now[0] + 10) == 0
 
-    # Mission: one of the two members has played; the reminder names only the other.
+    # Mission: the same.
+    now[0] += 20
+    for seat in range(5):
+        if seat != team[0]:
+            await vote(group, seat, True)
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION and table.step == "mission:3"
+    mission_start = now[0]
+    assert (table.deadline, table.reminder_at) == (mission_start + MISSION, mission_start + MISSION / 2)
+    now[0] = mission_start + MISSION / 2
+    assert await service.fire_due() == 1
+    calls = len(telegram.calls)
+    assert await service.fire_due() == 0
+    assert len(telegram.calls) == calls
+
+
+async def test_a_half_way_reminder_reaches_exactly_the_players_the_game_waits_for_in_private(make_bot, telegram):
+    """Each step's reminder goes to the players who must still act, one protected private message each;
+    the group sees nothing of it, and nobody is told how anyone voted or played."""
+    group, service, now = await started_game(make_bot, telegram, players=7)
+    chat = group.chat_id
+    table = await group.table()
+    users = [p.user_id for p in table.players]
+
+    async def remind_at(when: float) -> dict[int, list[dict]]:
+        """Fire the reminder due at `when`; return every message it caused, by chat."""
+        now[0] = when
+        calls = len(telegram.calls)
+        seen_in_group = [(m.message_id, m.text, m.reply_markup, m.edits) for m in telegram.messages(chat)]
+        assert await service.fire_due() == 1
+        caused: dict[int, list[dict]] = {}
+        for method, params in message_calls(telegram, calls):
+            assert method == "sendMessage", (method, params)
+            caused.setdefault(int(params["chat_id"]), []).append(params)
+        # Nothing is posted or edited in the group.
+        assert chat not in caused
+        assert [(m.message_id, m.text, m.reply_markup, m.edits) for m in telegram.messages(chat)] == seen_in_group
+        for params in (p for sent in caused.values() for p in sent):
+            assert plain_text(str(params["text"])) == REMINDER
+            assert params.get("protect_content") is True  # a private game message may not be forwarded
+            assert "reply_markup" not in params or not params["reply_markup"]
+        # A second firing reminds nobody again.
+        calls = len(telegram.calls)
+        assert await service.fire_due() == 0
+        assert len(telegram.calls) == calls
+        return caused
+
+    # The leader's turn: the leader alone.
+    leader = table.game.leader
+    caused = await remind_at(T0 + PROPOSAL / 2)
+    assert {user: len(sent) for user, sent in caused.items()} == {users[leader]: 1}
+    assert plain_text(telegram.messages(users[leader])[-1].text) == REMINDER
+
+    # The vote: three have voted (two ways); the four others are reminded, each once.
+    now[0] = T0 + PROPOSAL / 2 + 10
+    team = first_team(table)
+    await propose(group, team)
+    voted = {0: True, 3: False, 6: True}
+    for seat, approve in voted.items():
+        await vote(group, seat, approve)
+    start = (await group.table()).deadline - VOTE
+    caused = await remind_at(start + VOTE / 2)
+    waiting = [s for s in range(7) if s not in voted]
+    assert {user: len(sent) for user, sent in caused.items()} == {users[s]: 1 for s in waiting}
+
+    # The mission: one of the two members has played; only the other is reminded.
     now[0] += 10
     for seat in waiting:
         await vote(group, seat, True)
     table = await group.table()
-    assert table.game.phase is Phase.MISSION
-    mission_start = now[0]
-    assert table.deadline == mission_start + MISSION
+    assert table.game.phase is Phase.MISSION and table.game.current_round.team == tuple(team)
     await play_card(group, team[0])
-    now[0] = mission_start + MISSION / 2
-    before = len(group_texts(telegram, chat))
+    caused = await remind_at(table.deadline - MISSION / 2)
+    assert {user: len(sent) for user, sent in caused.items()} == {users[team[1]]: 1}
+
+
+async def test_a_lobby_reminds_its_group(make_bot, telegram):
+    group, service, now = await clocked_group(make_bot, telegram, players=6, joined=3)
+    chat = group.chat_id
+    now[0] = T0 + LOBBY / 2
+    calls = len(telegram.calls)
     assert await service.fire_due() == 1
-    new = group_texts(telegram, chat)[before:]
-    assert new == [f"⏰ Half the time is gone. Still waiting for: {table.name(team[1])}"]
+    # One message, in the group: nobody is reminded in private.
+    assert [(m, int(p["chat_id"])) for m, p in message_calls(telegram, calls)] == [("sendMessage", chat)]
+    assert group_texts(telegram, chat)[-1] == "⏰ Half the lobby time is gone: 2 more players needed."
     assert await service.fire_due() == 0
-    assert len(group_texts(telegram, chat)) == before + 1
+    assert len(message_calls(telegram, calls)) == 1
 
 
 # ---------------------------------------------------------------- the leader's deadline
@@ -176,10 +294,12 @@ async def test_leader_deadline_puts_a_drawn_team_to_the_vote(make_bot, telegram)
     chat = group.chat_id
     table = await group.table()
     leader = table.game.leader
-    board = group.latest_with_button(chat, f"t:{group.game_id}:")
+    leader_user = table.players[leader].user_id
+    keyboard = leader_keyboard(group, leader_user)
+    start_message = board_message(group, telegram)
 
     now[0] = T0 + PROPOSAL
-    before = len(group_texts(telegram, chat))
+    calls = len(telegram.calls)
     assert await service.fire_due() == 1
     table = await group.table()
     game = table.game
@@ -190,29 +310,62 @@ async def test_leader_deadline_puts_a_drawn_team_to_the_vote(make_bot, telegram)
     assert len(drawn.team) == 2 and len(set(drawn.team)) == 2
     assert mission_round.rejections == 0
     assert game.phase is Phase.VOTING and game.leader == leader and game.proposal_number == 1
-    assert table.step == "voting:1:1" and table.deadline == now[0] + VOTE
+    assert table.step == "voting:2" and table.deadline == now[0] + VOTE
 
-    # The group is told once, with the team; the board now asks everyone to vote on it.
-    new = group_texts(telegram, chat)[before:]
-    assert new == [
-        f"⏰ {table.name(leader)} did not propose in time: a team was drawn at random for mission 1: "
-        f"{names(table, drawn.team)}. Vote on it."
-    ]
-    shown = telegram.message(chat, board.message_id)
-    assert f"⏰ {table.name(leader)} did not propose in time: this team was drawn at random." in plain_text(shown.text)
-    assert f"Team: {names(table, drawn.team)}" in plain_text(shown.text)
-    assert "Rejected teams: 0/5" in plain_text(shown.text)
-    assert any(b.get("callback_data", "").startswith(f"v:{group.game_id}:") for b in shown.buttons())
+    # The group gets one new message, the proposal's board, which says the team was drawn; no separate notice.
+    [shown] = sends(telegram, calls, chat)
+    board = board_message(group, telegram)
+    assert plain_text(board.text) == shown and board.message_id != start_message.message_id
+    assert f"⏰ {table.name(leader)} did not propose in time: this team was drawn at random." in shown
+    assert f"Team: {names(table, drawn.team)}" in shown
+    assert "Rejected teams: 0/5" in shown
+    assert button_labels(board) == ["👍 Approve", "👎 Reject", WAITING_BUTTON]
+    assert all(data.startswith(f"v:{group.game_id}:2:") for data in callback_datas(board)[:2])
+    assert group_edits(telegram, calls, chat) == []
+    assert await group.store.message_of(group.game_id, "board:1") == (chat, board.message_id)
+    # The leader's keyboard says what happened, and has no buttons left.
+    closed = telegram.message(leader_user, keyboard.message_id)
+    assert plain_text(closed.text) == (
+        f"«Demo group», mission 1: time ran out, so a team was drawn at random: {names(table, drawn.team)}."
+    )
+    assert closed.buttons() == []
+    # Nobody else heard anything in private.
+    assert {int(p["chat_id"]) for _, p in message_calls(telegram, calls)} == {chat, leader_user}
 
     # The table votes on it as on any team: rejected, the leader card passes on.
     await vote_all(group, False)
     table = await group.table()
     assert table.game.phase is Phase.PROPOSING and table.game.rounds[0].rejections == 1
     assert table.game.leader == (leader + 1) % 5
-    closed = plain_text(telegram.message(chat, board.message_id).text)
-    assert "this team was drawn at random" in closed and "Rejected 0–5." in closed
+    revealed = plain_text(telegram.message(chat, board.message_id).text)
+    assert "this team was drawn at random" in revealed and "Rejected 0–5." in revealed
+    assert revealed.endswith(whose_turn(table, 1, 2))
+    assert telegram.message(chat, board.message_id).buttons() == []
     record = table.game.rounds[0].proposals[0]
     assert record.auto_team and record.auto_votes == ()
+
+
+async def test_a_drawn_team_reaches_a_leader_who_deleted_the_keyboard_in_private_and_protected(make_bot, telegram):
+    """The leader cleared their private chat: what the deadline did is posted there again, as private as
+    the keyboard was (it cannot be forwarded), and the group still gets only the proposal's board."""
+    group, service, now = await started_game(make_bot, telegram)
+    table = await group.table()
+    leader_user = table.players[table.game.leader].user_id
+    keyboard = leader_keyboard(group, leader_user)
+    await group.application.bot.delete_message(leader_user, keyboard.message_id)
+
+    now[0] = T0 + PROPOSAL
+    calls = len(telegram.calls)
+    assert await service.fire_due() == 1
+    drawn = (await group.table()).game.rounds[0].proposals[0]
+    assert drawn.auto_team
+    reposted = [p for m, p in message_calls(telegram, calls, leader_user) if m == "sendMessage"]
+    assert [plain_text(str(p["text"])) for p in reposted] == [
+        f"«Demo group», mission 1: time ran out, so a team was drawn at random: {names(table, drawn.team)}."
+    ]
+    assert reposted[0].get("protect_content") is True
+    assert not any(m.buttons() for m in telegram.messages(leader_user) if m.from_bot and "time ran out" in m.text)
+    assert [m for m, _ in message_calls(telegram, calls, group.chat_id)] == ["sendMessage"]
 
 
 async def test_a_leader_missing_the_fifth_proposal_does_not_lose_the_game(make_bot, telegram):
@@ -226,7 +379,9 @@ async def test_a_leader_missing_the_fifth_proposal_does_not_lose_the_game(make_b
     table = await group.table()
     fifth_leader = table.game.leader
     assert table.game.rounds[0].rejections == 4 and table.game.proposal_number == 5
-    assert "Rejected teams: 4/5" in plain_text(group.latest_with_button(chat, f"t:{group.game_id}:").text)
+    fourth = plain_text(board_message(group, telegram).text)
+    assert "Rejected teams: 4/5" in fourth and fourth.endswith(whose_turn(table, 1, 2))
+    assert leader_keyboard(group, table.players[fifth_leader].user_id)
 
     now[0] = table.deadline
     assert await service.fire_due() == 1
@@ -235,7 +390,9 @@ async def test_a_leader_missing_the_fifth_proposal_does_not_lose_the_game(make_b
     assert table.game.phase is Phase.VOTING
     drawn = table.game.rounds[0].proposals[-1]
     assert drawn.auto_team and drawn.leader == fifth_leader and len(drawn.team) == 2
-    assert not any(text.startswith("🏁") for text in group_texts(telegram, chat))
+    assert not any("🏁" in text for text in group_texts(telegram, chat))
+    fifth = plain_text(board_message(group, telegram).text)
+    assert "proposal 5" in fifth and "Rejected teams: 4/5" in fifth and "this team was drawn at random" in fifth
 
     await vote_all(group, True)
     table = await group.table()
@@ -251,9 +408,11 @@ async def test_when_nobody_plays_the_deadlines_finish_the_game(make_bot, telegra
     """Every turn left to the clock: drawn teams, votes filled as Approve, cards as Success.
 
     The engine decides what each deadline does; the Resistance wins by three successes and
-    the record marks every automatic turn."""
+    the record marks every automatic turn. The group gets one message per proposal, which
+    ends up telling everything the deadlines did."""
     group, service, now = await started_game(make_bot, telegram)
     chat = group.chat_id
+    messages_before = len(telegram.messages(chat))
     for _ in range(9):
         table = await group.table()
         if not table.is_active:
@@ -265,18 +424,42 @@ async def test_when_nobody_plays_the_deadlines_finish_the_game(make_bot, telegra
     assert table.stage is Stage.OVER and game.winner is Side.RESISTANCE
     assert game.end_reason is EndReason.THREE_SUCCESSFUL_MISSIONS
     assert [len(r.proposals) for r in game.rounds] == [1, 1, 1]
-    texts = "\n".join(group_texts(telegram, chat))
-    assert texts.count("a team was drawn at random for mission") == 3
-    assert texts.count("⏰ Time is up. These votes were counted as 👍 Approve") == 3
-    assert texts.count("⏰ Time is up. Cards not played count as ✅ Success") == 3
+
+    boards = telegram.messages(chat)[messages_before:]
+    assert len(boards) == 3
+    for number, (message, mission_round) in enumerate(zip(boards, game.rounds, strict=True), start=1):
+        text = plain_text(message.text)
+        [proposal] = mission_round.proposals
+        assert f"Mission {number} · proposal 1" in text
+        assert "did not propose in time: this team was drawn at random." in text
+        assert f"⏰ Time is up. These votes were counted as 👍 Approve: {names(table, range(5))}" in text
+        assert f"Mission {number} succeeded ✅ with 0 Fail cards." in text
+        assert f"⏰ Cards not played in time count as ✅ Success: {names(table, proposal.team)}" in text
+    assert [button_labels(m) for m in boards] == [[], [], ["🔁 Play again"]]
+    last = plain_text(boards[-1].text)
+    assert "🏁 The Resistance wins: three missions succeeded." in last
+    assert "\n".join(group_texts(telegram, chat)).count("🏁") == 1
     record = json.loads(await group.store.last_record(chat))
     for mission in record["missions"]:
         [proposal] = mission["proposals"]
         assert proposal["auto_team"] is True and proposal["auto_votes"] == list(range(5))
         assert mission["auto_cards"] == proposal["team"] and mission["fails"] == 0
     assert parse_record(record).outcome.reason is EndReason.THREE_SUCCESSFUL_MISSIONS
-    # No buttons left to press, no deadline left to fire.
-    assert await group.store.redis.zscore(DEADLINES_KEY, group.game_id) is None
+    # Every leader's keyboard was closed by its deadline; no deadline is left to fire.
+    for player in table.players:
+        keyboards = [m for m in telegram.messages(player.user_id) if "you are the leader" in plain_text(m.text or "")]
+        assert keyboards == [], player.name  # each was edited to say the team was drawn
+        assert not any(
+            data.startswith(("t:", "m:")) for m in telegram.messages(player.user_id) for data in callback_datas(m)
+        )
+    drawn_notes = [
+        m
+        for p in table.players
+        for m in telegram.messages(p.user_id)
+        if "time ran out, so a team was drawn" in (m.text or "")
+    ]
+    assert len(drawn_notes) == 3
+    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) is None
     assert await group.store.game_of_chat(chat) is None
     calls = len(telegram.calls)
     assert await service.fire_due(now[0] + 10 * PROPOSAL) == 0
@@ -299,13 +482,14 @@ async def test_vote_deadline_fills_missing_votes_by_the_group_setting(make_bot, 
     now[0] = T0 + 10
     await propose(group, team)
     ballot = group.latest_with_button(chat, f"v:{group.game_id}:")
+    vote_data = next(data for data in callback_datas(ballot) if data.endswith(":a"))
     cast = {team[0]: True, next(s for s in range(5) if s not in team): False}
     for seat, approve in cast.items():
         await vote(group, seat, approve)
     missing = [s for s in range(5) if s not in cast]
 
     now[0] = T0 + 10 + VOTE
-    before = len(group_texts(telegram, chat))
+    calls = len(telegram.calls)
     assert await service.fire_due() == 1
     table = await group.table()
     expected = tuple(cast.get(s, filled_as) for s in range(5))
@@ -313,25 +497,38 @@ async def test_vote_deadline_fills_missing_votes_by_the_group_setting(make_bot, 
     assert proposal.votes == expected and not proposal.auto_team
     assert proposal.auto_votes == tuple(missing)
 
+    # No separate notice: the ballot's message is edited once, showing the revealed votes and the filled ones.
+    assert sends(telegram, calls, chat) == []
+    [revealed] = group_edits(telegram, calls, chat)
+    assert plain_text(telegram.message(chat, ballot.message_id).text) == revealed
     word = "👍 Approve" if filled_as else "👎 Reject"
-    notices = [text for text in group_texts(telegram, chat)[before:] if text.startswith("⏰")]
-    assert notices == [f"⏰ Time is up. These votes were counted as {word}: {names(table, missing)}"]
-
-    # The ballot's message shows the revealed votes, which are right.
-    revealed = plain_text(telegram.message(chat, ballot.message_id).text)
+    assert f"⏰ Time is up. These votes were counted as {word}: {names(table, missing)}" in revealed
     approvers = [s for s in range(5) if expected[s]]
     rejecters = [s for s in range(5) if not expected[s]]
     assert f"👍 {names(table, approvers)}" in revealed
     assert f"👎 {names(table, rejecters)}" in revealed
-    assert telegram.message(chat, ballot.message_id).buttons() == []
+    shown = telegram.message(chat, ballot.message_id)
+    assert not any(data.startswith("v:") for data in callback_datas(shown))  # the vote is closed
     if filled_as:
         assert "Approved 4–1." in revealed
         assert table.game.phase is Phase.MISSION
         assert table.deadline == now[0] + MISSION
+        assert button_labels(shown) == [WAITING_BUTTON]
+        for seat in team:
+            assert group.latest_with_button(table.players[seat].user_id, f"c:{group.game_id}:")
     else:
         assert "Rejected 1–4. Rejected teams for this mission: 1/5." in revealed
         assert table.game.phase is Phase.PROPOSING and table.game.rounds[0].rejections == 1
         assert table.deadline == now[0] + PROPOSAL
+        assert revealed.endswith(whose_turn(table, 1, 2))
+        assert shown.buttons() == []
+        assert leader_keyboard(group, table.players[table.game.leader].user_id)
+    # A late vote, pressed on the ballot as it was, is refused and changes nothing.
+    stored = (await group.table()).to_json()
+    late = telegram.forged_press(table.players[missing[0]].user_id, chat, ballot.message_id, vote_data)
+    await group.send(late)
+    assert telegram.callback_answers[late["callback_query"]["id"]]["text"] == "This vote is closed."
+    assert (await group.table()).to_json() == stored
     assert await service.fire_due() == 0
 
 
@@ -348,35 +545,46 @@ async def test_mission_deadline_counts_missing_cards_as_success(make_bot, telegr
 
     now[0] = T0 + 10
     await propose(group, team)
+    board = board_message(group, telegram)
     for seat in range(5):
         await vote(group, seat, True)
     table = await group.table()
     assert table.game.phase is Phase.MISSION
-    board = telegram.messages(chat)[-1]
     await play_card(group, honest)
     card_prompt = group.latest_with_button(table.players[spy].user_id, f"c:{group.game_id}:")
 
     now[0] = T0 + 10 + MISSION
-    before = len(group_texts(telegram, chat))
+    calls = len(telegram.calls)
     assert await service.fire_due() == 1
     table = await group.table()
     [played] = table.game.played_rounds
     assert played.fails == 0 and played.succeeded
     assert table.game.mission_track()[0] is True
     assert table.game.phase is Phase.PROPOSING and len(table.game.rounds) == 1
-    new = group_texts(telegram, chat)[before:]
-    assert f"⏰ Time is up. Cards not played count as ✅ Success: {table.name(spy)}" in new
-    assert "Mission 1 succeeded ✅ with 0 Fail cards." in plain_text(telegram.message(chat, board.message_id).text)
-    assert "Missions: ✅⬜⬜⬜⬜" in plain_text(group.latest_with_button(chat, f"t:{group.game_id}:").text)
+    # The proposal's board is edited once with the result and the card the deadline played; nothing is sent.
+    assert sends(telegram, calls, chat) == []
+    [result] = group_edits(telegram, calls, chat)
+    assert plain_text(telegram.message(chat, board.message_id).text) == result
+    assert "Mission 1 succeeded ✅ with 0 Fail cards." in result
+    assert f"⏰ Cards not played in time count as ✅ Success: {table.name(spy)}" in result
+    assert "Missions: ✅⬜⬜⬜⬜" in result
+    assert result.endswith(whose_turn(table, 2, 3))
+    assert telegram.message(chat, board.message_id).buttons() == []
+    # The next leader chooses in private.
+    assert "Choose 3 players for mission 2." in plain_text(
+        leader_keyboard(group, table.players[table.game.leader].user_id).text
+    )
     # The spy's card prompt can no longer be played.
     update = telegram.press(
         table.players[spy].user_id,
         table.players[spy].user_id,
         card_prompt.message_id,
-        next(b["callback_data"] for b in card_prompt.buttons() if b.get("callback_data", "").endswith(":f")),
+        next(data for data in callback_datas(card_prompt) if data.endswith(":f")),
     )
+    stored = (await group.table()).to_json()
     await group.send(update)
     assert telegram.callback_answers[update["callback_query"]["id"]]["text"] == "This mission is over."
+    assert (await group.table()).to_json() == stored
     assert (await group.table()).game.played_rounds[0].fails == 0
 
 
@@ -404,7 +612,7 @@ async def test_lobby_deadline_closes_a_lobby_of_fewer_than_five(make_bot, telegr
     assert closed.buttons() == []
     assert await group.store.game_of_chat(chat) is None
     assert await group.store.games_of_user(group.user_ids[0]) == []
-    assert await group.store.redis.zscore(DEADLINES_KEY, group.game_id) is None
+    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) is None
     assert await service.fire_due(now[0] + LOBBY) == 0
 
     # The group can open a new game at once.
@@ -432,16 +640,26 @@ async def test_lobby_deadline_starts_a_lobby_of_five_or_more(make_bot, telegram)
     table = await group.table()
     assert table.stage is Stage.PLAYING and table.game.players == 6
     assert [p.user_id for p in table.players] == group.user_ids
-    assert table.step == "proposing:0:1" and table.deadline == now[0] + PROPOSAL
+    assert table.step == "proposing:1" and table.deadline == now[0] + PROPOSAL
+    # The lobby's message becomes the start message, naming the first leader.
     assert plain_text(telegram.message(chat, lobby.message_id).text) == (
         "🕵️ The Resistance: the game has started with Ann, Bob, Cy, Dan, Eve, Fay. Roles were sent in private.\n"
-        "2 spies · teams 2-3-4-3-4"
+        "2 spies · teams 2-3-4-3-4\n\n" + whose_turn(table, 1, 2)
     )
+    assert telegram.message(chat, lobby.message_id).buttons() == []
     for seat, player in enumerate(table.players):
         [role] = [t for t in group_texts(telegram, player.user_id) if t.startswith("Your game in «Demo group»")]
         assert ("you are a spy" in role) == (seat in table.game.spies)
-    board = group.latest_with_button(chat, f"t:{group.game_id}:")
-    assert f"leader {table.name(table.game.leader)}" in plain_text(board.text)
+    # The leader's keyboard came in private, and only to the leader.
+    keyboard = leader_keyboard(group, table.players[table.game.leader].user_id)
+    assert "you are the leader. Choose 2 players for mission 1." in plain_text(keyboard.text)
+    for seat, player in enumerate(table.players):
+        has_keyboard = any(
+            data.startswith(f"t:{group.game_id}:")
+            for m in telegram.messages(player.user_id)
+            for data in callback_datas(m)
+        )
+        assert has_keyboard == (seat == table.game.leader)
     assert await service.fire_due() == 0
 
 
@@ -458,16 +676,16 @@ async def test_a_deadline_whose_step_moved_on_does_nothing(make_bot, telegram):
     now[0] = T0 + PROPOSAL - 10
     await propose(group, first_team(table))
     table = await group.table()
-    assert table.step == "voting:1:1"
+    assert table.step == "voting:2"
     assert table.deadline == now[0] + VOTE and table.reminder_at == now[0] + VOTE / 2
-    assert await group.store.redis.zscore(DEADLINES_KEY, group.game_id) == table.reminder_at
+    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) == table.reminder_at
     stored = table.to_json()
     calls = len(telegram.calls)
 
     # The leader's old deadline comes: nothing happens.
     assert await service.fire_due(old_deadline) == 0
     # Even when a worker still finds the game due at the old time (a stale schedule), nothing happens.
-    await group.store.redis.zadd(DEADLINES_KEY, {group.game_id: old_deadline})
+    await group.store.redis.zadd(keys.DEADLINES, {group.game_id: old_deadline})
     assert await service.fire_due(old_deadline) == 0
     assert await service.fire_due(old_deadline + 1) == 0
     after = await group.table()
@@ -489,7 +707,8 @@ async def test_a_deadline_survives_a_restart(make_bot, telegram):
     await group.start()
     table = await group.table()
     leader = table.game.leader
-    board = group.latest_with_button(group.chat_id, f"t:{group.game_id}:")
+    keyboard = leader_keyboard(group, table.players[leader].user_id)
+    messages_before = len(telegram.messages(group.chat_id))
     await first.shutdown()
 
     # A new worker process on the same Redis, reading the same clock.
@@ -503,12 +722,17 @@ async def test_a_deadline_survives_a_restart(make_bot, telegram):
     [proposal] = table.game.rounds[0].proposals
     assert proposal.auto_team and proposal.leader == leader
     assert table.game.phase is Phase.VOTING and table.game.leader == leader
-    texts = group_texts(telegram, group.chat_id)
-    assert sum("a team was drawn at random" in text for text in texts) == 1
-    assert "this team was drawn at random" in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    # One board for the drawn team, and the leader's keyboard closed.
+    [board] = telegram.messages(group.chat_id)[messages_before:]
+    assert "this team was drawn at random" in plain_text(board.text)
+    assert sum("this team was drawn at random" in text for text in group_texts(telegram, group.chat_id)) == 1
+    assert "time ran out, so a team was drawn at random" in plain_text(
+        telegram.message(table.players[leader].user_id, keyboard.message_id).text
+    )
     # The new worker goes on from there: its buttons work.
     await vote_all(group, True)
     assert (await group.table()).game.phase is Phase.MISSION
+    assert "Approved 5–0." in plain_text(telegram.message(group.chat_id, board.message_id).text)
 
 
 async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegram):
@@ -521,43 +745,63 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
     chat = group.chat_id
 
     async def fire_both(when: float) -> None:
+        """Both workers fire at once: the deadline is applied once, and its messages go out once."""
         before = await group.table()
+        calls = len(telegram.calls)
         results = await asyncio.gather(services[0].fire_due(when), services[1].fire_due(when))
         assert sorted(results) == [0, 1]
         after = await group.table()
         assert after.game.version == before.game.version + 1
+        in_group = [method for method, _ in message_calls(telegram, calls, chat)]
         if before.game.phase is Phase.PROPOSING:
             # The drawn team comes from the firing worker's random source: one draw, of the right size.
             [drawn] = [p for p in after.game.rounds[-1].proposals if p.auto_team and p.votes is None]
             assert len(drawn.team) == team_size(before)
+            assert in_group == ["sendMessage"]  # the drawn team's board, once
         else:
-            expected = moves.on_clock(before, when, random.Random(0), telegram.bot_username).table
+            expected = clock.on_clock(before, when, random.Random(0), telegram.bot_username).table
             assert after.game == expected.game
+            assert in_group == ["editMessageText"]  # the board, edited once
+        # Each private message it causes goes out once.
+        private = [int(p["chat_id"]) for _, p in message_calls(telegram, calls) if int(p["chat_id"]) != chat]
+        assert len(private) == len(set(private)), private
 
-    # A vote deadline: one fill, one notice.
+    # A vote deadline: one fill, shown once.
     table = await group.table()
     now[0] = T0 + 10
     await propose(group, first_team(table))
     await vote(group, 0, False)
-    before = len(group_texts(telegram, chat))
+    board = board_message(group, telegram)
+
+    # The vote's half-way reminder, fired by both workers at once: each player still to vote gets it once.
+    now[0] = T0 + 10 + VOTE / 2
+    calls = len(telegram.calls)
+    results = await asyncio.gather(services[0].fire_due(now[0]), services[1].fire_due(now[0]))
+    assert sorted(results) == [0, 1]
+    reminded = [int(p["chat_id"]) for _, p in message_calls(telegram, calls)]
+    assert sorted(reminded) == sorted(table.players[s].user_id for s in range(1, 5))
+    assert set(sends(telegram, calls, reminded[0])) == {REMINDER}
+
     now[0] = T0 + 10 + VOTE
     await fire_both(now[0])
-    notices = [text for text in group_texts(telegram, chat)[before:] if text.startswith("⏰ Time is up")]
-    assert notices == [f"⏰ Time is up. These votes were counted as 👍 Approve: {names(table, range(1, 5))}"]
+    shown = plain_text(telegram.message(chat, board.message_id).text)
+    assert shown.count("⏰ Time is up. These votes were counted as 👍 Approve") == 1
+    assert f"⏰ Time is up. These votes were counted as 👍 Approve: {names(table, range(1, 5))}" in shown
     assert (await group.table()).game.rounds[0].proposals[0].votes == (False, True, True, True, True)
 
     # A mission deadline, then the rest of the game left to the clock, each deadline fired by both workers.
     now[0] += MISSION
     await fire_both(now[0])
-    assert sum(text.startswith("⏰ Time is up. Cards not played") for text in group_texts(telegram, chat)) == 1
+    assert plain_text(telegram.message(chat, board.message_id).text).count("⏰ Cards not played in time") == 1
     for missed in range(1, 3):
         for _ in range(3):  # the leader's, the vote's and the mission's deadline
             now[0] = (await group.table()).deadline
             await fire_both(now[0])
         texts = group_texts(telegram, chat)
-        assert sum("a team was drawn at random" in text for text in texts) == missed
+        assert sum("this team was drawn at random" in text for text in texts) == missed
     table = await group.table()
     assert table.game.is_over and table.game.end_reason is EndReason.THREE_SUCCESSFUL_MISSIONS
-    assert sum(text.startswith("🏁") for text in group_texts(telegram, chat)) == 1
+    assert sum("🏁" in text for text in group_texts(telegram, chat)) == 1
+    assert sum(m.from_bot for m in telegram.messages(chat)) == 4  # the start message and one board per proposal
     results = await asyncio.gather(services[0].fire_due(now[0] + 999), services[1].fire_due(now[0] + 999))
     assert results == [0, 0]

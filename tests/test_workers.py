@@ -29,10 +29,11 @@ from engine import Phase
 from engine import rules as game_rules
 from tests.bot_helpers import bot_texts
 from tests.servers import free_port
+from tgbot import keys
 from tgbot.offline.fake_server import SECRET_HEADER, FakeTelegramServer, post_update
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
 from tgbot.offline.simulation import NAMES
-from tgbot.store import PREFIX, Store, outbox_key
+from tgbot.store import Store
 from tgbot.table import Table
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -94,8 +95,8 @@ class Cluster:
         """Wait until everything the game queued has reached the fake Telegram."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            busy = await self.redis.exists(f"{PREFIX}lock:outbox:{game_id}")
-            if not busy and not await self.redis.llen(outbox_key(game_id)):
+            busy = await self.redis.exists(keys.outbox_lock(game_id))
+            if not busy and not await self.redis.llen(keys.outbox(game_id)):
                 return
             await asyncio.sleep(0.05)
         raise AssertionError(f"game {game_id}: the outbox did not drain in {timeout} s")
@@ -163,7 +164,10 @@ async def cluster(redis_url, tmp_path_factory):
     server = FakeTelegramServer(telegram)
     await server.start()
     log_dir = tmp_path_factory.mktemp("workers")
-    http = httpx.AsyncClient(timeout=120.0, limits=httpx.Limits(max_connections=None, max_keepalive_connections=50))
+    # Idle connections are dropped well before uvicorn's 5 s keep-alive timeout: a connection the server
+    # is closing just as a request goes out on it would fail that request (httpx.ReadError) on a busy machine.
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=50, keepalive_expiry=1.0)
+    http = httpx.AsyncClient(timeout=120.0, limits=limits)
     workers: list[Worker] = []
     try:
         for name in ("worker-a", "worker-b"):
@@ -250,7 +254,7 @@ class Group:
         assert (await self.cluster.table(self.game_id)).game.phase is Phase.PROPOSING
 
     async def propose(self, rng: random.Random) -> tuple[int, ...]:
-        """The leader ticks a team on the board and proposes it; returns the team's seats."""
+        """The leader ticks a team on their private keyboard and proposes it; returns the team's seats."""
         table = await self.cluster.table(self.game_id)
         game = table.game
         leader = game.leader
@@ -258,13 +262,17 @@ class Group:
         others = [seat for seat in range(PLAYERS) if seat != leader]
         team = tuple(sorted([leader, *rng.sample(others, size - 1)]))
         prefix = f"t:{self.game_id}:"
+        user = self.user_ids[leader]
         for seat in sorted(set(team) ^ set(table.draft_team)):
-            await self.send(self.press(self.user_ids[leader], self.chat_id, prefix, f":{seat}"))
+            await self.send(self.press(user, user, prefix, f":{seat}"))
             await self.cluster.settled(self.game_id)
-        await self.send(self.press(self.user_ids[leader], self.chat_id, prefix, ":ok"))
+        await self.send(self.press(user, user, prefix, ":ok"))
         await self.cluster.settled(self.game_id)
         after = (await self.cluster.table(self.game_id)).game
         assert after.phase is Phase.VOTING and after.current_round.team == team
+        # The proposal is the group's one new message, with the vote buttons.
+        board = self.latest_with_button(self.chat_id, f"v:{self.game_id}:")
+        assert await self.cluster.store.message_of(self.game_id, "board:1") == (self.chat_id, board.message_id)
         return team
 
     def vote_update(self, seat: int, approve: bool) -> dict:
@@ -279,6 +287,16 @@ def answers_of(telegram: FakeTelegram, update: dict) -> list[str | None]:
         params.get("text")
         for method, params in telegram.calls
         if method == "answerCallbackQuery" and str(params.get("callback_query_id")) == query_id
+    ]
+
+
+def group_message_calls(telegram: FakeTelegram, chat_id: int, start: int) -> list[str]:
+    """The bot's message calls (sends and edits) in one chat, from call number `start` on."""
+    return [
+        method
+        for method, params in telegram.calls[start:]
+        if method in ("sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage")
+        and int(params.get("chat_id", 0)) == chat_id
     ]
 
 
@@ -321,13 +339,13 @@ async def test_updates_without_the_secret_token_are_refused_and_change_nothing(c
             assert response.status_code == 403, (worker.name, secret)
     assert cluster.telegram.calls[calls_before:] == []
     assert await cluster.store.game_of_chat(group.chat_id) is None
-    assert not await cluster.redis.exists(f"{PREFIX}update:{update['update_id']}")  # not claimed, not spent
+    assert not await cluster.redis.exists(keys.update_claim(update["update_id"]))  # not claimed, not spent
 
     # A body that is not an update, with the right token: refused as such, nothing claimed.
     for body in (b"not json", b"{}"):
         response = await cluster.http.post(cluster.workers[0].url, content=body, headers={SECRET_HEADER: SECRET})
         assert response.status_code == 400, body
-    assert await cluster.redis.keys(f"{PREFIX}update:*") == []
+    assert await cluster.redis.keys(f"{keys.PREFIX}update:*") == []
 
     # The very same update with the right token is then processed normally.
     await cluster.deliver(update, 1)
@@ -391,11 +409,17 @@ async def test_fifty_games_vote_at_the_same_moment_through_two_workers(cluster: 
             assert game.phase is Phase.MISSION and game.current_round.team == team, where
         else:
             assert game.phase is Phase.PROPOSING and game.proposal_number == 2, where
-        # The reveal reached the group exactly once, with the right count.
+        # The reveal reached the group exactly once, with the right count: the proposal's message was
+        # edited once (no edit per vote), and nothing was sent to the group.
+        assert group_message_calls(telegram, group.chat_id, calls_before) == ["editMessageText"], where
         reveals = [m for text in bot_texts(telegram, group.chat_id, calls_before) for m in REVEAL.finditer(text)]
         assert len(reveals) == 1, (where, bot_texts(telegram, group.chat_id, calls_before))
         word, shown_yes, shown_no = reveals[0].groups()
         assert (word, int(shown_yes), int(shown_no)) == ("Approved" if approved else "Rejected", yes, PLAYERS - yes)
+        if not approved:
+            # The next leader chooses in private: one keyboard, to them.
+            next_leader = group.user_ids[game.leader]
+            assert group.latest_with_button(next_leader, f"t:{group.game_id}:"), where
         # Each press answered once, telling the voter what counted.
         for seat in range(PLAYERS):
             update = next(
@@ -408,7 +432,7 @@ async def test_fifty_games_vote_at_the_same_moment_through_two_workers(cluster: 
         # A team that goes on: each member got one card prompt, nobody else any.
         for seat, user_id in enumerate(group.user_ids):
             assert card_prompts(telegram, user_id) == (1 if approved and seat in team else 0), (where, seat)
-        assert not await cluster.redis.llen(outbox_key(group.game_id)), where
+        assert not await cluster.redis.llen(keys.outbox(group.game_id)), where
     assert outcomes[True] and outcomes[False], outcomes
 
     # Both workers really took part.
@@ -466,6 +490,7 @@ async def test_a_duplicate_delivery_is_processed_once(cluster: Cluster):
     assert game.version == before.version + PLAYERS
     assert game.rounds[0].proposals[0].votes == (True, True, True, True, False)
     assert all(len(answers_of(telegram, u)) == 1 for u in rest)
+    assert group_message_calls(telegram, group.chat_id, calls_before) == ["editMessageText"]
     reveals = [text for text in bot_texts(telegram, group.chat_id, calls_before) if REVEAL.search(text)]
     assert len(reveals) == 1 and "Approved 4–1" in reveals[0], reveals
     team = game.current_round.team

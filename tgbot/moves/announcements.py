@@ -23,7 +23,7 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
     if proposed is not None:
         leader = after.players[proposed.leader]
         done = private.leader_done(seat_scene(after, proposed.leader), proposed.team, proposed.mission, proposed.drawn)
-        out.append(Edit(leader.user_id, private.leader_key(group_scene(before).view.ballot), done))
+        out.append(Edit(leader.user_id, private.leader_key(group_scene(before).view.ballot), done, protected=True))
         text, buttons = board.board(scene)
         out.append(Send(chat, text, buttons, key=board.board_key(scene)))
     if any(isinstance(e, VotesRevealed | MissionCompleted | GameOver) for e in events):
