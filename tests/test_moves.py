@@ -237,3 +237,16 @@ def test_each_mission_round_costs_the_group_two_messages_per_proposal_and_one_fo
     rounds = table.game.rounds
     expected = sum(2 * len(r.proposals) + (1 if r.played else 0) for r in rounds)
     assert group == expected
+
+
+def test_a_card_the_deadline_played_closes_its_prompt():
+    table = propose(playing_table(), (0, 3)).table
+    table = vote_all(table, approve=True)[-1].table
+    table = play.play_card(table, user(0), CardPress(table.id, ballot(table), False), "en", BOT).table
+    table = clock.rescheduled(Change(table), now=0).table
+    change = clock.on_clock(table, table.deadline, random.Random(0), BOT)
+    [closed] = [item for item in private_messages(change) if item.chat_id == user(3)]
+    assert isinstance(closed, Edit) and closed.buttons == () and closed.protected
+    assert "time ran out, so your card counted as ✅ Success" in closed.text
+    [board] = group_messages(change)
+    assert "Cards not played in time count as ✅ Success: Dan" in board.text

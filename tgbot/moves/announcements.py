@@ -7,7 +7,7 @@ answered to its player alone. Private messages follow whoever the game waits for
 
 from __future__ import annotations
 
-from engine import Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
+from engine import CardsFilled, Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
 from tgbot.outgoing import Edit, Keyboard, Outgoing, Send
 from tgbot.render import board, private
 from tgbot.render.common import GroupScene, group_scene, seat_scene
@@ -29,6 +29,14 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
     if any(isinstance(e, VotesRevealed | MissionCompleted | GameOver) for e in events):
         text, buttons = board.board(scene)
         out.append(Edit(chat, board.board_key(scene), text, buttons))
+    filled = next((e for e in events if isinstance(e, CardsFilled)), None)
+    if filled is not None:
+        # A prompt whose card the deadline played keeps no live buttons.
+        ballot = group_scene(before).view.ballot
+        mission = before.game.current_round.mission
+        for seat in filled.seats:
+            text = private.card_timed_out(seat_scene(after, seat), mission)
+            out.append(Edit(after.players[seat].user_id, private.card_key(ballot, seat), text, protected=True))
     if any(isinstance(e, VotesRevealed) and e.approved for e in events):
         out += [card_prompt(after, seat, bot_username) for seat in scene.view.team or ()]
     if scene.view.phase is Phase.PROPOSING and group_scene(before).view.ballot != scene.view.ballot:

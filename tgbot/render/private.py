@@ -161,6 +161,15 @@ def card_played(scene: SeatScene, mission: int, fail: bool) -> str:
     return t(lang, "«%(group)s», mission %(mission)d: you played ✅ Success.", group=group, mission=mission)
 
 
+def card_timed_out(scene: SeatScene, mission: int) -> str:
+    return t(
+        scene.lang,
+        "«%(group)s», mission %(mission)d: time ran out, so your card counted as ✅ Success.",
+        group=title(scene.group.chat_title),
+        mission=mission,
+    )
+
+
 def reminder(scene: SeatScene) -> str:
     """Half the step's time is gone and the game waits for this player."""
     return t(
