@@ -552,6 +552,7 @@ async def test_mission_deadline_counts_missing_cards_as_success(make_bot, telegr
     assert table.game.phase is Phase.MISSION
     await play_card(group, honest)
     card_prompt = group.latest_with_button(table.players[spy].user_id, f"c:{group.game_id}:")
+    fail_data = next(data for data in callback_datas(card_prompt) if data.endswith(":f"))
 
     now[0] = T0 + 10 + MISSION
     calls = len(telegram.calls)
@@ -574,12 +575,13 @@ async def test_mission_deadline_counts_missing_cards_as_success(make_bot, telegr
     assert "Choose 3 players for mission 2." in plain_text(
         leader_keyboard(group, table.players[table.game.leader].user_id).text
     )
-    # The spy's card prompt can no longer be played.
-    update = telegram.press(
-        table.players[spy].user_id,
-        table.players[spy].user_id,
-        card_prompt.message_id,
-        next(data for data in callback_datas(card_prompt) if data.endswith(":f")),
+    # The spy's card prompt says the deadline played it, and keeps no buttons.
+    closed = telegram.message(table.players[spy].user_id, card_prompt.message_id)
+    assert "time ran out, so your card counted as ✅ Success" in plain_text(closed.text)
+    assert closed.buttons() == []
+    # Its old data, pressed anyway, can no longer be played.
+    update = telegram.forged_press(
+        table.players[spy].user_id, table.players[spy].user_id, card_prompt.message_id, fail_data
     )
     stored = (await group.table()).to_json()
     await group.send(update)
@@ -763,7 +765,9 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
             assert after.game == expected.game
             assert in_group == ["editMessageText"]  # the board, edited once
         # Each private message it causes goes out once.
-        private = [int(p["chat_id"]) for _, p in message_calls(telegram, calls) if int(p["chat_id"]) != chat]
+        private = [
+            (int(p["chat_id"]), p["text"]) for _, p in message_calls(telegram, calls) if int(p["chat_id"]) != chat
+        ]
         assert len(private) == len(set(private)), private
 
     # A vote deadline: one fill, shown once.
