@@ -16,7 +16,7 @@ import pytest
 from telegram import Update
 
 from engine import Phase
-from tests.bot_helpers import button_data, forged, started_on, team_size, texts, vote_all
+from tests.bot_helpers import button_data, forged, propose, started_on, team_size, texts, vote_all
 from tgbot import keys
 from tgbot.offline.fake_telegram import FakeMessage
 from tgbot.offline.simulation import SimulatedGroup, plain_text
@@ -95,16 +95,6 @@ async def two_groups(make_bot, telegram, language: str = "en"):
     await north.start()
     south = await started_on(application, telegram, 5, chat_id=-200, title="South")
     return application, service, now, north, south
-
-
-async def propose(group: SimulatedGroup, seats) -> None:
-    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
-    table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, leader, "t:", f":{seat}")
-    await group.press(leader, leader, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
 
 
 async def open_private_button(group: SimulatedGroup) -> tuple[int, FakeMessage, str]:

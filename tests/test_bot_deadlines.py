@@ -18,7 +18,7 @@ from dataclasses import replace
 import pytest
 
 from engine import EndReason, Phase, Side, parse_record
-from tests.bot_helpers import lobby_message, team_size, vote_all
+from tests.bot_helpers import lobby_message, propose, team_size, vote_all
 from tests.bot_helpers import texts as group_texts
 from tgbot import keys
 from tgbot.moves import clock
@@ -105,16 +105,6 @@ async def vote(group: SimulatedGroup, seat: int, approve: bool) -> None:
 async def play_card(group: SimulatedGroup, seat: int, fail: bool = False) -> None:
     user = (await group.table()).players[seat].user_id
     await group.press(user, user, "c:", ":f" if fail else ":s")
-
-
-async def propose(group: SimulatedGroup, seats) -> None:
-    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
-    table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, leader, "t:", f":{seat}")
-    await group.press(leader, leader, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
 
 
 def leader_keyboard(group: SimulatedGroup, user_id: int):

@@ -8,7 +8,17 @@ import time
 import pytest
 
 from engine import Phase
-from tests.bot_helpers import NobodyFails, button_data, outbox_length, press, started, team_size, texts, vote_all
+from tests.bot_helpers import (
+    NobodyFails,
+    button_data,
+    outbox_length,
+    press,
+    propose,
+    started,
+    team_size,
+    texts,
+    vote_all,
+)
 from tgbot.offline.fake_telegram import NOT_MODIFIED
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 
@@ -20,16 +30,6 @@ OPEN_CHAT_LINK = "https://t.me/resistance_test_bot?start=hello"
 async def leader_of(group: SimulatedGroup) -> int:
     table = await group.table()
     return table.players[table.game.leader].user_id
-
-
-async def propose(group: SimulatedGroup, seats) -> None:
-    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
-    table = await group.table()
-    leader = await leader_of(group)
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, leader, "t:", f":{seat}")
-    await group.press(leader, leader, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
 
 
 def keyboard(group: SimulatedGroup, user_id: int):

@@ -23,6 +23,7 @@ from tests.bot_helpers import (
     bot_texts,
     button_data,
     forged,
+    propose,
     snapshot,
     started,
     team_size,
@@ -44,16 +45,6 @@ def ballot_of(table) -> int:
 def leader_of(table) -> int:
     """The user id of the player whose turn it is to lead."""
     return table.players[table.game.leader].user_id
-
-
-async def lead(group: SimulatedGroup, seats) -> None:
-    """The leader ticks exactly `seats` on the keyboard in their private chat and proposes them."""
-    table = await group.table()
-    leader = leader_of(table)
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, leader, "t:", f":{seat}")
-    await group.press(leader, leader, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
 
 
 def keyboard_of(group: SimulatedGroup, leader: int):
@@ -86,7 +77,7 @@ def calls_since(telegram, start: int) -> list[str]:
 async def test_non_player_cannot_vote_and_a_player_votes_only_as_themself(make_bot, telegram):
     group = await started(make_bot, telegram)
     telegram.add_user(OUTSIDER, "Mallory")
-    await lead(group, range(team_size(await group.table())))
+    await propose(group, range(team_size(await group.table())))
     ballot = ballot_message(group)
     approve = button_data(ballot, ":a")
     shown_before = telegram.message(group.chat_id, ballot.message_id).text
@@ -119,7 +110,7 @@ async def test_resistance_member_cannot_play_fail(make_bot, telegram):
     table = await group.table()
     honest = next(s for s in range(5) if s not in table.game.spies)
     team = sorted({honest, *[s for s in range(5) if s != honest][: team_size(table) - 1]})
-    await lead(group, team)
+    await propose(group, team)
     await vote_all(group, approve=True)
     assert (await group.table()).game.phase is Phase.MISSION
 
@@ -144,7 +135,7 @@ async def test_stale_team_button_and_stale_vote_are_refused(make_bot, telegram):
     old_tick = button_data(first_keyboard, ":0")
     old_propose = button_data(first_keyboard, ":ok")
     first_team = list(range(team_size(table)))
-    await lead(group, first_team)
+    await propose(group, first_team)
     # The first leader's keyboard now reads as what they proposed, without buttons.
     done = telegram.message(first_leader, first_keyboard.message_id)
     assert "you proposed Ann, Bob" in plain_text(done.text) and done.buttons() == []
@@ -176,7 +167,7 @@ async def test_stale_team_button_and_stale_vote_are_refused(make_bot, telegram):
     assert await snapshot(group) == before
 
     # Second proposal goes to a vote; a vote for the first (rejected) proposal is closed.
-    await lead(group, first_team)
+    await propose(group, first_team)
     second_vote = ballot_message(group)
     assert second_vote.message_id != first_vote.message_id
     assert first_vote.buttons() == [], "the first proposal's message lost its vote buttons when the votes were shown"
@@ -203,7 +194,7 @@ async def test_an_old_ballot_of_the_same_game_is_refused_in_the_same_phase(make_
     policy = CleanTeams()
     table = await group.table()
     team = policy.choose_team(table, table.game.leader, team_size(table))
-    await lead(group, team)
+    await propose(group, team)
     await vote_all(group, approve=True)
     table = await group.table()
     mission_ballot = ballot_of(table)
@@ -397,7 +388,7 @@ async def test_a_trailing_newline_or_an_extra_field_spoils_a_real_button(make_bo
     await group.send(telegram.press(leader, leader, keyboard.message_id, tick))
     assert (await group.table()).draft_team == (1,)
 
-    await lead(group, range(team_size(await group.table())))
+    await propose(group, range(team_size(await group.table())))
     ballot = ballot_message(group)
     approve, waiting = button_data(ballot, ":a"), button_data(ballot, f"w:{group.game_id}")
     voter = group.user_ids[2]
@@ -413,7 +404,7 @@ async def test_data_for_another_groups_game_is_refused(make_bot, telegram):
     here = await started(make_bot, telegram, chat_id=-100, title="Here")
     there = await started(make_bot, telegram, seed=2, chat_id=-200, title="There")
     there_leader_ballot = ballot_of(await there.table())
-    await lead(there, range(team_size(await there.table())))
+    await propose(there, range(team_size(await there.table())))
     there_ballot = ballot_of(await there.table())
 
     board = bot_messages(telegram, here.chat_id)[-1]
@@ -442,7 +433,7 @@ async def test_data_for_another_groups_game_is_refused(make_bot, telegram):
 
 async def test_repeated_vote_counts_once(make_bot, telegram):
     group = await started(make_bot, telegram)
-    await lead(group, range(team_size(await group.table())))
+    await propose(group, range(team_size(await group.table())))
     version = (await group.table()).game.version
     voter = group.user_ids[1]
     ballot = ballot_message(group)
@@ -536,7 +527,7 @@ async def test_waiting_button_answers_who_must_act_and_changes_nothing(make_bot,
     telegram.add_user(OUTSIDER, "Mallory")
     table = await group.table()
     spies = table.game.spies
-    await lead(group, range(team_size(table)))
+    await propose(group, range(team_size(table)))
     ballot = ballot_message(group)
     waiting = button_data(ballot, f"w:{group.game_id}")
     assert waiting == f"w:{group.game_id}"
@@ -582,7 +573,7 @@ async def test_waiting_button_answers_who_must_act_and_changes_nothing(make_bot,
 async def test_waiting_button_outside_its_group_is_refused(make_bot, telegram):
     here = await started(make_bot, telegram, chat_id=-100, title="Here")
     there = await started(make_bot, telegram, seed=2, chat_id=-200, title="There")
-    await lead(here, range(team_size(await here.table())))
+    await propose(here, range(team_size(await here.table())))
     waiting = button_data(ballot_message(here), f"w:{here.game_id}")
     there_board = bot_messages(telegram, there.chat_id)[-1]
     player = here.user_ids[1]

@@ -17,7 +17,7 @@ from redis.asyncio.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from engine import Phase, public_view
-from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, started_on, team_size
+from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
 from tests.servers import RedisServer, own_redis_url
 from tgbot import keys, outgoing
 from tgbot.offline.simulation import SimulatedGroup, plain_text
@@ -63,16 +63,6 @@ def info_logs(caplog):
 
 
 # ---------------------------------------------------------------- helpers
-
-
-async def propose(group: SimulatedGroup, seats) -> None:
-    """The leader ticks exactly `seats` on their private keyboard and proposes them."""
-    table = await group.table()
-    leader = table.players[table.game.leader].user_id
-    for seat in sorted(set(seats) ^ set(table.draft_team)):
-        await group.press(leader, leader, "t:", f":{seat}")
-    await group.press(leader, leader, "t:", ":ok")
-    assert (await group.table()).game.phase is Phase.VOTING
 
 
 def leader_keyboard(group: SimulatedGroup, table) -> tuple[int, object]:
