@@ -49,8 +49,9 @@ from redis.asyncio import Redis
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, ContextTypes
 
-from engine import Phase, Variants
+from engine import Phase, Variants, waiting_for
 from engine import rules as game_rules
+from tgbot.moves.clock import step_of
 from tgbot.offline.fake_telegram import FakeTelegram
 from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import Policy, SimulatedGroup
@@ -99,11 +100,6 @@ class Game:
     group: SimulatedGroup
     history: list[Pressed] = field(default_factory=list)
     team: tuple[str, set[int]] = ("", set())  # the team the leader settled on, for which step
-
-
-def step_of(table) -> str:
-    game = table.game
-    return f"{game.phase.value}:{len(game.rounds)}:{game.proposal_number}"
 
 
 class Stream:
@@ -168,10 +164,10 @@ class Stream:
         out: list[tuple[str, dict]] = []
         if state.phase is Phase.PROPOSING:
             leader = players[state.leader]
-            # Under Targeting every leader picks the mission first.
+            # The leader chooses on the keyboard in their private chat; under Targeting the mission first.
             if state.variants.targeting and table.draft_mission is None:
                 mission = self.policy.choose_mission(table, state.leader, state.open_missions())
-                out.append(self._press(game, "mission", step, leader, chat, f"m:{gid}:", f":{mission}"))
+                out.append(self._press(game, "mission", step, leader, leader, f"m:{gid}:", f":{mission}"))
             else:
                 mission = table.draft_mission or state.open_missions()[0]
                 size = game_rules.team_size(state.players, mission)
@@ -180,29 +176,29 @@ class Stream:
                 wanted = game.team[1]
                 ticks = sorted(wanted ^ set(table.draft_team))
                 for seat in ticks:
-                    out.append(self._press(game, "toggle", step, leader, chat, f"t:{gid}:", f":{seat}"))
+                    out.append(self._press(game, "toggle", step, leader, leader, f"t:{gid}:", f":{seat}"))
                 if not ticks:
-                    out.append(self._press(game, "confirm", step, leader, chat, f"t:{gid}:", ":ok"))
+                    out.append(self._press(game, "confirm", step, leader, leader, f"t:{gid}:", ":ok"))
                 elif rng.random() < POKE:
+                    # Another player sends the leader's button data from a group message: refused.
                     other = rng.choice([u for u in players if u != leader])
-                    board = group.latest_with_button(chat, f"t:{gid}:")
-                    data = rng.choice([b["callback_data"] for b in board.buttons()])
-                    out.append(("refused", self.telegram.press(other, chat, board.message_id, data)))
+                    keyboard = group.latest_with_button(leader, f"t:{gid}:")
+                    data = rng.choice([b["callback_data"] for b in keyboard.buttons()])
+                    board = next(m for m in reversed(group.telegram.messages(chat)) if m.from_bot)
+                    out.append(("refused", self.telegram.forged_press(other, chat, board.message_id, data)))
         elif state.phase is Phase.VOTING:
-            for seat in range(state.players):
-                if state.pending_votes[seat] is None:
-                    choice = "a" if self.policy.vote(table, seat) else "r"
-                    out.append(self._press(game, "vote", step, players[seat], chat, f"v:{gid}:", f":{choice}"))
-                    if rng.random() < DOUBLE_TAP:
-                        ballot = group.latest_with_button(chat, f"v:{gid}:")
-                        data = game.history[-1].data
-                        out.append(("double", self.telegram.press(players[seat], chat, ballot.message_id, data)))
+            for seat in waiting_for(state):
+                choice = "a" if self.policy.vote(table, seat) else "r"
+                out.append(self._press(game, "vote", step, players[seat], chat, f"v:{gid}:", f":{choice}"))
+                if rng.random() < DOUBLE_TAP:
+                    ballot = group.latest_with_button(chat, f"v:{gid}:")
+                    data = game.history[-1].data
+                    out.append(("double", self.telegram.press(players[seat], chat, ballot.message_id, data)))
         else:
-            for seat in state.current_round.team:
-                if seat not in state.played_seats:
-                    user = players[seat]
-                    ending = ":f" if self.policy.fail(table, seat) else ":s"
-                    out.append(self._press(game, "card", step, user, user, f"c:{gid}:", ending))
+            for seat in waiting_for(state):
+                user = players[seat]
+                ending = ":f" if self.policy.fail(table, seat) else ":s"
+                out.append(self._press(game, "card", step, user, user, f"c:{gid}:", ending))
         earlier = [p for p in game.history if p.step != step]
         if earlier and rng.random() < STALE:
             old = rng.choice(earlier[-30:])
@@ -219,7 +215,7 @@ class Stream:
         user = rng.choice([p.user_id for p in table.players])
         board = next(m for m in reversed(group.telegram.messages(group.chat_id)) if m.from_bot)
         other = rng.choice(self.games)
-        choices = [f"v:{'z' * 10}:0:1:a", f"t:{group.game_id}:x:ok"]
+        choices = [f"v:{'z' * 10}:0:a", f"t:{group.game_id}:x:ok"]
         if other is not game and other.history:
             choices.append(other.history[-1].data)
         cards = [p.data for p in game.history if p.data.startswith("c:")]
