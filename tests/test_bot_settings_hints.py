@@ -8,9 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from deduction.analysis import deduce
-from deduction.knowledge import Viewer
-from engine import Phase, record_of
+from deduction import batch
+from engine import Phase, export_record
 from tests.bot_helpers import AlwaysApprove, command, lobby_message, press, started, texts
 from tgbot.i18n import t
 from tgbot.offline.simulation import SimulatedGroup, plain_text
@@ -66,11 +65,32 @@ async def one_failed_mission(group: SimulatedGroup) -> None:
 
 
 def expected_hints(table, seat: int):
-    """What the deduction engine says `seat` may be told: (probabilities, possible ways, spy view)."""
+    """What `seat` may be told, from the published contract rather than the bot's own code: the
+    batch protocol on the public record, asked for a Resistance viewer at that seat, or for an
+    outsider when the seat is a spy (spec: a spy is shown how the table sees everyone).
+    Returns (probabilities, ways to seat the spies the viewer can still imagine, spy view)."""
     spy = seat in table.game.spies
-    viewer = Viewer.outsider() if spy else Viewer.resistance(seat)
-    deduction = deduce(record_of(table.game, table.id), viewer)
-    return deduction.spy_probability, deduction.possible, spy
+    record = {k: v for k, v in export_record(table.game, table.id).items() if k != "outcome"}
+    request = {"record": record, "viewer": None if spy else seat}
+    answer = batch.answer(json.dumps(request), "behaviour")
+    possible = answer["consistent"]
+    if not spy:
+        # The Resistance viewer also rules out every assignment that makes them a spy.
+        possible = sum(1 for spies in _consistent_spy_sets(record) if seat not in spies)
+    return tuple(answer["spy_probability"]), possible, spy
+
+
+def _consistent_spy_sets(record: dict):
+    """Every way to seat the spies that the record's Fail cards allow, counted by hand."""
+    from itertools import combinations
+
+    for spies in combinations(range(record["players"]), record["spies"]):
+        if all(
+            len(set(spies) & (set(m["proposals"][-1]["team"]) - set(m.get("auto_cards", [])))) >= m["fails"]
+            for m in record["missions"]
+            if "fails" in m
+        ):
+            yield set(spies)
 
 
 def check_hints(text: str, table, seat: int) -> None:
