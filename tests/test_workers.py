@@ -91,8 +91,10 @@ class Cluster:
         assert table is not None, game_id
         return table
 
-    async def settled(self, game_id: str, timeout: float = 30.0) -> None:
-        """Wait until everything the game queued has reached the fake Telegram."""
+    async def settled(self, game_id: str, timeout: float = 120.0) -> None:
+        """Wait until everything the game queued has reached the fake Telegram. Workers answer before
+        they deliver, so this is where a game's messages are waited for behind the shared flood limits
+        (with 50 games at once, up to half a minute): as long as a POST was once allowed to take."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             busy = await self.redis.exists(keys.outbox_lock(game_id))
@@ -463,8 +465,8 @@ async def test_a_duplicate_delivery_is_processed_once(cluster: Cluster):
     first = await asyncio.gather(*(post_update(w.url, SECRET, update, client=cluster.http) for w in cluster.workers))
     codes = sorted(r.status_code for r in first)
     print(f"\nthe same update through both workers at once: {codes}")
-    # The loser either saw it done (200) or still being processed (503: Telegram retries later).
-    assert codes in ([200, 200], [200, 503]), codes
+    # The loser waits for the winner to finish and then finds it done: no 503 for Telegram to retry.
+    assert codes == [200, 200], codes
     # Telegram's redeliveries, to either worker, once it is done: accepted, not processed again.
     for worker in cluster.workers:
         response = await post_update(worker.url, SECRET, update, client=cluster.http)
@@ -481,8 +483,8 @@ async def test_a_duplicate_delivery_is_processed_once(cluster: Cluster):
     posts = [post_update(w.url, SECRET, u, client=cluster.http) for u in rest for w in cluster.workers]
     calls_before = len(telegram.calls)
     responses = await asyncio.gather(*posts)
-    assert all(r.status_code in (200, 503) for r in responses)
-    for u in rest:  # Telegram redelivers whatever got a 503; by now every update is done
+    assert [r.status_code for r in responses] == [200] * len(posts)
+    for u in rest:  # a later redelivery, to either worker: done, not processed again
         for worker in cluster.workers:
             assert (await post_update(worker.url, SECRET, u, client=cluster.http)).status_code == 200
     await cluster.settled(game_id)

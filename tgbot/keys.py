@@ -11,7 +11,8 @@ rb:chat:{chat_id}:settings  the group's settings (JSON)
 rb:user:{user_id}:games   set of ids of the active games the user sits in
 rb:deadlines              sorted set: game id -> when its clock next has something to do
 rb:outbox:pending         set of game ids whose outbox may hold messages
-rb:update:{update_id}     a webhook update claimed by the worker processing it
+rb:update:{update_id}     a webhook update: the lease of the worker processing it, or "done"
+rb:update:{update_id}:answers  hash: game id -> what the update answered when it changed that game (tgbot.once)
 rb:webhook:registered     which worker registered the webhook
 rb:ratelimit:...          the shared flood-limit counters and pause
 """
@@ -65,6 +66,10 @@ def user_games(user_id: int) -> str:
 
 def update_claim(update_id: int) -> str:
     return f"{PREFIX}update:{update_id}"
+
+
+def update_answers(update_id: int) -> str:
+    return f"{PREFIX}update:{update_id}:answers"
 
 
 def rate_chat(chat_id: int) -> str:

@@ -6,6 +6,7 @@ Handlers call these with plain values parsed from an update; nothing here touche
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -17,7 +18,7 @@ from redis.exceptions import RedisError
 from telegram.error import TelegramError
 
 from engine import Variants, export_record
-from tgbot import keys
+from tgbot import keys, once
 from tgbot.buttons import CancelPress, CardPress, MissionPress, TeamPress, VotePress, WaitingPress
 from tgbot.changes import Change, Refused, Reply
 from tgbot.hints import hints_text
@@ -52,28 +53,76 @@ class GameService:
         bot_username: str,
         rng: random.Random | None = None,
         clock: Callable[[], float] = time.time,
+        deliver_in_background: bool = False,
     ) -> None:
         self.store = store
         self.outbox = outbox
         self.bot_username = bot_username
         self.rng = rng if rng is not None else random.SystemRandom()
         self.clock = clock
+        # Webhook mode (`webhook.serve` sets it): a change's messages go out in a task of their own,
+        # so that Telegram is answered as soon as the change is stored and the person answered.
+        self.deliver_in_background = deliver_in_background
+        self._deliveries: set[asyncio.Task] = set()
 
     async def _apply(self, game_id: str, mutate: Callable[[Table], Change]) -> Reply:
         now = self.clock()
+        processing = once.current.get()
+
+        def change_of(table: Table) -> Change:
+            return clock.rescheduled(mutate(table), now)
+
         try:
             change = await self.store.update(
-                game_id, lambda table: clock.rescheduled(mutate(table), now), record=finished_record
+                game_id,
+                change_of if processing is None else processing.guard(game_id, change_of),
+                record=finished_record,
             )
         except Refused as refused:
             return refused.reply
+        except once.AlreadyApplied:
+            # A worker stored this update's change and died before it could say so; Telegram delivered it again.
+            log.info("game %s: update %s was applied already; not again", game_id, processing.update_id)
+            answer = await processing.answered(self.store.redis, game_id)
+            return replace(answer, deliver_for=game_id)
         log.info("game %s: stored (%d messages queued)", game_id, len(change.outgoing))
+        if processing is not None:
+            await processing.remember(self.store.redis, game_id, change.reply)
         return replace(change.reply or Reply(""), deliver_for=game_id if change.outgoing else None)
 
     async def deliver(self, reply: Reply | None) -> None:
         """Send what the change behind `reply` queued; call it after answering the person who acted."""
         if reply is not None and reply.deliver_for:
-            await drain_quietly(self.outbox, reply.deliver_for)
+            await self._send_queued(reply.deliver_for)
+
+    async def _send_queued(self, game_id: str) -> None:
+        """Drain the game's outbox: at once, or in webhook mode in a task of its own (what it has not
+        sent if the worker dies stays queued, and the clock of any worker sends it)."""
+        if not self.deliver_in_background:
+            await drain_quietly(self.outbox, game_id)
+            return
+        task = asyncio.create_task(drain_quietly(self.outbox, game_id), name=f"deliver {game_id}")
+        self._deliveries.add(task)
+        task.add_done_callback(self._delivered)
+
+    def _delivered(self, task: asyncio.Task) -> None:
+        self._deliveries.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("%s failed", task.get_name(), exc_info=task.exception())
+
+    async def finish_deliveries(self, timeout: float | None = None) -> int:
+        """Wait for the messages being sent in the background (at shutdown). Deliveries still running
+        after `timeout` seconds are stopped, their messages left queued for a clock; returns how many."""
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        while self._deliveries:
+            remaining = None if deadline is None else max(0.0, deadline - asyncio.get_running_loop().time())
+            _, running = await asyncio.wait(set(self._deliveries), timeout=remaining)
+            if running and deadline is not None and asyncio.get_running_loop().time() >= deadline:
+                for task in running:
+                    task.cancel()
+                await asyncio.gather(*running, return_exceptions=True)
+                return len(running)
+        return 0
 
     # ---------------------------------------------------------------- lobby
 
@@ -114,7 +163,7 @@ class GameService:
             except ChatBusy:
                 return _busy_answer(None, lang)
         log.info("game %s: lobby opened", game_id)
-        await drain_quietly(self.outbox, game_id)
+        await self._send_queued(game_id)
         return None
 
     async def rematch(self, game_id: str, user_id: int, chat_id: int | None, lang: str) -> Reply:
@@ -309,7 +358,7 @@ class GameService:
             keys.damaged(damage.game_id),
         )
         if ended.told_chat_id is not None:
-            await drain_quietly(self.outbox, damage.game_id)
+            await self._send_queued(damage.game_id)
         return True
 
     async def _load(self, game_id: str, chat_id: int | None = None) -> Table | None:
@@ -425,7 +474,7 @@ class GameService:
             if await self._end_damaged(damage, chat_id):
                 return None  # the group was just told
             return t(lang, "No game is running here. Start one with /newgame.")
-        await drain_quietly(self.outbox, game_id)
+        await self._send_queued(game_id)
         return None
 
     async def record_document(self, chat_id: int, lang: str) -> Document | None:

@@ -56,6 +56,9 @@ class Table:
     deadline: float | None = None  # when the current step times out (seconds since the epoch)
     reminder_at: float | None = None  # when to remind the group, once per step; None once reminded
     step: str = ""  # names the step the deadline belongs to
+    # Webhook mode: the ids of the last updates that changed this table, so that an update processed
+    # again (its worker died before it could say it was done) is not applied twice (tgbot.once).
+    applied_updates: tuple[int, ...] = ()
 
     @property
     def variants(self) -> Variants:
@@ -107,6 +110,7 @@ class Table:
                 "deadline": self.deadline,
                 "reminder_at": self.reminder_at,
                 "step": self.step,
+                "applied_updates": list(self.applied_updates),
             },
             separators=(",", ":"),
         )
@@ -133,6 +137,7 @@ class Table:
                 deadline=data["deadline"],
                 reminder_at=data["reminder_at"],
                 step=data["step"],
+                applied_updates=tuple(data.get("applied_updates", ())),
             )
         except (StateFormatError, TableFormatError):
             raise
@@ -158,6 +163,7 @@ class Table:
             and len({p.user_id for p in self.players}) == len(self.players),
             "players: each seat is one user, once",
         )
+        require(all(_is_int(u) for u in self.applied_updates), "applied_updates: not update ids")
         for when in (self.deadline, self.reminder_at):
             require(when is None or (isinstance(when, int | float) and not isinstance(when, bool)), "deadline: a time")
         game = self.game

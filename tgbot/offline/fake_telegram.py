@@ -168,6 +168,8 @@ class FakeTelegram:
         self._files: dict[str, FakeDocument] = {}
         self._counter = itertools.count(1)  # query and file ids
         self._update_ids = itertools.count(1)
+        # Seconds a method takes to answer (its name in lower case): a slow network or a busy Telegram.
+        self.delays: dict[str, float] = {}
 
     def request(self) -> FakeRequest:
         return FakeRequest(self)
@@ -274,11 +276,11 @@ class FakeTelegram:
                 data = content if isinstance(content, bytes) else content.read()
                 uploads[name] = FakeDocument(filename or name, data, mime_type)
         self.calls.append((api_method, {**params, **uploads}))
+        key = api_method.lower()  # Telegram's method names are case-insensitive
         # Yield like a network round trip would, so concurrent handlers interleave as in production.
-        await asyncio.sleep(0)
+        await asyncio.sleep(self.delays.get(key, 0))
         if path != f"bot{self.token}":
             return ApiError(401, "Unauthorized").reply()
-        key = api_method.lower()  # Telegram's method names are case-insensitive
         if self._failures.get(key):
             status, description, retry_after = self._failures[key].pop(0)
             if status == 0:
