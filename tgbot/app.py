@@ -18,13 +18,15 @@ from tgbot.context import CONTEXT_TYPES
 from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, supported, t
 from tgbot.outbox import Outbox
 from tgbot.ratelimit import RedisRateLimiter
-from tgbot.service import GameService
+from tgbot.service import RECOVERY_SECONDS, GameService
 from tgbot.store import Store
 
 log = logging.getLogger(__name__)
 
-# How often each worker looks for due deadlines.
+# How often each worker looks for due deadlines and outboxes left with messages.
 CLOCK_SECONDS = 2.0
+# While Redis does not answer, how often a worker asks again (to deliver what waits at once).
+PROBE_SECONDS = 0.25
 
 COMMANDS = (
     ("newgame", N_("Open a game in this group")),
@@ -59,20 +61,45 @@ async def prepare(application: Application) -> None:
     for lang in LANGUAGES:
         await application.bot.set_my_commands(command_menu(lang), language_code=lang)
     if application.job_queue is not None and application.bot_data.get("clock_seconds"):
-        application.job_queue.run_repeating(
-            _tick,
-            interval=application.bot_data["clock_seconds"],
-            first=application.bot_data["clock_seconds"],
-            name="deadlines",
-        )
+        # A first tick as soon as the application starts (the job queue with it), however long
+        # after this: it delivers what a killed worker left queued, waiting out that worker's outbox
+        # locks (see `_tick`). A one-off job, because APScheduler moves the first run of a repeating
+        # job that starts late to the next interval.
+        seconds = application.bot_data["clock_seconds"]
+        application.bot_data["recovering"] = True
+        application.job_queue.run_once(_tick, when=0, name="recovery", job_kwargs={"misfire_grace_time": None})
+        application.job_queue.run_repeating(_tick, interval=seconds, first=seconds, name="deadlines")
 
 
 async def _tick(context) -> None:
-    """Fire due reminders and deadlines. Every worker ticks; Redis makes each fire once."""
+    """Fire due reminders and deadlines, and deliver what outboxes hold. Every worker ticks;
+    Redis makes each deadline fire once.
+
+    The first tick after start-up, and the first after Redis answers again, recovers: it waits
+    out the outbox locks of drains that died (see `GameService.deliver_pending`). While Redis does
+    not answer, a probe asks it again every `PROBE_SECONDS`, so that recovery starts at once."""
+    application = context.application
+    service: GameService = application.bot_data["service"]
     try:
-        await context.application.bot_data["service"].fire_due()
+        recovering = application.bot_data.get("recovering", False)
+        await service.fire_due(wait=False, wait_for_locks=RECOVERY_SECONDS if recovering else 0.0)
+        application.bot_data["recovering"] = False
     except RedisError as error:
         log.warning("deadlines skipped: storage unavailable (%s)", type(error).__name__)
+        application.bot_data["recovering"] = True
+        if context.job_queue is not None and not context.job_queue.get_jobs_by_name("storage probe"):
+            context.job_queue.run_repeating(_probe, interval=PROBE_SECONDS, first=PROBE_SECONDS, name="storage probe")
+
+
+async def _probe(context) -> None:
+    """While Redis does not answer: ask it again; once it answers, recover at once."""
+    try:
+        await context.application.bot_data["store"].redis.ping()
+    except RedisError:
+        return
+    context.job.schedule_removal()
+    log.info("storage answers again: delivering what waits")
+    await _tick(context)
 
 
 async def _on_error(update: object, context) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import astuple, dataclass
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from functools import cached_property
 from typing import Any
 
@@ -148,7 +149,7 @@ class ButtonKind:
         return re.compile(f"^{re.escape(self.prefix)}{parts}\\Z")
 
     def encode(self, press: Any) -> str:
-        values = astuple(press)
+        values = [getattr(press, f.name) for f in dataclass_fields(press)]  # every field is a plain value
         return ":".join([self.prefix, *(field.write(value) for field, value in zip(self.fields, values, strict=True))])
 
     def decode(self, data: str) -> Any:

@@ -229,13 +229,8 @@ async def record(update: Update, context: BotContext) -> None:
     lang = await language_of(update, context)
     if not await groups_only(update, lang):
         return
-    document = await context.service.record_document(update.effective_chat.id, lang)
-    if document is None:
-        await reply(update, t(lang, "No game has finished in this group yet."))
-        return
-    await update.effective_message.reply_document(
-        document.content.encode(), filename=document.filename, caption=document.caption
-    )
+    # Through the finished game's outbox: retried like any message, never a traceback for a 502.
+    await reply(update, await context.service.send_record(update.effective_chat.id, lang) or "")
 
 
 async def help_command(update: Update, context: BotContext) -> None:

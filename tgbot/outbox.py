@@ -1,35 +1,57 @@
-"""Send a game's queued messages, in order, exactly as Telegram lets us.
+"""Send a game's queued messages, in order, each once, exactly as Telegram lets us.
 
-Any process may drain any game's outbox; a short Redis lock (redis-py's `Lock`) makes
-sure only one does at a time, so messages of one game go out in the order their changes
-were stored. An item leaves the queue only after it was delivered (or can never be), so
-a process that dies mid-way leaves the rest for the next drain.
+Any process may drain any game's outbox; a short Redis lock makes sure only one does at a
+time, so messages of one game go out in the order their changes were stored. The lock lives
+`LOCK_SECONDS` and is renewed in the background while its drain runs (flood waits included),
+so a drain that dies with its process holds nobody up for long. A change that queues messages
+takes the lock in the same script that stores it (`Store.update`), and this process's drain
+goes on from there; otherwise the drain takes it (`_TAKE`).
+
+Each message leaves the queue by one Lua script run right after Telegram has answered: it
+checks that the message is still first, removes it, remembers the new message's id under its
+key, and once the queue is empty lets the lock go and takes the game off the set of pending
+outboxes. It checks that the lock is still ours too, unless the drain knows it is: it took or
+renewed it less than `LOCK_SECONDS - LEASE_MARGIN_SECONDS` ago (a lease, on this process's
+clock). A message is removed only once delivered (or once it can never be), so a process that
+dies mid-way leaves the rest for the next drain. If Redis fails just after Telegram answered,
+the delivery is kept in memory and settled by this process's next drain of the game, so it is
+not sent again.
+
+A private message with a key (the role, a card prompt, the leader's keyboard) reaches its
+player at most once per key: a queued one whose key already names a delivered message is
+dropped unsent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import secrets
+import time
 import warnings
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from redis.asyncio import Redis
-from redis.asyncio.lock import Lock
-from redis.exceptions import LockError, RedisError
+from redis.exceptions import RedisError
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
-from telegram.warnings import PTBDeprecationWarning
+from telegram.warnings import PTBDeprecationWarning, PTBUserWarning
 
 from tgbot import keys, outgoing
-from tgbot.outgoing import Document, Edit, Keyboard, Send
-from tgbot.store import Store
+from tgbot.outgoing import Document, Edit, Keyboard, Send, once_only
+from tgbot.store import LOOKUPS_LUA, OUTBOX_LOCK_SECONDS, Store, parse_remembered, remembered
 
 log = logging.getLogger(__name__)
 
-LOCK_SECONDS = 60
+LOCK_SECONDS = OUTBOX_LOCK_SECONDS  # a drain's lock, unless renewed: what a dead drain can hold its game up
+RENEW_SECONDS = LOCK_SECONDS / 4  # how often a running drain renews it
+LEASE_MARGIN_SECONDS = 0.5  # a lock is checked again once it is this close to lapsing (by our clock)
+LOOK_AGAIN_SECONDS = 0.2  # a delivery slower than this (flood waits) reads the queue again after it
 ATTEMPTS = 3
+
+_LOCK_MS = int(LOCK_SECONDS * 1000)
 
 
 def retry_after_seconds(flood: RetryAfter) -> float:
@@ -48,14 +70,129 @@ def markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
     )
 
 
-# Trim the queue through position ARGV[1] only if that position still holds ARGV[2].
-_REMOVE_THROUGH = """
-if redis.call('LINDEX', KEYS[1], ARGV[1]) == ARGV[2] then
-    redis.call('LTRIM', KEYS[1], tonumber(ARGV[1]) + 1, -1)
-    return 1
+# The outbox calls the two methods it uses most with plain parameters (`Bot.do_api_request`),
+# through the same request and rate limiter as any call, and reads only the new message's id
+# from the answer: building python-telegram-bot objects for every keyboard and parsing every
+# returned Message was the largest part of a delivery's CPU. The parameters are the ones
+# `send_message` and `edit_message_text` send. PTB suggests those methods instead; not here.
+warnings.filterwarnings("ignore", message=r"Please use 'Bot\.(sendMessage|editMessageText)'", category=PTBUserWarning)
+_NO_PREVIEW = {"is_disabled": True}
+
+
+def plain_markup(buttons: Keyboard) -> dict | None:
+    """The inline keyboard as the Bot API's JSON."""
+    if not buttons:
+        return None
+    return {"inline_keyboard": [[_plain_button(b) for b in row] for row in buttons]}
+
+
+def _plain_button(button: outgoing.Button) -> dict:
+    plain = {"text": button.text}
+    if button.url is not None:
+        plain["url"] = button.url
+    if button.data is not None:
+        plain["callback_data"] = button.data
+    return plain
+
+
+def _message_parameters(chat_id: int, text: str, buttons: Keyboard, **more: object) -> dict:
+    parameters = {"chat_id": chat_id, "text": text, **more, "parse_mode": ParseMode.HTML.value}
+    keyboard = plain_markup(buttons)
+    if keyboard is not None:
+        parameters["reply_markup"] = keyboard
+    return parameters
+
+
+# Take the lock and read the queue, with the message ids its items need.
+#   KEYS: lock, queue, messages, pending. ARGV: token, lock ms, game id, a token of this process's
+#   that Redis kept when it could not be let go ('' if none).
+# Returns false if another drain holds the lock; {} if the queue is empty (the lock let go again
+# and the game no longer pending); else {items, keys, ids}.
+_TAKE = (
+    LOOKUPS_LUA
+    + """
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    if ARGV[4] == '' or redis.call('GET', KEYS[1]) ~= ARGV[4] then return false end
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
+local items = redis.call('LRANGE', KEYS[2], 0, -1)
+if #items == 0 then
+    redis.call('DEL', KEYS[1])
+    redis.call('SREM', KEYS[4], ARGV[3])
+    return {}
+end
+local wanted = lookups_of(items)
+local ids = {}
+if #wanted > 0 then ids = redis.call('HMGET', KEYS[3], unpack(wanted)) end
+return {items, wanted, ids}
+"""
+)
+
+# After Telegram answered: remove the delivered item (and the superseded edits before it).
+#   KEYS: lock, queue, messages, pending. ARGV: token, lock ms, game id, position of the item,
+#   the item, key to remember ('' none), its "chat:message", mode, '1' to check the lock and
+#   renew it ('0': the drain's lease says it is still ours).
+#   mode 'next': more items follow; 'look': also return the queue as it is now; 'last': the
+#   drain has nothing more in hand.
+# Returns -1 if another drain took the lock over (stop), -2 if the queue is not as read (read it
+# again), 1 to go on, 0 when the queue is empty (the lock is let go and the game no longer
+# pending), or the queue's items (with the keys and ids they need) when there is more.
+_COMMIT = (
+    LOOKUPS_LUA
+    + """
+if ARGV[9] == '1' then
+    local holder = redis.call('GET', KEYS[1])
+    if holder == ARGV[1] then
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    elseif holder then
+        return -1
+    else
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])  -- it lapsed and nobody took it
+    end
+end
+local position = tonumber(ARGV[4])
+if position == 0 then
+    local head = redis.call('LPOP', KEYS[2])
+    if head ~= ARGV[5] then
+        if head then redis.call('LPUSH', KEYS[2], head) end
+        return -2
+    end
+else
+    if redis.call('LINDEX', KEYS[2], position) ~= ARGV[5] then return -2 end
+    redis.call('LTRIM', KEYS[2], position + 1, -1)
+end
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[3], ARGV[6], ARGV[7]) end
+if ARGV[8] == 'next' then return 1 end
+if redis.call('LLEN', KEYS[2]) == 0 then
+    redis.call('DEL', KEYS[1])
+    redis.call('SREM', KEYS[4], ARGV[3])
+    return 0
+end
+local items = redis.call('LRANGE', KEYS[2], 0, -1)
+local wanted = lookups_of(items)
+local ids = {}
+if #wanted > 0 then ids = redis.call('HMGET', KEYS[3], unpack(wanted)) end
+return {items, wanted, ids}
+"""
+)
+
+# Keep the lock while the drain runs. KEYS: lock. ARGV: token, lock ms. 1 if renewed, 0 if
+# another drain has it, 2 if it lapsed: it is not taken again here (a renewal still on its way
+# when the drain let go would take it back); the drain's next commit does that.
+_RENEW = """
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if holder then return 0 end
+return 2
+"""
+
+# Let the lock go if it is still ours. KEYS: lock. ARGV: token.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
+
+_LOST, _CHANGED = -1, -2
 
 
 class DeliveryPostponed(Exception):
@@ -81,154 +218,331 @@ def _replaced(item: outgoing.Outgoing, later: list[outgoing.Outgoing]) -> bool:
     return isinstance(item, Edit) and isinstance(_next_of_key(item, later), Send)
 
 
+@dataclass
+class _Queue:
+    """What a drain holds of the queue: the raw items as stored, parsed, and the message ids
+    (as "chat:message", None if never delivered) of the keys they need."""
+
+    raws: list[str]
+    items: list[outgoing.Outgoing]
+    ids: dict[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def read(
+        cls, raws: list[str], wanted: list[str], ids: list[str | None], items: list[outgoing.Outgoing] | None = None
+    ) -> _Queue:
+        parsed = list(items) if items is not None else [outgoing.loads(raw) for raw in raws]
+        return cls(list(raws), parsed, dict(zip(wanted, ids, strict=True)))
+
+    def drop_through(self, position: int) -> None:
+        del self.raws[: position + 1]
+        del self.items[: position + 1]
+
+
+@dataclass(frozen=True)
+class _Unsettled:
+    """A message Telegram took whose removal never reached Redis."""
+
+    position: int
+    raw: str
+    key: str
+    value: str
+
+
+@dataclass
+class _Lock:
+    """A drain's lock, renewed in the background while the drain runs; `sure_until` (this process's
+    monotonic clock) is how long it is known to stay ours without asking Redis."""
+
+    outbox: Outbox
+    game_id: str
+    token: str = field(default_factory=lambda: secrets.token_hex(8))
+    sure_until: float = 0.0
+    lost: bool = False
+    _timer: asyncio.TimerHandle | None = None
+    _task: asyncio.Task | None = None
+
+    def held_from(self, moment: float) -> None:
+        """Redis (re)set the lock to live `LOCK_SECONDS` at some point after `moment`."""
+        self.sure_until = max(self.sure_until, moment + LOCK_SECONDS - LEASE_MARGIN_SECONDS)
+
+    @property
+    def sure(self) -> bool:
+        return time.monotonic() < self.sure_until
+
+    def keep(self) -> None:
+        self._timer = asyncio.get_running_loop().call_later(RENEW_SECONDS, self._start)
+
+    def _start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._renew())
+
+    async def _renew(self) -> None:
+        key = keys.outbox_lock(self.game_id)
+        while True:
+            asked = time.monotonic()
+            try:
+                renewed = await self.outbox._renew(keys=[key], args=[self.token, _LOCK_MS])
+            except RedisError:
+                renewed = None  # the lock lapses unless Redis is back in time; the next commit says which
+            if renewed == 0:
+                self.lost = True
+                return
+            if renewed == 1:
+                self.held_from(asked)
+            await asyncio.sleep(RENEW_SECONDS)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._task is not None:
+            self._task.cancel()
+
+
 class Outbox:
     def __init__(self, store: Store, bot: Bot) -> None:
         self.store = store
         self.bot = bot
-        self._remove_through = store.redis.register_script(_REMOVE_THROUGH)
+        redis = store.redis
+        self._take = redis.register_script(_TAKE)
+        self._commit = redis.register_script(_COMMIT)
+        self._renew = redis.register_script(_RENEW)
+        self._release = redis.register_script(_RELEASE)
+        # What Redis did not hear because it failed: deliveries to settle, locks to let go.
+        self._unsettled: dict[str, _Unsettled] = {}
+        self._kept_locks: dict[str, str] = {}
 
     @property
     def redis(self) -> Redis:
         return self.store.redis
 
-    async def drain(self, game_id: str) -> None:
-        """Deliver everything queued for the game; return at once if another drain is running."""
-        queue = keys.outbox(game_id)
-        while True:
-            lock = self.redis.lock(keys.outbox_lock(game_id), timeout=LOCK_SECONDS, blocking=False)
-            if not await lock.acquire():
-                return  # the holder looks at the queue again after it lets go
-            try:
-                await self._deliver_queue(game_id, queue, lock)
-            finally:
-                with contextlib.suppress(LockError):  # it expired: another drain has taken over
-                    await lock.release()
-            if not await self.redis.llen(queue):
-                # Only now: an item queued after this check re-adds the id in its own transaction.
-                await self.redis.srem(keys.PENDING_OUTBOXES, game_id)
-                if not await self.redis.llen(queue):
-                    return
+    def _keys(self, game_id: str) -> list[str]:
+        return [keys.outbox_lock(game_id), keys.outbox(game_id), keys.messages(game_id), keys.PENDING_OUTBOXES]
 
-    async def _deliver_queue(self, game_id: str, queue: str, lock: Lock) -> None:
-        """Deliver the queue's oldest message, then look again: what was queued meanwhile (while
-        the rate limiter made us wait) is seen, and an edit that a later edit of the same message
-        will overwrite is skipped."""
+    async def drain(self, game_id: str) -> bool:
+        """Deliver everything queued for the game. False if another drain holds its lock: that
+        drain looks at the queue again before it lets go, so it sends what was queued meanwhile."""
+        claim = self.store.take_claim(game_id)
+        if claim is not None and time.monotonic() - claim.taken_at < LOCK_SECONDS - LEASE_MARGIN_SECONDS:
+            lock = _Lock(self, game_id, claim.token)  # the write that queued the messages took the lock
+            lock.held_from(claim.taken_at)
+            queue = _Queue.read(claim.raws, claim.wanted, claim.ids, claim.items)
+        else:
+            if claim is not None:  # kept too long (its write was not followed by a drain): let it go
+                await self._let_go(game_id, claim.token)
+            lock = _Lock(self, game_id)
+            stale = self._kept_locks.get(game_id, "")
+            asked = time.monotonic()
+            reply = await self._take(keys=self._keys(game_id), args=[lock.token, _LOCK_MS, game_id, stale])
+            self._kept_locks.pop(game_id, None)
+            if reply is None:
+                return False
+            if not reply:
+                self._unsettled.pop(game_id, None)
+                return True
+            lock.held_from(asked)
+            queue = _Queue.read(*reply)
+        lock.keep()
+        done = False
+        try:
+            done = await self._deliver_queue(game_id, queue, lock)
+        finally:
+            lock.stop()
+            if not done:
+                await self._let_go(game_id, lock.token)
+        return True
+
+    async def _let_go(self, game_id: str, token: str) -> None:
+        try:
+            await self._release(keys=[keys.outbox_lock(game_id)], args=[token])
+        except RedisError:
+            self._kept_locks[game_id] = token  # the next drain here takes it over at once
+
+    async def pending_lock_ms(self, game_id: str) -> int:
+        """How long the game's outbox lock still lives (0 if nobody holds it)."""
+        return max(0, await self.redis.pttl(keys.outbox_lock(game_id)))
+
+    async def _deliver_queue(self, game_id: str, queue: _Queue, lock: _Lock) -> bool:
+        """Deliver the queue's oldest message, then the next: an edit that a later edit of the same
+        message overwrites is skipped. A delivery slow enough for more to have been queued meanwhile
+        (flood waits) reads the queue again, so what piled up is coalesced too. True once the queue
+        is empty and the lock let go; False if the drain stopped with messages left."""
         while True:
-            raw_items = await self.redis.lrange(queue, 0, -1)
-            if not raw_items:
-                return
-            items = [outgoing.loads(raw) for raw in raw_items]
+            if lock.lost:
+                return False
+            items = queue.items
             skipped = 0
             while skipped < len(items) - 1 and _superseded(items[skipped], items[skipped + 1 :]):
                 skipped += 1
-            # A slow delivery (flood waits, retries) must not outlive the lock unnoticed: renew it
-            # before each message, and stop if another drain already took over.
+            item, raw = items[skipped], queue.raws[skipped]
+            started = time.monotonic()
+            unsettled = self._unsettled.pop(game_id, None)
+            if unsettled is not None and (unsettled.position, unsettled.raw) == (skipped, raw):
+                key, value = unsettled.key, unsettled.value  # it reached Telegram before Redis failed
+            else:
+                key, value = await self._deliver_item(game_id, item, queue, later=items[skipped + 1 :])
+            if skipped == len(items) - 1:
+                mode = "last"
+            elif time.monotonic() - started > LOOK_AGAIN_SECONDS:
+                mode = "look"
+            else:
+                mode = "next"
+            check = not lock.sure
+            asked = time.monotonic()
             try:
-                await lock.reacquire()  # one round trip: it fails if the lock is no longer ours
-            except LockError:
-                return
-            await self._deliver(game_id, items[skipped], repost=not _replaced(items[skipped], items[skipped + 1 :]))
-            # Remove exactly what was delivered: nothing, if another drain got there first.
-            if not await self._remove_through(keys=[queue], args=[skipped, raw_items[skipped]]):
-                return
+                reply = await self._commit(
+                    keys=self._keys(game_id),
+                    args=[lock.token, _LOCK_MS, game_id, skipped, raw, key, value, mode, "1" if check else "0"],
+                )
+            except RedisError:
+                self._unsettled[game_id] = _Unsettled(skipped, raw, key, value)
+                raise
+            if check and reply != _LOST:
+                lock.held_from(asked)
+            if key:
+                queue.ids[key] = value
+            if reply == 1:
+                queue.drop_through(skipped)
+            elif reply == 0:
+                return True
+            elif reply == _LOST:
+                log.info("game %s: another drain took the outbox over", game_id)
+                return False
+            elif reply == _CHANGED:
+                queue = await self._read_again(game_id, lock)
+                if queue is None:
+                    return True
+            else:
+                queue = _Queue.read(*reply)
 
-    async def deliver_now(self, game_id: str, item: outgoing.Outgoing) -> None:
-        """Deliver one message outside the queue: for answers that only their reader is waiting for."""
-        await self._deliver(game_id, item)
+    async def _read_again(self, game_id: str, lock: _Lock) -> _Queue | None:
+        """The queue changed under a drain that holds the lock (something other than a drain
+        trimmed it): read it again, keeping the lock."""
+        asked = time.monotonic()
+        reply = await self._take(keys=self._keys(game_id), args=[lock.token, _LOCK_MS, game_id, lock.token])
+        if reply is None:
+            lock.lost = True
+            return _Queue([], [])
+        lock.held_from(asked)
+        return _Queue.read(*reply) if reply else None
 
-    async def _deliver(self, game_id: str, item: outgoing.Outgoing, repost: bool = True) -> None:
+    async def _deliver_item(
+        self, game_id: str, item: outgoing.Outgoing, queue: _Queue, later: list[outgoing.Outgoing]
+    ) -> tuple[str, str]:
+        """Deliver one item; returns the message key and "chat:message" to remember ("" if none)."""
+        if once_only(item) and queue.ids.get(item.key) is not None:
+            log.info("game %s: a private message already delivered was not sent again", game_id)
+            return "", ""
+        if isinstance(item, Edit):
+            known = parse_remembered(queue.ids.get(item.key))
+            if known is None and item.key not in queue.ids:
+                known = await self.store.message_of(game_id, item.key)
+            if known is None:
+                return "", ""  # its Send never reached the chat (a player who could not be reached)
+            sent = await self._deliver(game_id, item, known=known, repost=not _replaced(item, later))
+        else:
+            sent = await self._deliver(game_id, item)
+        if sent is None or not getattr(item, "key", ""):
+            return "", ""
+        return item.key, remembered(sent[0], sent[1])
+
+    async def _deliver(
+        self, game_id: str, item: outgoing.Outgoing, known: tuple[int, int] | None = None, repost: bool = True
+    ) -> tuple[int, int] | None:
         """Deliver one item, retrying only what can succeed later; never let one item block the queue.
+        Returns (chat, message id) of a message it posted. `known`: the message an edit changes;
         `repost`: an edit whose message was deleted posts it again."""
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 if isinstance(item, Send):
-                    await self._send(game_id, item)
-                elif isinstance(item, Edit):
-                    await self._edit(game_id, item, repost)
-                else:
-                    await self._document(item)
-                return
+                    return await self._send(game_id, item)
+                if isinstance(item, Edit):
+                    return await self._edit(game_id, item, known, repost)
+                await self._document(game_id, item)
+                return None
             except RetryAfter as flood:
                 # The rate limiter already retried; Telegram still asks us to wait.
                 await asyncio.sleep(retry_after_seconds(flood))
             except BadRequest as error:
                 log.warning("game %s: Telegram refused a %s: %s", game_id, type(item).__name__, error.message)
-                return
+                return None
             except (TimedOut, NetworkError) as failure:
                 log.warning("game %s: delivery attempt %d failed: %s", game_id, attempt, type(failure).__name__)
                 await asyncio.sleep(0.5 * attempt)
             except TelegramError as error:
                 log.warning("game %s: Telegram refused a %s: %s", game_id, type(item).__name__, type(error).__name__)
-                return
+                return None
         log.warning("game %s: Telegram unreachable; a %s waits for the next try", game_id, type(item).__name__)
         raise DeliveryPostponed(game_id)
 
-    async def _send(self, game_id: str, item: Send) -> None:
+    async def _send(self, game_id: str, item: Send) -> tuple[int, int] | None:
         try:
-            message = await self.bot.send_message(
-                item.chat_id,
-                item.text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=markup(item.buttons),
-                disable_web_page_preview=True,
-                protect_content=item.protected,
+            message = await self.bot.do_api_request(
+                "sendMessage",
+                _message_parameters(
+                    item.chat_id,
+                    item.text,
+                    item.buttons,
+                    link_preview_options=_NO_PREVIEW,
+                    protect_content=item.protected,
+                ),
             )
         except Forbidden:
             if item.notice_chat_id is None:
                 log.info("game %s: a chat refused a message (403)", game_id)
-                return
+                return None
             log.info("game %s: a player cannot be reached in private; telling the group", game_id)
-            await self.bot.send_message(
-                item.notice_chat_id,
-                item.notice_text,
-                parse_mode=ParseMode.HTML,
-                reply_markup=markup(item.notice_buttons),
+            await self.bot.do_api_request(
+                "sendMessage", _message_parameters(item.notice_chat_id, item.notice_text, item.notice_buttons)
             )
-            return
-        if item.key:
-            await self.store.remember_message(game_id, item.key, item.chat_id, message.message_id)
+            return None
+        return item.chat_id, int(message["message_id"])
 
-    async def _edit(self, game_id: str, item: Edit, repost: bool = True) -> None:
-        known = await self.store.message_of(game_id, item.key)
-        if known is None:
-            return  # its Send never reached the chat (a player who could not be reached)
+    async def _edit(
+        self, game_id: str, item: Edit, known: tuple[int, int] | None, repost: bool
+    ) -> tuple[int, int] | None:
         chat_id, message_id = known
         try:
-            await self.bot.edit_message_text(
-                item.text,
-                chat_id=chat_id,
-                message_id=message_id,
-                parse_mode=ParseMode.HTML,
-                reply_markup=markup(item.buttons),
-                disable_web_page_preview=True,
+            await self.bot.do_api_request(
+                "editMessageText",
+                _message_parameters(
+                    chat_id, item.text, item.buttons, message_id=message_id, link_preview_options=_NO_PREVIEW
+                ),
             )
         except BadRequest as error:
             text = str(error).lower()
             if "not modified" in text:
-                return
+                return None
             if "not found" in text or "can't be edited" in text:
                 if not repost:
-                    return  # a new copy of it is queued next
+                    return None  # a new copy of it is queued next
                 # Someone deleted the message: post it again where it was.
-                await self._send(
+                return await self._send(
                     game_id, Send(chat_id, item.text, item.buttons, key=item.key, protected=item.protected)
                 )
-                return
             raise
         except Forbidden:
             log.info("game %s: an edit was refused (403)", game_id)
+        return None
 
-    async def _document(self, item: Document) -> None:
-        await self.bot.send_document(
-            item.chat_id, document=item.content.encode(), filename=item.filename, caption=item.caption or None
-        )
+    async def _document(self, game_id: str, item: Document) -> None:
+        try:
+            await self.bot.send_document(
+                item.chat_id, document=item.content.encode(), filename=item.filename, caption=item.caption or None
+            )
+        except BadRequest as error:
+            if not item.refused_text:
+                raise
+            log.warning("game %s: Telegram refused a Document: %s", game_id, error.message)
+            await self.bot.send_message(item.chat_id, item.refused_text, parse_mode=ParseMode.HTML)
 
 
-async def drain_quietly(outbox: Outbox, game_id: str) -> None:
-    """Drain, logging instead of raising: a handler's answer must not depend on delivery."""
+async def drain_quietly(outbox: Outbox, game_id: str) -> bool:
+    """Drain, logging instead of raising: a handler's answer must not depend on delivery.
+    False if another drain holds the game's lock."""
     try:
-        await outbox.drain(game_id)
+        return await outbox.drain(game_id)
     except DeliveryPostponed:
         pass  # the clock tries again
     except (TelegramError, RedisError) as error:
         log.warning("game %s: outbox stopped on %s", game_id, type(error).__name__)
+    return True

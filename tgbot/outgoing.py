@@ -50,9 +50,17 @@ class Document:
     filename: str
     content: str
     caption: str = ""
+    refused_text: str = ""  # sent instead if Telegram refuses the file
 
 
 Outgoing = Send | Edit | Document
+
+
+def once_only(item: Outgoing) -> bool:
+    """A private message with a key reaches its player at most once per key (their role, a card
+    prompt, the leader's keyboard), whoever queued it and however often: the outbox drops one
+    whose key already names a delivered message."""
+    return isinstance(item, Send) and bool(item.key) and item.chat_id > 0
 
 
 def _keyboard_to_data(buttons: Keyboard) -> list:

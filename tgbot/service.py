@@ -24,7 +24,7 @@ from tgbot.changes import Change, Refused, Reply
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import clock, lobby, play
-from tgbot.outbox import DeliveryPostponed, Outbox, drain_quietly
+from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Keyboard, Send
 from tgbot.render import board
 from tgbot.render import hints as hints_render
@@ -33,6 +33,9 @@ from tgbot.store import ChatBusy, DamagedGame, GameGone, Store
 from tgbot.table import Player, Stage, Table
 
 log = logging.getLogger(__name__)
+
+# How long a recovering worker waits for the outbox locks of drains that died to lapse.
+RECOVERY_SECONDS = LOCK_SECONDS + 1
 
 NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
 NO_SUCH_GAME = N_("There is no such game here any more: ask the group for a new link.")
@@ -60,6 +63,7 @@ class GameService:
         self.bot_username = bot_username
         self.rng = rng if rng is not None else random.SystemRandom()
         self.clock = clock
+        self._draining: dict[str, asyncio.Task] = {}  # games whose outbox a task of ours drains now
         # Webhook mode (`webhook.serve` sets it): a change's messages go out in a task of their own,
         # so that Telegram is answered as soon as the change is stored and the person answered.
         self.deliver_in_background = deliver_in_background
@@ -300,8 +304,11 @@ class GameService:
 
     # ---------------------------------------------------------------- the clock
 
-    async def fire_due(self, now: float | None = None) -> int:
-        """Run every reminder and deadline that is due; safe to call from several workers at once."""
+    async def fire_due(self, now: float | None = None, *, wait: bool = True, wait_for_locks: float = 0.0) -> int:
+        """Run every reminder and deadline that is due, then deliver every outbox that holds
+        messages; safe to call from several workers at once. `wait=False` returns without waiting
+        for the deliveries (the clock's tick must not wait for a group's flood limit);
+        `wait_for_locks`: see `deliver_pending`."""
         now = self.clock() if now is None else now
         fired = 0
         for game_id in await self.store.due(now):
@@ -313,13 +320,48 @@ class GameService:
             except Exception:
                 # One broken game must not hold up every other game's deadlines.
                 log.exception("game %s: the clock failed on it", game_id)
-        # Messages a crashed worker or an unreachable Telegram left behind.
-        for game_id in await self.store.pending_outboxes():
-            await drain_quietly(self.outbox, game_id)
+        # What the deadlines just queued, and what a crashed worker or an unreachable Telegram left behind.
+        deliveries = await self.deliver_pending(wait_for_locks=wait_for_locks)
+        if wait:
+            await asyncio.gather(*deliveries)
         return fired
 
+    async def deliver_pending(self, *, wait_for_locks: float = 0.0) -> list[asyncio.Task]:
+        """Drain every outbox that holds messages, each game in a task of its own (one group's
+        flood limit holds up no other group), unless a task of ours drains it already.
+
+        `wait_for_locks` > 0 (at start-up, and when Redis answers again after an outage; the clock
+        passes `RECOVERY_SECONDS`): a game whose outbox lock another drain holds is tried again as
+        soon as that lock lapses, for up to that many seconds, so a lock left by a drain that died
+        (a killed worker's, one an outage cut off) holds nothing up for longer than it lives
+        (`LOCK_SECONDS`); a live drain keeps renewing its lock and delivers it all."""
+        tasks = []
+        for game_id in await self.store.pending_outboxes():
+            task = self._draining.get(game_id)
+            if task is None:
+                task = asyncio.create_task(self._drain_when_free(game_id, wait_for_locks))
+                self._draining[game_id] = task
+                task.add_done_callback(lambda _, game_id=game_id: self._draining.pop(game_id, None))
+            tasks.append(task)
+        return tasks
+
+    async def _drain_when_free(self, game_id: str, wait_for_locks: float) -> None:
+        give_up = time.monotonic() + wait_for_locks
+        try:
+            while not await drain_quietly(self.outbox, game_id):
+                left = give_up - time.monotonic()
+                if left <= 0:
+                    return  # the drain holding the lock delivers what is queued
+                lapses_in = await self.outbox.pending_lock_ms(game_id) / 1000
+                await asyncio.sleep(min(left, lapses_in + 0.01))
+        except RedisError as error:
+            log.warning("game %s: outbox not drained: storage unavailable (%s)", game_id, type(error).__name__)
+        except Exception:
+            log.exception("game %s: draining its outbox failed", game_id)
+
     async def _fire(self, game_id: str, now: float, seed: int) -> int:
-        """Run one game's due reminder or deadline; 1 if it did something."""
+        """Run one game's due reminder or deadline; 1 if it did something (its messages are
+        delivered with every other pending outbox)."""
         try:
             change = await self.store.update(
                 game_id,
@@ -336,7 +378,6 @@ class GameService:
         if not change.outgoing:
             return 0
         log.info("game %s: clock fired", game_id)
-        await drain_quietly(self.outbox, game_id)
         return 1
 
     # ---------------------------------------------------------------- damaged games
@@ -487,27 +528,49 @@ class GameService:
             f"resistance-{record_id}.json",
             raw,
             t(lang, "The record of game %(id)s (resistance-record/1).", id=record_id),
+            refused_text=t(lang, "Telegram did not take the record file. Try /record again later."),
         )
+
+    async def send_record(self, chat_id: int, lang: str) -> str | None:
+        """/record: the group's last finished game as a file, sent through that game's outbox
+        (retried like any message, and by the clock if Telegram cannot be reached). A text to
+        reply instead when no game has finished in the group."""
+        document = await self.record_document(chat_id, lang)
+        if document is None:
+            return t(lang, "No game has finished in this group yet.")
+        game_id = json.loads(document.content)["id"]
+        await self.store.enqueue(game_id, [document])
+        await drain_quietly(self.outbox, game_id)
+        return None
 
     async def resend_private(self, user_id: int) -> int:
         """Send a player who just opened the private chat what their games expect of them and
         never reached them (their role, a card to play, the leader's keyboard): once, however
-        often they press Start."""
-        sent = 0
+        often they press Start. They go through the game's outbox, behind whatever the game
+        queued before, and the outbox sends a private message of a key at most once (one on its
+        way when they pressed is not doubled). Returns how many were queued."""
+        queued = 0
         for game_id in await self.store.games_of_user(user_id):
             table = await self._load(game_id)
             if table is None:
                 continue
-            for item in play.pending_private(table, user_id, self.bot_username):
-                if await self.store.message_of(game_id, item.key) is not None:
-                    continue  # it arrived: the player has it already
-                try:
-                    await self.outbox.deliver_now(game_id, item)
-                except DeliveryPostponed:
-                    log.info("game %s: a private message could not be sent now", game_id)
-                    continue
-                sent += 1
-        return sent
+            wanted = play.pending_private(table, user_id, self.bot_username)
+            delivered = await self.store.delivered_keys(game_id, [item.key for item in wanted])
+            if all(item.key in delivered for item in wanted):
+                continue  # it all arrived: the player has it already
+
+            def missing(current: Table, delivered: set[str] = delivered) -> Change:
+                items = play.pending_private(current, user_id, self.bot_username)
+                return Change(current, [item for item in items if item.key not in delivered])
+
+            try:
+                change = await self.store.update(game_id, missing)
+            except (GameGone, DamagedGame):
+                continue
+            if change.outgoing:
+                queued += len(change.outgoing)
+                await drain_quietly(self.outbox, game_id)
+        return queued
 
 
 def _busy_answer(current: Table | None, lang: str) -> Reply:

@@ -7,7 +7,7 @@ starts), so a running game never changes its rules.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, fields, replace
 
 from engine import Variants
 from tgbot.i18n import LANGUAGES
@@ -52,7 +52,7 @@ class GroupSettings:
         return replace(self, **{name: choices[(position + 1) % len(choices)]})
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
+        return json.dumps({f.name: getattr(self, f.name) for f in fields(self)}, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str | bytes | None) -> GroupSettings:

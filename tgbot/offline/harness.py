@@ -13,11 +13,18 @@ from tgbot.offline.fake_telegram import FakeTelegram
 
 
 async def start_offline_bot(
-    telegram: FakeTelegram, redis: Redis, seed: int | None = 0, *, rate_limited: bool = False
+    telegram: FakeTelegram,
+    redis: Redis,
+    seed: int | None = 0,
+    *,
+    rate_limited: bool = False,
+    clock_seconds: float = 0,
 ) -> Application:
     """An initialized Application talking to `telegram`, storing in `redis`, dealing from `seed`.
 
-    The clock does not tick by itself: call `application.bot_data["service"].fire_due()`.
+    By default the clock does not tick by itself: call `application.bot_data["service"].fire_due()`.
+    With `clock_seconds`, it ticks as in production once `await application.start()` has started
+    the job queue (then `await application.stop()` before shutting down).
     Shut it down with `await application.shutdown()`.
     """
     settings = Settings(token=telegram.token, redis_url=None, api_base_url=None, log_level="INFO")
@@ -27,7 +34,7 @@ async def start_offline_bot(
         request=telegram.request(),
         updates_request=telegram.request(),
         rate_limited=rate_limited,
-        clock_seconds=0,
+        clock_seconds=clock_seconds,
     )
     await application.initialize()
     await prepare(application)

@@ -1,0 +1,486 @@
+"""Delivery after failures: what a killed worker or a Redis outage leaves queued goes out within
+seconds, and every message goes out once.
+
+- A drain's outbox lock lives `LOCK_SECONDS` (2 s) and is renewed while the drain runs, flood
+  waits included; a worker delivers what waits at start-up and as soon as Redis answers again.
+- A message Telegram took is removed from the queue by one script right after; if Redis failed
+  in between, the worker settles it when Redis is back instead of sending it again.
+- A private message of a key (role, card prompt, leader's keyboard) is sent at most once, also
+  when /start asks for it again while the game's own drain is sending it.
+- /record goes through the game's outbox: retried, never a traceback.
+
+Some tests run real worker processes (`python -m tgbot`, polling) against the fake Bot API served
+over HTTP, and kill them with SIGKILL; the Redis outage test kills its own redis-server. Run with
+`-s` to see the times measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine import Phase
+from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size, texts
+from tests.servers import RedisServer
+from tgbot import keys, outgoing
+from tgbot.offline.fake_server import FakeTelegramServer
+from tgbot.offline.fake_telegram import FakeTelegram
+from tgbot.offline.harness import start_offline_bot
+from tgbot.offline.simulation import SimulatedGroup
+from tgbot.outbox import ATTEMPTS, LOCK_SECONDS
+from tgbot.outgoing import Button, Send
+from tgbot.redis_client import connect
+
+REPO = Path(__file__).resolve().parent.parent
+TOKEN = "1000:" + "A" * 35  # FakeTelegram's bot id, in a form the bot's settings accept
+CLOCK = 2.0  # the production clock's tick
+RECOVERY_SECONDS = 2.0  # what is queued goes out this soon after start-up and after Redis is back
+
+
+@pytest.fixture(autouse=True)
+def info_logs(caplog):
+    caplog.set_level(logging.INFO)
+
+
+# ---------------------------------------------------------------- holding a Bot API call
+
+
+class Hold:
+    """Holds the first Bot API call that `matches`, before Telegram handles it (it never arrives, as
+    for a worker killed while sending) or, with `after`, once Telegram has handled it and before the
+    bot hears the answer (it arrived, and nobody knows yet)."""
+
+    def __init__(self, telegram: FakeTelegram, matches: Callable[[str, dict], bool], *, after: bool = False) -> None:
+        self.telegram, self.matches, self.after = telegram, matches, after
+        self.arrived = asyncio.Event()
+        self._go = asyncio.Event()
+        self._dropped = False
+        self._armed = True
+        self._handle = telegram.handle
+        telegram.handle = self._held  # type: ignore[method-assign]
+
+    async def _held(self, url: str, request_data):
+        method = url.rstrip("/").rpartition("/")[2]
+        params = dict(request_data.parameters) if request_data else {}
+        if not (self._armed and self.matches(method, params)):
+            return await self._handle(url, request_data)
+        self._armed = False
+        answer = await self._handle(url, request_data) if self.after else None
+        self.arrived.set()
+        await self._go.wait()
+        if self._dropped:
+            return 502, b"the caller is gone"
+        return answer if self.after else await self._handle(url, request_data)
+
+    async def wait(self, timeout: float = 15.0) -> None:
+        await asyncio.wait_for(self.arrived.wait(), timeout)
+
+    def release(self) -> None:
+        self._go.set()
+
+    def drop(self) -> None:
+        """The caller is gone: the held call is never handled."""
+        self._dropped = True
+        self._go.set()
+
+
+def card_prompt_to(user_id: int) -> Callable[[str, dict], bool]:
+    return lambda method, p: method == "sendMessage" and int(p["chat_id"]) == user_id and "Play your card" in p["text"]
+
+
+def card_prompts(telegram: FakeTelegram, user_id: int) -> list[str]:
+    return [text for text in texts(telegram, user_id) if "Play your card" in text]
+
+
+def role_messages(telegram: FakeTelegram, user_id: int) -> list[str]:
+    return [text for text in texts(telegram, user_id) if text.startswith("Your game in")]
+
+
+async def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> float:
+    """Poll until `condition()`; returns when it became true (time.monotonic())."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        await asyncio.sleep(0.01)
+    return time.monotonic()
+
+
+async def emptied(redis, game_id: str) -> None:
+    """The game's outbox empties (its last message's removal follows the message by a moment)."""
+    for _ in range(200):
+        if not await redis.llen(keys.outbox(game_id)):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"game {game_id}: the outbox still holds messages")
+
+
+def vote(group, seat: int) -> dict:
+    """The update of the player at `seat` approving the current ballot."""
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    return group.telegram.press(group.user_ids[seat], group.chat_id, ballot.message_id, button_data(ballot, ":a"))
+
+
+async def queued_without_delivery(application, group, monkeypatch) -> list[outgoing.Outgoing]:
+    """The deciding vote of a proposal of the whole team is stored by a worker that dies before it
+    delivers anything: the reveal and the team's card prompts stay queued."""
+    team = list(range(team_size(await group.table())))
+    await propose(group, team)
+    for seat in range(4):
+        await group.send(vote(group, seat))
+
+    async def died(game_id: str) -> bool:
+        return True
+
+    monkeypatch.setattr(application.bot_data["service"].outbox, "drain", died)
+    await group.send(vote(group, 4))
+    monkeypatch.undo()
+    assert (await group.table()).game.phase is Phase.MISSION
+    await group.store.redis.delete(keys.outbox_lock(group.game_id))  # the lock its write took has lapsed
+    return [outgoing.loads(raw) for raw in await group.store.redis.lrange(keys.outbox(group.game_id), 0, -1)]
+
+
+# ---------------------------------------------------------------- a worker killed while it sends
+
+
+def spawn_polling_worker(telegram_url: str, redis_url: str, log_path: Path) -> subprocess.Popen:
+    env = {
+        "TELEGRAM_API_BASE_URL": telegram_url,
+        "TELEGRAM_BOT_TOKEN": TOKEN,
+        "REDIS_URL": redis_url,
+        "LOG_LEVEL": "INFO",
+        "PATH": os.environ.get("PATH", ""),
+    }
+    with log_path.open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "tgbot"], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT
+        )
+
+
+async def test_messages_a_killed_worker_was_sending_go_out_within_2_s_of_the_next_start(
+    redis_url, redis, tmp_path, monkeypatch
+):
+    telegram = FakeTelegram(token=TOKEN)
+    bots = Bots(telegram)
+    server = FakeTelegramServer(telegram)
+    await server.start()
+    workers: list[subprocess.Popen] = []
+    try:
+        first = await bots.start(redis_url, seed=1)
+        group = await started_on(first, telegram)
+        queued = await queued_without_delivery(first, group, monkeypatch)
+        team = [item.chat_id for item in queued[1:]]
+        assert queued[0].key == "board:1" and len(team) == team_size(await group.table())
+        await bots.close()
+
+        # A worker starts (polling) and delivers what waits, until Telegram holds its first call
+        # (the votes' reveal on the board): there the worker is killed (SIGKILL).
+        hold = Hold(telegram, lambda method, p: method == "editMessageText")
+        workers.append(spawn_polling_worker(server.base_url, redis_url, tmp_path / "killed.log"))
+        await hold.wait(timeout=30)
+        assert await redis.exists(keys.outbox_lock(group.game_id)), "the killed worker held the outbox's lock"
+        workers[0].kill()
+        workers[0].wait(timeout=10)
+        hold.drop()
+        killed_at = time.monotonic()
+        assert all(card_prompts(telegram, user) == [] for user in team)
+
+        # The next worker starts at once (as a supervisor restarts it).
+        served = len(server.served)
+        workers.append(spawn_polling_worker(server.base_url, redis_url, tmp_path / "next.log"))
+        await wait_until(lambda: len(server.served) > served, 30, "the next worker's first Bot API call")
+        started = server.served[served].at
+        done = await wait_until(
+            lambda: all(card_prompts(telegram, user) for user in team), 30, "the queued card prompts"
+        )
+        print(
+            f"\nkilled worker's queue delivered {done - started:.2f} s after the next worker's first Bot API call "
+            f"({done - killed_at:.2f} s after the kill)"
+        )
+        timeline = [(round(c.at - killed_at, 3), c.method) for c in server.served[served:] if c.method != "getUpdates"]
+        print("Bot API calls of the next worker, in seconds after the kill:", timeline)
+        assert done - started <= RECOVERY_SECONDS, (tmp_path / "next.log").read_text()[-5000:]
+        # Each once, the reveal included.
+        assert all(len(card_prompts(telegram, user)) == 1 for user in team)
+        reveals = [p for m, p in telegram.calls if m == "editMessageText" and "Approved 5–0" in str(p.get("text", ""))]
+        assert len(reveals) == 1  # the killed worker's was held, never handled
+        assert any("Approved 5–0" in text for text in texts(telegram, group.chat_id))
+        await emptied(redis, group.game_id)
+        log = (tmp_path / "next.log").read_text()
+        assert " ERROR " not in log and "Traceback" not in log, log
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.terminate()
+                worker.wait(timeout=15)
+        await bots.close()
+        await server.stop()
+
+
+# ---------------------------------------------------------------- a lock nobody will let go, at start-up
+
+
+async def test_at_start_up_a_worker_waits_out_a_dead_drains_lock_and_delivers(
+    make_bot, telegram, redis, redis_url, monkeypatch, caplog
+):
+    first = await make_bot(1)
+    group = await started_on(first, telegram)
+    queued = await queued_without_delivery(first, group, monkeypatch)
+    team = [item.chat_id for item in queued[1:]]
+    # The worker that died had just taken the lock (it lives as long as a lock ever does unrenewed).
+    await redis.set(keys.outbox_lock(group.game_id), "a-killed-worker", px=int(LOCK_SECONDS * 1000))
+
+    client = connect(redis_url)
+    application = await start_offline_bot(telegram, client, 2, clock_seconds=CLOCK)
+    try:
+        started = time.monotonic()
+        await application.start()  # the job queue: the clock's first tick comes at once
+        done = await wait_until(lambda: all(card_prompts(telegram, u) for u in team), 10, "the card prompts")
+        print(f"\ndelivered {done - started:.2f} s after start-up, behind a fresh {LOCK_SECONDS:g} s lock")
+        assert done - started <= LOCK_SECONDS + 0.5
+        assert all(len(card_prompts(telegram, user)) == 1 for user in team)
+        await emptied(redis, group.game_id)
+        assert not await redis.sismember(keys.PENDING_OUTBOXES, group.game_id)
+    finally:
+        await application.stop()
+        await application.shutdown()
+        await client.aclose()
+    assert errors(caplog) == []
+
+
+# ---------------------------------------------------------------- Redis goes away in the middle of a delivery
+
+
+@pytest.fixture
+def aof_server(tmp_path):
+    server = RedisServer(tmp_path, appendonly=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+# Redis restarted at once (0), and down for 3 s; OUTAGE_SECONDS="15,30" adds longer outages to measure.
+OUTAGES = [0.0, 3.0] + [float(seconds) for seconds in os.environ.get("OUTAGE_SECONDS", "").split(",") if seconds]
+
+
+@pytest.mark.parametrize("outage", OUTAGES)
+async def test_after_a_redis_outage_what_waits_goes_out_within_2_s_and_nothing_twice(
+    aof_server, telegram, caplog, outage
+):
+    client = connect(aof_server.url)
+    application = await start_offline_bot(telegram, client, 4, rate_limited=True, clock_seconds=CLOCK)
+    await application.start()
+    try:
+        group = await started_on(application, telegram)
+        team = list(range(team_size(await group.table())))
+        await propose(group, team)
+        for seat in range(4):
+            await group.send(vote(group, seat))
+        first = group.user_ids[team[0]]
+        # Telegram takes the first card prompt; Redis dies before the bot hears back.
+        hold = Hold(telegram, card_prompt_to(first), after=True)
+        deciding = asyncio.create_task(group.send(vote(group, 4)))
+        await hold.wait()
+        aof_server.kill()
+        hold.release()
+        await asyncio.wait_for(deciding, 30)  # the press was answered; the delivery stopped
+        assert len(card_prompts(telegram, first)) == 1
+        others = [group.user_ids[seat] for seat in team[1:]]
+        assert all(card_prompts(telegram, user) == [] for user in others)
+
+        await asyncio.sleep(outage)
+        aof_server.start()  # from its append-only file
+        back = time.monotonic()
+        done = await wait_until(lambda: all(card_prompts(telegram, u) for u in others), 70, "the other prompts")
+        print(f"\nafter a {outage:g} s outage, the queue was delivered {done - back:.2f} s after Redis answered")
+        assert done - back <= RECOVERY_SECONDS
+        for seat in team:
+            assert len(card_prompts(telegram, group.user_ids[seat])) == 1, seat
+        await emptied(client, group.game_id)
+        assert not await client.exists(keys.outbox_lock(group.game_id))
+        assert not await client.sismember(keys.PENDING_OUTBOXES, group.game_id)
+    finally:
+        await application.stop()
+        await application.shutdown()
+        await client.aclose()
+    assert errors(caplog) == []
+
+
+# ---------------------------------------------------------------- a private message of a key, once
+
+
+async def test_start_while_the_game_sends_the_role_does_not_double_it(make_bot, telegram, redis):
+    application = await make_bot(3)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    last = group.user_ids[4]
+    # /startgame's drain is slow to reach the last player (a flood wait): meanwhile they press Start.
+    hold = Hold(
+        telegram,
+        lambda method, p: (
+            method == "sendMessage" and int(p["chat_id"]) == last and str(p["text"]).startswith("Your game in")
+        ),
+    )
+    starting = asyncio.create_task(group.start())
+    await hold.wait()
+    await group.send(telegram.command(last, last, "/start"))
+    hold.release()
+    await asyncio.wait_for(starting, 15)
+    assert len(role_messages(telegram, last)) == 1
+    for user in group.user_ids:
+        assert len(role_messages(telegram, user)) == 1, user
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
+    # Start again: nothing more.
+    await group.send(telegram.command(last, last, "/start"))
+    assert len(role_messages(telegram, last)) == 1
+
+
+async def test_a_private_message_of_a_key_is_sent_at_most_once(make_bot, telegram, redis):
+    application = await make_bot(1)
+    outbox = application.bot_data["service"].outbox
+    telegram.add_user(77, "Ann")
+    telegram.command(77, 77, "/start")  # Ann opened her private chat with the bot
+    game_id = "0123456789"
+    prompt = Send(77, "Play your card", ((Button("✅", data="c:0123456789:3:s"),),), key="card:3:0", protected=True)
+    board = Send(-100, "board", key="board:1")
+    telegram.add_group(-100, "Demo group")
+
+    await redis.rpush(keys.outbox(game_id), *[outgoing.dumps(item) for item in (prompt, board, prompt)])
+    await outbox.drain(game_id)
+    assert [m.text for m in telegram.messages(77) if m.from_bot] == ["Play your card"]
+    # Queued again later (a /start, a worker that did not know): still not sent again.
+    await redis.rpush(keys.outbox(game_id), outgoing.dumps(prompt))
+    await outbox.drain(game_id)
+    assert [m.text for m in telegram.messages(77) if m.from_bot] == ["Play your card"]
+    assert await redis.llen(keys.outbox(game_id)) == 0
+    # A group message of a key is posted again when queued again (as /status does, after an edit
+    # that takes the old copy's buttons away).
+    await redis.rpush(keys.outbox(game_id), outgoing.dumps(board))
+    await outbox.drain(game_id)
+    assert [m.text for m in telegram.messages(-100)] == ["board", "board"]
+
+
+# ---------------------------------------------------------------- a drain in a long flood wait keeps its lock
+
+
+async def test_a_drain_waiting_longer_than_its_lock_keeps_it_and_nothing_goes_twice(make_bot, telegram, redis):
+    group = await started_on(await make_bot(1), telegram)
+    other = await make_bot(2)  # another worker, whose clock tries the same outbox meanwhile
+    team = list(range(team_size(await group.table())))
+    await propose(group, team)
+    for seat in range(4):
+        await group.send(vote(group, seat))
+    wait = int(LOCK_SECONDS * 2) + 1
+    telegram.fail_next(
+        "sendMessage", status=429, description=f"Too Many Requests: retry after {wait}", retry_after=wait
+    )
+    deciding = asyncio.create_task(group.send(vote(group, 4)))
+    began = time.monotonic()
+    while time.monotonic() - began < wait - 0.5:
+        await other.bot_data["service"].fire_due()
+        await asyncio.sleep(0.3)
+    await asyncio.wait_for(deciding, 30)
+    for seat in team:
+        assert len(card_prompts(telegram, group.user_ids[seat])) == 1, seat
+    reveals = [p for m, p in telegram.calls if m == "editMessageText" and "Approved 5–0" in str(p.get("text", ""))]
+    assert len(reveals) == 1
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
+
+
+# ---------------------------------------------------------------- /record
+
+
+async def finished_game(make_bot, telegram):
+    group = await started_on(await make_bot(5), telegram)
+    table = await group.play(AlwaysApprove(rng=random.Random(5)))
+    assert table.game.is_over
+    return group
+
+
+def documents(telegram: FakeTelegram, chat_id: int) -> list:
+    return [m for m in telegram.messages(chat_id) if m.document is not None]
+
+
+async def test_record_survives_a_bad_gateway(make_bot, telegram, redis, caplog):
+    group = await finished_game(make_bot, telegram)
+    # Telegram answers 502 to every try the outbox makes at once; the clock's next tick sends it.
+    telegram.fail_next("sendDocument", status=502, description="Bad Gateway", times=ATTEMPTS)
+    await group.send(telegram.command(group.user_ids[1], group.chat_id, "/record"))
+    assert documents(telegram, group.chat_id) == []
+    assert errors(caplog) == []
+    await group.application.bot_data["service"].fire_due()
+    [document] = documents(telegram, group.chat_id)
+    record = json.loads(document.document.data)
+    assert record["id"] == group.game_id
+    assert errors(caplog) == []
+    assert all("Traceback" not in (r.exc_text or "") for r in caplog.records)
+
+
+async def test_record_refused_by_telegram_gets_a_short_message(make_bot, telegram, redis, caplog):
+    group = await finished_game(make_bot, telegram)
+    telegram.fail_next("sendDocument", status=400, description="Bad Request: file is too big")
+    await group.send(telegram.command(group.user_ids[1], group.chat_id, "/record"))
+    assert documents(telegram, group.chat_id) == []
+    assert texts(telegram, group.chat_id)[-1] == "Telegram did not take the record file. Try /record again later."
+    assert errors(caplog) == []
+
+
+async def test_record_is_sent_once(make_bot, telegram, redis):
+    group = await finished_game(make_bot, telegram)
+    await group.send(telegram.command(group.user_ids[1], group.chat_id, "/record"))
+    [document] = documents(telegram, group.chat_id)
+    assert document.document.filename == f"resistance-{group.game_id}.json"
+    assert document.text == f"The record of game {group.game_id} (resistance-record/1)."
+
+
+# ---------------------------------------------------------------- a drain whose lock another took over
+
+
+async def test_a_drain_that_lost_its_lock_sends_nothing_more(make_bot, telegram, redis):
+    application = await make_bot(1)
+    outbox = application.bot_data["service"].outbox
+    telegram.add_group(-100, "Demo group")
+    game_id = "0123456789"
+    items = [Send(-100, f"message {n}") for n in range(3)]
+    await redis.rpush(keys.outbox(game_id), *[outgoing.dumps(item) for item in items])
+    await redis.sadd(keys.PENDING_OUTBOXES, game_id)
+    hold = Hold(telegram, lambda method, p: method == "sendMessage")
+    draining = asyncio.create_task(outbox.drain(game_id))
+    await hold.wait()
+    # The drain stalls past its lock's life; another drain takes the lock over.
+    await redis.set(keys.outbox_lock(game_id), "another-drain", px=10_000)
+    await asyncio.sleep(LOCK_SECONDS / 2)  # a renewal finds the lock taken
+    hold.release()
+    assert await asyncio.wait_for(draining, 10) is True
+    assert [m.text for m in telegram.messages(-100)] == ["message 0"]
+    assert await redis.lrange(keys.outbox(game_id), 0, -1) == [outgoing.dumps(item) for item in items[1:]]
+    assert await redis.get(keys.outbox_lock(game_id)) == "another-drain"  # not ours to let go
+
+
+# ---------------------------------------------------------------- a worker's copy of the game is old
+
+
+async def test_a_press_refused_on_a_workers_old_copy_is_checked_against_the_stored_game(make_bot, telegram, redis):
+    first, second = await make_bot(1), await make_bot(2)
+    group = await started_on(first, telegram)
+    await group.table()
+    assert (await first.bot_data["store"].load(group.game_id)).game.phase is Phase.PROPOSING  # its copy
+    # The leader proposes through the other worker: the first one's copy still waits for a team.
+    group.application = second
+    await propose(group, range(team_size(await group.table())))
+    group.application = first
+    update = vote(group, 0)
+    await group.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"].startswith("You voted")
+    assert (await group.table()).game.pending_votes[0] is True
