@@ -11,10 +11,11 @@ real bot on the in-memory fake Bot API and a real Redis. Every game has a seed o
 the same games are played on every run.
 
 Redis commands are the deltas of `INFO commandstats` (calls per command) around each game, so
-they include the commands Lua scripts run (the outbox lock's release is an EVALSHA that runs a
-GET and a DEL). The simulated players read the stored game to decide their moves through a
-client of their own; those reads are counted on that client and taken off, as are this
-script's INFO and CLIENT LIST calls.
+they include the commands Lua scripts run (an EVALSHA counts once, and so does each command its
+script runs). Round trips are the requests the bot's own client writes to Redis (a command, a
+pipeline, a MULTI/EXEC block or an EVALSHA each count one). The simulated players read the
+stored game to decide their moves through a client of their own; those reads are counted on
+that client and taken off, as are this script's INFO and CLIENT LIST calls.
 
 `INFO commandstats` counts the whole server, so the counts are only right on an otherwise idle
 server. After each game the script looks at CLIENT LIST: if a client not its own sent a command
@@ -53,7 +54,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from redis.asyncio import Redis
+from redis.asyncio import Connection, Redis
 
 from engine import Phase, public_view
 from tgbot.offline.fake_telegram import FakeTelegram
@@ -64,6 +65,17 @@ from tgbot.store import Store
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
 CLIENT_NAME = "bot-costs"  # every connection of this script is named so, the bot's included
 GROUP_MESSAGES = ("sendMessage", "editMessageText")
+
+
+class CountingConnection(Connection):
+    """The bot's connections: every request written to Redis is one round trip (a command, a
+    pipeline, a MULTI/EXEC block or an EVALSHA, whatever its script runs)."""
+
+    round_trips = 0
+
+    async def send_packed_command(self, command, check_health: bool = True) -> None:
+        CountingConnection.round_trips += 1
+        await super().send_packed_command(command, check_health)
 
 
 class CountingRedis(Redis):
@@ -145,6 +157,7 @@ class Played:
     group_messages: Counter[str]  # from /startgame on
     private_messages: Counter[str]
     before_answer: list[int]
+    round_trips: int = 0  # requests the bot wrote to Redis
 
 
 @dataclass
@@ -189,6 +202,7 @@ async def play_one(
     else:
         group = HumanPacedGroup(telegram, application, rng=random.Random(seed + 2), seconds=human_seconds, **common)
     players_redis.sent.clear()
+    round_trips = CountingConnection.round_trips
     quiet_before = await others(admin)
     started = time.perf_counter()
     before, first_call = await commandstats(admin), len(telegram.calls)
@@ -197,6 +211,7 @@ async def play_one(
     await group.start()
     table = await group.play(Policy(rng=random.Random(seed + 1)))
     after = await commandstats(admin)
+    round_trips = CountingConnection.round_trips - round_trips
     quiet = await others_were_quiet(admin, quiet_before, time.perf_counter() - started)
     redis = after - before - players_redis.sent
     for ours in ("info", "client|list"):
@@ -213,6 +228,7 @@ async def play_one(
         group_messages=Counter(m for m, p in in_game if m in GROUP_MESSAGES and int(p["chat_id"]) == chat_id),
         private_messages=Counter(m for m, p in calls if m in GROUP_MESSAGES and int(p.get("chat_id", 0)) > 0),
         before_answer=group.before_answer,
+        round_trips=round_trips,
     )
     return played, quiet
 
@@ -251,7 +267,9 @@ async def measure(url: str, args) -> None:
     admin = client("admin")
     await admin.flushdb()
     telegram = FakeTelegram()
-    bot_redis = client("bot")
+    bot_redis = Redis.from_url(
+        url, decode_responses=True, client_name=f"{CLIENT_NAME}-bot", connection_class=CountingConnection
+    )
     players_redis = client("players", CountingRedis)
     application = await start_offline_bot(telegram, bot_redis, None)
     try:
@@ -338,6 +356,7 @@ def print_table(totals: dict[int, Totals], games: int, elapsed: float) -> None:
         row("per update", lambda t: t.mean(lambda g: sum(getattr(g, counts).values()) / g.updates), ".2f")
 
     counted_per_game("Redis commands per game", "redis", "all commands")
+    row("round trips of the bot to Redis per update", lambda t: t.mean(lambda g: g.round_trips / g.updates), ".2f")
     counted_per_game("Bot API calls per game", "api", "all calls")
     row("  of which private send + edit", lambda t: t.mean(lambda g: sum(g.private_messages.values())))
 

@@ -45,7 +45,23 @@ class SeatView:
     own_card_is_fail: bool | None  # this seat's card while cards are hidden
 
 
+# The last state asked about and its view: one step of the bot asks for the same state's view
+# several times (the move, the board, the clock). States are immutable, so the view of the very
+# same object never changes; another object, even an equal one, is worked out again.
+_last_public: tuple[GameState, PublicView] | None = None
+
+
 def public_view(state: GameState) -> PublicView:
+    global _last_public
+    last = _last_public
+    if last is not None and last[0] is state:
+        return last[1]
+    view = _public_view(state)
+    _last_public = (state, view)
+    return view
+
+
+def _public_view(state: GameState) -> PublicView:
     current = state.current_round
     showing_team = state.phase in (Phase.VOTING, Phase.MISSION) and current is not None
     return PublicView(

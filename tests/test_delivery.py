@@ -199,9 +199,19 @@ async def test_messages_a_killed_worker_was_sending_go_out_within_2_s_of_the_nex
         workers.append(spawn_polling_worker(server.base_url, redis_url, tmp_path / "next.log"))
         await wait_until(lambda: len(server.served) > served, 30, "the next worker's first Bot API call")
         started = server.served[served].at
-        done = await wait_until(
-            lambda: all(card_prompts(telegram, user) for user in team), 30, "the queued card prompts"
-        )
+        try:
+            done = await wait_until(
+                lambda: all(card_prompts(telegram, user) for user in team), 30, "the queued card prompts"
+            )
+        except AssertionError:
+            calls = [(round(c.at - killed_at, 3), c.method) for c in server.served[served:] if c.method != "getUpdates"]
+            state = (
+                await redis.lrange(keys.outbox(group.game_id), 0, -1),
+                await redis.get(keys.outbox_lock(group.game_id)),
+                await redis.pttl(keys.outbox_lock(group.game_id)),
+                await redis.smembers(keys.PENDING_OUTBOXES),
+            )
+            raise AssertionError(f"calls {calls}, outbox {state}, log {(tmp_path / 'next.log').read_text()}") from None
         print(
             f"\nkilled worker's queue delivered {done - started:.2f} s after the next worker's first Bot API call "
             f"({done - killed_at:.2f} s after the kill)"
@@ -484,3 +494,28 @@ async def test_a_press_refused_on_a_workers_old_copy_is_checked_against_the_stor
     await group.send(update)
     assert telegram.callback_answers[update["callback_query"]["id"]]["text"].startswith("You voted")
     assert (await group.table()).game.pending_votes[0] is True
+
+
+async def test_a_drain_that_stalled_past_its_lock_does_not_send_what_another_delivered(
+    make_bot, telegram, redis, monkeypatch
+):
+    stalled = (await make_bot(1, rate_limited=True)).bot_data["service"].outbox
+    other = (await make_bot(2)).bot_data["service"].outbox
+    telegram.add_group(-100, "Demo group")
+    game_id = "0123456789"
+    items = [Send(-100, "first"), Send(-100, "second")]
+    await redis.rpush(keys.outbox(game_id), *[outgoing.dumps(item) for item in items])
+    await redis.sadd(keys.PENDING_OUTBOXES, game_id)
+    # The first worker's drain takes the lock and then waits out a flood pause longer than the lock
+    # lives, with nothing renewing it (its event loop starved, say).
+    monkeypatch.setattr("tgbot.outbox._Lock.keep", lambda self: None)
+    await redis.set(keys.RATE_PAUSE, "1", px=int(LOCK_SECONDS * 1000) + 1000)
+    stalling = asyncio.create_task(stalled.drain(game_id))
+    await asyncio.sleep(LOCK_SECONDS + 0.2)
+    # The lock lapsed: another worker drains the outbox.
+    assert await other.drain(game_id) is True
+    assert [m.text for m in telegram.messages(-100)] == ["first", "second"]
+    # The stalled drain wakes up, finds it has no lock and nothing left to send.
+    assert await asyncio.wait_for(stalling, 10) is True
+    assert [m.text for m in telegram.messages(-100)] == ["first", "second"]
+    assert await redis.llen(keys.outbox(game_id)) == 0

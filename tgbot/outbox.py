@@ -29,6 +29,7 @@ import logging
 import secrets
 import time
 import warnings
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -199,6 +200,25 @@ class DeliveryPostponed(Exception):
     """Telegram could not be reached for now; the message stays first in the queue."""
 
 
+class LockLost(Exception):
+    """Another drain holds the game's outbox lock now: this one sends nothing more."""
+
+
+class _LockLapsed(Exception):
+    """Nobody holds the lock any more (this drain stalled past its life): what it read may have
+    been delivered meanwhile, so it reads the queue again before it sends anything."""
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """`rate_limit_args` of a request that must pass `check` right before it goes out, after any
+    flood-limit wait (`tgbot.ratelimit.RedisRateLimiter` honours it): the outbox checks that its
+    lock is still its own, so a drain that stalled while another took over sends nothing more."""
+
+    check: Callable[[], Awaitable[None]]
+    retries: int | None = None
+
+
 def _next_of_key(item: Edit, later: list[outgoing.Outgoing]) -> Edit | Send | None:
     """The next queued edit or new message of the edit's key, if any."""
     for other in later:
@@ -269,6 +289,24 @@ class _Lock:
     @property
     def sure(self) -> bool:
         return time.monotonic() < self.sure_until
+
+    async def ensure(self) -> None:
+        """Right before a message goes out: the lock is still this drain's, by its lease or by
+        asking Redis (and renewing it). `LockLost` if another drain holds it, `_LockLapsed` if
+        nobody does."""
+        if self.lost:
+            raise LockLost(self.game_id)
+        if self.sure:
+            return
+        asked = time.monotonic()
+        renewed = await self.outbox._renew(keys=[keys.outbox_lock(self.game_id)], args=[self.token, _LOCK_MS])
+        if renewed == 1:
+            self.held_from(asked)
+            return
+        if renewed == 0:
+            self.lost = True
+            raise LockLost(self.game_id)
+        raise _LockLapsed(self.game_id)
 
     def keep(self) -> None:
         self._timer = asyncio.get_running_loop().call_later(RENEW_SECONDS, self._start)
@@ -379,7 +417,16 @@ class Outbox:
             if unsettled is not None and (unsettled.position, unsettled.raw) == (skipped, raw):
                 key, value = unsettled.key, unsettled.value  # it reached Telegram before Redis failed
             else:
-                key, value = await self._deliver_item(game_id, item, queue, later=items[skipped + 1 :])
+                try:
+                    key, value = await self._deliver_item(game_id, item, queue, items[skipped + 1 :], lock)
+                except LockLost:
+                    log.info("game %s: another drain took the outbox over", game_id)
+                    return False
+                except _LockLapsed:
+                    queue = await self._read_again(game_id, lock)  # takes the lock back, as the queue is now
+                    if queue is None:
+                        return True
+                    continue
             if skipped == len(items) - 1:
                 mode = "last"
             elif time.monotonic() - started > LOOK_AGAIN_SECONDS:
@@ -426,7 +473,7 @@ class Outbox:
         return _Queue.read(*reply) if reply else None
 
     async def _deliver_item(
-        self, game_id: str, item: outgoing.Outgoing, queue: _Queue, later: list[outgoing.Outgoing]
+        self, game_id: str, item: outgoing.Outgoing, queue: _Queue, later: list[outgoing.Outgoing], lock: _Lock
     ) -> tuple[str, str]:
         """Deliver one item; returns the message key and "chat:message" to remember ("" if none)."""
         if once_only(item) and queue.ids.get(item.key) is not None:
@@ -438,15 +485,20 @@ class Outbox:
                 known = await self.store.message_of(game_id, item.key)
             if known is None:
                 return "", ""  # its Send never reached the chat (a player who could not be reached)
-            sent = await self._deliver(game_id, item, known=known, repost=not _replaced(item, later))
+            sent = await self._deliver(game_id, item, lock, known=known, repost=not _replaced(item, later))
         else:
-            sent = await self._deliver(game_id, item)
+            sent = await self._deliver(game_id, item, lock)
         if sent is None or not getattr(item, "key", ""):
             return "", ""
         return item.key, remembered(sent[0], sent[1])
 
     async def _deliver(
-        self, game_id: str, item: outgoing.Outgoing, known: tuple[int, int] | None = None, repost: bool = True
+        self,
+        game_id: str,
+        item: outgoing.Outgoing,
+        lock: _Lock,
+        known: tuple[int, int] | None = None,
+        repost: bool = True,
     ) -> tuple[int, int] | None:
         """Deliver one item, retrying only what can succeed later; never let one item block the queue.
         Returns (chat, message id) of a message it posted. `known`: the message an edit changes;
@@ -454,10 +506,10 @@ class Outbox:
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 if isinstance(item, Send):
-                    return await self._send(game_id, item)
+                    return await self._send(game_id, item, lock)
                 if isinstance(item, Edit):
-                    return await self._edit(game_id, item, known, repost)
-                await self._document(game_id, item)
+                    return await self._edit(game_id, item, lock, known, repost)
+                await self._document(game_id, item, lock)
                 return None
             except RetryAfter as flood:
                 # The rate limiter already retried; Telegram still asks us to wait.
@@ -474,9 +526,20 @@ class Outbox:
         log.warning("game %s: Telegram unreachable; a %s waits for the next try", game_id, type(item).__name__)
         raise DeliveryPostponed(game_id)
 
-    async def _send(self, game_id: str, item: Send) -> tuple[int, int] | None:
+    async def _call(self, lock: _Lock, method: str, parameters: dict) -> object:
+        """One Bot API call, once the lock is known to be still this drain's: checked after the flood
+        limits' wait by the rate limiter (`Guarded`), or here when there is none."""
+        if getattr(self.bot, "rate_limiter", None) is not None and getattr(
+            self.bot.rate_limiter, "checks_before_send", False
+        ):
+            return await self.bot.do_api_request(method, parameters, rate_limit_args=Guarded(lock.ensure))
+        await lock.ensure()
+        return await self.bot.do_api_request(method, parameters)
+
+    async def _send(self, game_id: str, item: Send, lock: _Lock) -> tuple[int, int] | None:
         try:
-            message = await self.bot.do_api_request(
+            message = await self._call(
+                lock,
                 "sendMessage",
                 _message_parameters(
                     item.chat_id,
@@ -491,18 +554,19 @@ class Outbox:
                 log.info("game %s: a chat refused a message (403)", game_id)
                 return None
             log.info("game %s: a player cannot be reached in private; telling the group", game_id)
-            await self.bot.do_api_request(
-                "sendMessage", _message_parameters(item.notice_chat_id, item.notice_text, item.notice_buttons)
+            await self._call(
+                lock, "sendMessage", _message_parameters(item.notice_chat_id, item.notice_text, item.notice_buttons)
             )
             return None
         return item.chat_id, int(message["message_id"])
 
     async def _edit(
-        self, game_id: str, item: Edit, known: tuple[int, int] | None, repost: bool
+        self, game_id: str, item: Edit, lock: _Lock, known: tuple[int, int] | None, repost: bool
     ) -> tuple[int, int] | None:
         chat_id, message_id = known
         try:
-            await self.bot.do_api_request(
+            await self._call(
+                lock,
                 "editMessageText",
                 _message_parameters(
                     chat_id, item.text, item.buttons, message_id=message_id, link_preview_options=_NO_PREVIEW
@@ -517,23 +581,30 @@ class Outbox:
                     return None  # a new copy of it is queued next
                 # Someone deleted the message: post it again where it was.
                 return await self._send(
-                    game_id, Send(chat_id, item.text, item.buttons, key=item.key, protected=item.protected)
+                    game_id, Send(chat_id, item.text, item.buttons, key=item.key, protected=item.protected), lock
                 )
             raise
         except Forbidden:
             log.info("game %s: an edit was refused (403)", game_id)
         return None
 
-    async def _document(self, game_id: str, item: Document) -> None:
+    async def _document(self, game_id: str, item: Document, lock: _Lock) -> None:
+        checked = getattr(getattr(self.bot, "rate_limiter", None), "checks_before_send", False)
+        if not checked:
+            await lock.ensure()
         try:
             await self.bot.send_document(
-                item.chat_id, document=item.content.encode(), filename=item.filename, caption=item.caption or None
+                item.chat_id,
+                document=item.content.encode(),
+                filename=item.filename,
+                caption=item.caption or None,
+                **({"rate_limit_args": Guarded(lock.ensure)} if checked else {}),
             )
         except BadRequest as error:
             if not item.refused_text:
                 raise
             log.warning("game %s: Telegram refused a Document: %s", game_id, error.message)
-            await self.bot.send_message(item.chat_id, item.refused_text, parse_mode=ParseMode.HTML)
+            await self._call(lock, "sendMessage", _message_parameters(item.chat_id, item.refused_text, ()))
 
 
 async def drain_quietly(outbox: Outbox, game_id: str) -> bool:

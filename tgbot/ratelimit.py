@@ -21,7 +21,7 @@ from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
 from tgbot import keys
-from tgbot.outbox import retry_after_seconds
+from tgbot.outbox import Guarded, retry_after_seconds
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,11 @@ return 0
 PAUSE_KEY = keys.RATE_PAUSE
 
 
-class RedisRateLimiter(BaseRateLimiter[int]):
+class RedisRateLimiter(BaseRateLimiter[int | Guarded]):
+    # `rate_limit_args` may be a `tgbot.outbox.Guarded`: its check runs after the wait, right before
+    # the request goes out (the outbox's lock, which a long wait could have let lapse).
+    checks_before_send = True
+
     def __init__(
         self,
         redis: Redis,
@@ -97,14 +101,19 @@ class RedisRateLimiter(BaseRateLimiter[int]):
         kwargs: dict[str, Any],
         endpoint: str,
         data: dict[str, Any],
-        rate_limit_args: int | None,
+        rate_limit_args: int | Guarded | None,
     ) -> Any:
         chat_id = data.get("chat_id")
         with contextlib.suppress(TypeError, ValueError):
             chat_id = int(chat_id) if chat_id is not None else None
+        check = None
+        if isinstance(rate_limit_args, Guarded):
+            check, rate_limit_args = rate_limit_args.check, rate_limit_args.retries
         retries = rate_limit_args if rate_limit_args is not None else self.max_retries
         for attempt in range(retries + 1):
             await self._before(chat_id)
+            if check is not None:
+                await check()
             try:
                 return await callback(*args, **kwargs)
             except RetryAfter as flood:
