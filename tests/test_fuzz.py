@@ -422,9 +422,9 @@ class Fuzzer:
 async def stored_tables(redis) -> dict[str, Table]:
     """Every game document in Redis, by game id (outboxes and message maps left aside)."""
     tables = {}
-    async for key in redis.scan_iter(match="rb:game:*"):
-        if key.count(":") == 2:
-            tables[key.split(":")[2]] = Table.from_json(await redis.get(key))
+    async for key in redis.scan_iter(match=keys.game("*")):
+        table = Table.from_json(await redis.get(key))
+        tables[table.id] = table
     return tables
 
 

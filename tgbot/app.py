@@ -11,7 +11,7 @@ from telegram import BotCommand, Update
 from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, CommandHandler
 from telegram.request import BaseRequest
 
-from tgbot import handlers
+from tgbot import handlers, migrate
 from tgbot.buttons import kind_of
 from tgbot.config import Settings
 from tgbot.context import CONTEXT_TYPES
@@ -55,6 +55,7 @@ async def prepare(application: Application) -> None:
     after `initialize()`.
     """
     store: Store = application.bot_data["store"]
+    await migrate.legacy_keys(store.redis)
     outbox = Outbox(store, application.bot)
     application.bot_data["service"] = GameService(store, outbox, application.bot.username)
     await application.bot.set_my_commands(command_menu(DEFAULT_LANGUAGE))

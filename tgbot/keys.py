@@ -1,51 +1,67 @@
 """Every Redis key the bot uses, in one place.
 
-rb:game:{id}              the table document (JSON)
-rb:game:{id}:outbox       list of outgoing messages, oldest first
-rb:game:{id}:messages     hash: message key -> "chat_id:message_id" of messages already sent
-rb:game:{id}:damaged      a game document that could not be read back, set aside for a look
-rb:lock:outbox:{id}       the lock of whoever drains the game's outbox
-rb:chat:{chat_id}:game    the id of the group's open lobby or running game
-rb:chat:{chat_id}:record  the last finished game's record (resistance-record/1 JSON)
+Keys in braces share a Redis Cluster hash tag: Redis Cluster stores keys with the same `{tag}` in
+one slot, so one script or transaction may use them together. Each game's keys carry the game's
+id as their tag; the clock's shared sorted sets carry `{clock}`. Nothing ever touches keys of two
+tags in one script or transaction (`tgbot.indexes` keeps the lookups across games in step).
+
+rb:game:{id}                the table document (JSON)
+rb:game:{id}:outbox         list of outgoing messages, oldest first
+rb:game:{id}:messages       hash: message key -> "chat_id:message_id" of messages already sent
+rb:game:{id}:outbox-lock    the lock of whoever drains the game's outbox
+rb:game:{id}:record         the finished game's record (resistance-record/1 JSON)
+rb:game:{id}:damaged        a game document that could not be read back, set aside for a look
+rb:{clock}:deadlines        sorted set: game id -> when its clock next has something to do
+rb:{clock}:revisions        hash: game id -> the table revision its deadline was last set from
+rb:{clock}:outboxes         sorted set: game id -> when a change last queued messages for it (ms)
+rb:chat:{chat_id}:game      the id of the group's open lobby or running game
+rb:chat:{chat_id}:record    the id of the group's last finished game (its record is the game's)
 rb:chat:{chat_id}:settings  the group's settings (JSON)
-rb:user:{user_id}:games   set of ids of the active games the user sits in
-rb:deadlines              sorted set: game id -> when its clock next has something to do
-rb:outbox:pending         set of game ids whose outbox may hold messages
-rb:update:{update_id}     a webhook update: the lease of the worker processing it, or "done"
+rb:user:{user_id}:games     set of ids of the games the user joined that have not finished
+rb:update:{update_id}       a webhook update: the lease of the worker processing it, or "done"
 rb:update:{update_id}:answers  hash: game id -> what the update answered when it changed that game (tgbot.once)
-rb:webhook:registered     which worker registered the webhook
-rb:ratelimit:...          the shared flood-limit counters and pause
+rb:webhook:registered       which worker registered the webhook
+rb:ratelimit:...            the shared flood-limit counters and pause (one key per script)
+
+(In `rb:chat:{chat_id}:…` and `rb:user:{user_id}:…` the braces above only mark a placeholder:
+those keys are read and written one at a time and carry no tag.)
 """
 
 from __future__ import annotations
 
 PREFIX = "rb:"
 
-DEADLINES = f"{PREFIX}deadlines"
-PENDING_OUTBOXES = f"{PREFIX}outbox:pending"
+CLOCK_TAG = "{clock}"
+DEADLINES = f"{PREFIX}{CLOCK_TAG}:deadlines"
+DEADLINE_REVISIONS = f"{PREFIX}{CLOCK_TAG}:revisions"
+PENDING_OUTBOXES = f"{PREFIX}{CLOCK_TAG}:outboxes"
 WEBHOOK_REGISTRAR = f"{PREFIX}webhook:registered"
 RATE_PAUSE = f"{PREFIX}ratelimit:pause"
 RATE_BOT = f"{PREFIX}ratelimit:bot"
 
 
 def game(game_id: str) -> str:
-    return f"{PREFIX}game:{game_id}"
+    return f"{PREFIX}game:{{{game_id}}}"
 
 
 def outbox(game_id: str) -> str:
-    return f"{PREFIX}game:{game_id}:outbox"
+    return f"{game(game_id)}:outbox"
 
 
 def messages(game_id: str) -> str:
-    return f"{PREFIX}game:{game_id}:messages"
-
-
-def damaged(game_id: str) -> str:
-    return f"{PREFIX}game:{game_id}:damaged"
+    return f"{game(game_id)}:messages"
 
 
 def outbox_lock(game_id: str) -> str:
-    return f"{PREFIX}lock:outbox:{game_id}"
+    return f"{game(game_id)}:outbox-lock"
+
+
+def record(game_id: str) -> str:
+    return f"{game(game_id)}:record"
+
+
+def damaged(game_id: str) -> str:
+    return f"{game(game_id)}:damaged"
 
 
 def chat_game(chat_id: int) -> str:
@@ -65,21 +81,28 @@ def user_games(user_id: int) -> str:
 
 
 def update_claim(update_id: int) -> str:
-    return f"{PREFIX}update:{update_id}"
+    return f"{PREFIX}update:{{{update_id}}}"
 
 
 def update_answers(update_id: int) -> str:
-    return f"{PREFIX}update:{update_id}:answers"
+    return f"{update_claim(update_id)}:answers"
 
 
 def rate_chat(chat_id: int) -> str:
     return f"{PREFIX}ratelimit:chat:{chat_id}"
 
 
-# Patterns for the rare scan that finds what a damaged game document can no longer name.
+# For the rare scans (a damaged document that cannot name its players or group).
 USER_GAMES_PATTERN = f"{PREFIX}user:*:games"
 CHAT_GAME_PATTERN = f"{PREFIX}chat:*:game"
 
 
 def chat_of_chat_game_key(key: str) -> int:
     return int(key[len(PREFIX) :].split(":")[1])
+
+
+# Keys of versions before the hash tags (`tgbot.migrate` renames them once, on one Redis).
+LEGACY_DEADLINES = f"{PREFIX}deadlines"
+LEGACY_PENDING_OUTBOXES = f"{PREFIX}outbox:pending"
+LEGACY_GAME_PATTERN = f"{PREFIX}game:*"
+LEGACY_CHAT_RECORD_PREFIX = "{"  # a chat's record key held the record itself, not a game id

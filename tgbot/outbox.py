@@ -9,9 +9,9 @@ goes on from there; otherwise the drain takes it (`_TAKE`).
 
 Each message leaves the queue by one Lua script run right after Telegram has answered: it
 checks that the message is still first, removes it, remembers the new message's id under its
-key, and once the queue is empty lets the lock go and takes the game off the set of pending
-outboxes. It checks that the lock is still ours too, unless the drain knows it is: it took or
-renewed it less than `LOCK_SECONDS - LEASE_MARGIN_SECONDS` ago (a lease, on this process's
+key, and once the queue is empty lets the lock go (the game leaves the set of pending outboxes
+after that: `tgbot.indexes`). It checks that the lock is still ours too, unless the drain knows
+it is: it took or renewed it less than `LOCK_SECONDS - LEASE_MARGIN_SECONDS` ago (a lease, on this process's
 clock). A message is removed only once delivered (or once it can never be), so a process that
 dies mid-way leaves the rest for the next drain. If Redis fails just after Telegram answered,
 the delivery is kept in memory and settled by this process's next drain of the game, so it is
@@ -41,6 +41,7 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, Tele
 from telegram.warnings import PTBDeprecationWarning, PTBUserWarning
 
 from tgbot import keys, outgoing
+from tgbot.indexes import PENDING_GRACE_MS
 from tgbot.outgoing import Document, Edit, Keyboard, Send, once_only
 from tgbot.store import LOOKUPS_LUA, OUTBOX_LOCK_SECONDS, Store, parse_remembered, remembered
 
@@ -105,21 +106,20 @@ def _message_parameters(chat_id: int, text: str, buttons: Keyboard, **more: obje
 
 
 # Take the lock and read the queue, with the message ids its items need.
-#   KEYS: lock, queue, messages, pending. ARGV: token, lock ms, game id, a token of this process's
-#   that Redis kept when it could not be let go ('' if none).
-# Returns false if another drain holds the lock; {} if the queue is empty (the lock let go again
-# and the game no longer pending); else {items, keys, ids}.
+#   KEYS: lock, queue, messages. ARGV: token, lock ms, a token of this process's that Redis kept
+#   when it could not be let go ('' if none).
+# Returns false if another drain holds the lock; {} if the queue is empty (the lock let go again);
+# else {items, keys, ids}.
 _TAKE = (
     LOOKUPS_LUA
     + """
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-    if ARGV[4] == '' or redis.call('GET', KEYS[1]) ~= ARGV[4] then return false end
+    if ARGV[3] == '' or redis.call('GET', KEYS[1]) ~= ARGV[3] then return false end
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 end
 local items = redis.call('LRANGE', KEYS[2], 0, -1)
 if #items == 0 then
     redis.call('DEL', KEYS[1])
-    redis.call('SREM', KEYS[4], ARGV[3])
     return {}
 end
 local wanted = lookups_of(items)
@@ -130,18 +130,18 @@ return {items, wanted, ids}
 )
 
 # After Telegram answered: remove the delivered item (and the superseded edits before it).
-#   KEYS: lock, queue, messages, pending. ARGV: token, lock ms, game id, position of the item,
-#   the item, key to remember ('' none), its "chat:message", mode, '1' to check the lock and
-#   renew it ('0': the drain's lease says it is still ours).
+#   KEYS: lock, queue, messages. ARGV: token, lock ms, position of the item, the item, key to
+#   remember ('' none), its "chat:message", mode, '1' to check the lock and renew it ('0': the
+#   drain's lease says it is still ours).
 #   mode 'next': more items follow; 'look': also return the queue as it is now; 'last': the
 #   drain has nothing more in hand.
 # Returns -1 if another drain took the lock over (stop), -2 if the queue is not as read (read it
-# again), 1 to go on, 0 when the queue is empty (the lock is let go and the game no longer
-# pending), or the queue's items (with the keys and ids they need) when there is more.
+# again), 1 to go on, 0 when the queue is empty (the lock is let go), or the queue's items (with
+# the keys and ids they need) when there is more.
 _COMMIT = (
     LOOKUPS_LUA
     + """
-if ARGV[9] == '1' then
+if ARGV[8] == '1' then
     local holder = redis.call('GET', KEYS[1])
     if holder == ARGV[1] then
         redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -151,22 +151,21 @@ if ARGV[9] == '1' then
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])  -- it lapsed and nobody took it
     end
 end
-local position = tonumber(ARGV[4])
+local position = tonumber(ARGV[3])
 if position == 0 then
     local head = redis.call('LPOP', KEYS[2])
-    if head ~= ARGV[5] then
+    if head ~= ARGV[4] then
         if head then redis.call('LPUSH', KEYS[2], head) end
         return -2
     end
 else
-    if redis.call('LINDEX', KEYS[2], position) ~= ARGV[5] then return -2 end
+    if redis.call('LINDEX', KEYS[2], position) ~= ARGV[4] then return -2 end
     redis.call('LTRIM', KEYS[2], position + 1, -1)
 end
-if ARGV[6] ~= '' then redis.call('HSET', KEYS[3], ARGV[6], ARGV[7]) end
-if ARGV[8] == 'next' then return 1 end
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
+if ARGV[7] == 'next' then return 1 end
 if redis.call('LLEN', KEYS[2]) == 0 then
     redis.call('DEL', KEYS[1])
-    redis.call('SREM', KEYS[4], ARGV[3])
     return 0
 end
 local items = redis.call('LRANGE', KEYS[2], 0, -1)
@@ -279,6 +278,7 @@ class _Lock:
     token: str = field(default_factory=lambda: secrets.token_hex(8))
     sure_until: float = 0.0
     lost: bool = False
+    marked_pending_at: float | None = None  # when the write this drain started from marked the game pending
     _timer: asyncio.TimerHandle | None = None
     _task: asyncio.Task | None = None
 
@@ -354,7 +354,7 @@ class Outbox:
         return self.store.redis
 
     def _keys(self, game_id: str) -> list[str]:
-        return [keys.outbox_lock(game_id), keys.outbox(game_id), keys.messages(game_id), keys.PENDING_OUTBOXES]
+        return [keys.outbox_lock(game_id), keys.outbox(game_id), keys.messages(game_id)]
 
     async def drain(self, game_id: str) -> bool:
         """Deliver everything queued for the game. False if another drain holds its lock: that
@@ -363,6 +363,7 @@ class Outbox:
         if claim is not None and time.monotonic() - claim.taken_at < LOCK_SECONDS - LEASE_MARGIN_SECONDS:
             lock = _Lock(self, game_id, claim.token)  # the write that queued the messages took the lock
             lock.held_from(claim.taken_at)
+            lock.marked_pending_at = claim.taken_at
             queue = _Queue.read(claim.raws, claim.wanted, claim.ids, claim.items)
         else:
             if claim is not None:  # kept too long (its write was not followed by a drain): let it go
@@ -370,12 +371,13 @@ class Outbox:
             lock = _Lock(self, game_id)
             stale = self._kept_locks.get(game_id, "")
             asked = time.monotonic()
-            reply = await self._take(keys=self._keys(game_id), args=[lock.token, _LOCK_MS, game_id, stale])
+            reply = await self._take(keys=self._keys(game_id), args=[lock.token, _LOCK_MS, stale])
             self._kept_locks.pop(game_id, None)
             if reply is None:
                 return False
             if not reply:
                 self._unsettled.pop(game_id, None)
+                await self.store.indexes.settle_pending(game_id)
                 return True
             lock.held_from(asked)
             queue = _Queue.read(*reply)
@@ -388,6 +390,16 @@ class Outbox:
             if not done:
                 await self._let_go(game_id, lock.token)
         return True
+
+    async def _emptied(self, game_id: str, lock: _Lock) -> None:
+        """The drain emptied the queue and let the lock go: take the game off the pending set, unless
+        the write this drain started from marked it too recently for that to be allowed yet
+        (`tgbot.indexes.PENDING_GRACE_MS`): the clock's next look after that does it, saving a
+        round trip on every quick drain."""
+        marked = lock.marked_pending_at
+        if marked is not None and time.monotonic() - marked < PENDING_GRACE_MS / 1000:
+            return
+        await self.store.indexes.settle_pending(game_id)
 
     async def _let_go(self, game_id: str, token: str) -> None:
         try:
@@ -438,7 +450,7 @@ class Outbox:
             try:
                 reply = await self._commit(
                     keys=self._keys(game_id),
-                    args=[lock.token, _LOCK_MS, game_id, skipped, raw, key, value, mode, "1" if check else "0"],
+                    args=[lock.token, _LOCK_MS, skipped, raw, key, value, mode, "1" if check else "0"],
                 )
             except RedisError:
                 self._unsettled[game_id] = _Unsettled(skipped, raw, key, value)
@@ -450,6 +462,7 @@ class Outbox:
             if reply == 1:
                 queue.drop_through(skipped)
             elif reply == 0:
+                await self._emptied(game_id, lock)
                 return True
             elif reply == _LOST:
                 log.info("game %s: another drain took the outbox over", game_id)
@@ -465,12 +478,15 @@ class Outbox:
         """The queue changed under a drain that holds the lock (something other than a drain
         trimmed it): read it again, keeping the lock."""
         asked = time.monotonic()
-        reply = await self._take(keys=self._keys(game_id), args=[lock.token, _LOCK_MS, game_id, lock.token])
+        reply = await self._take(keys=self._keys(game_id), args=[lock.token, _LOCK_MS, lock.token])
         if reply is None:
             lock.lost = True
             return _Queue([], [])
         lock.held_from(asked)
-        return _Queue.read(*reply) if reply else None
+        if not reply:
+            await self._emptied(game_id, lock)
+            return None
+        return _Queue.read(*reply)
 
     async def _deliver_item(
         self, game_id: str, item: outgoing.Outgoing, queue: _Queue, later: list[outgoing.Outgoing], lock: _Lock

@@ -157,10 +157,12 @@ class GameService:
         change = lobby.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
         try:
             await self.store.create(clock.rescheduled(change, self.clock()))
-        except ChatBusy as busy:
-            # The group's game may be one whose stored state is damaged: ending it frees the group.
-            current = await self._load(busy.game_id, chat_id)
-            if current is not None or await self.store.game_of_chat(chat_id):
+        except ChatBusy:
+            # The group's pointer may name a game that is over, or that was never written (its
+            # lookups were left behind: `game_of_chat` lets them go), or one whose stored state is
+            # damaged (ending it frees the group).
+            current = await self._table_of_chat(chat_id)
+            if current is not None:
                 return _busy_answer(current, lang)
             try:
                 await self.store.create(clock.rescheduled(change, self.clock()))
@@ -369,6 +371,7 @@ class GameService:
                     clock.on_clock(table, now, random.Random(seed), self.bot_username), now
                 ),
                 record=finished_record,
+                settle_deadline=True,
             )
         except GameGone:
             await self.store.forget_deadline(game_id)

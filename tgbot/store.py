@@ -4,28 +4,36 @@ Every change to a game is a compare-and-set: the document is read (GET), the mov
 out from it, and one Lua script writes the new document only if the stored one is still the
 one read, retrying from the read when another writer got there first. The change's
 messages are pushed to the game's outbox by that same script, so a change is never stored
-without its announcements, nor announced without being stored. Creating a game, ending a
-damaged one and the group settings use WATCH and MULTI/EXEC (redis-py's `transaction`).
+without its announcements, nor announced without being stored.
+
+The script touches the game's own keys only (one hash tag, so one Redis Cluster slot). The
+lookups across games (the clock's deadlines and pending outboxes, each group's game, each user's
+games) are written just before and just after it, in the order `tgbot.indexes` explains, and
+repaired by whoever finds them behind.
 
 Key names: `tgbot.keys`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from redis.asyncio import Redis
 
 from tgbot import keys, outgoing
 from tgbot.changes import Change
+from tgbot.indexes import Indexes
 from tgbot.settings import GroupSettings
 from tgbot.table import Table, salvage
 
 # A finished game stays long enough for late presses to be told it is over, then goes.
 FINISHED_GAME_SECONDS = 7 * 24 * 3600
+# A group's pointer to a game not (yet) written is taken for a creation on its way for this long.
+CREATION_SECONDS = 1.0
 # Documents and tables kept in memory, for this many games (`Store._table`, `Store.update`).
 TABLES_KEPT = 1024
 
@@ -86,13 +94,15 @@ local function lookups_of(items)
 end
 """
 
-# One game's compare-and-set, with everything that goes with it, in one round trip.
-#   KEYS: the game, its outbox, the set of pending outboxes, the outbox lock, the game's message
-#   ids; then what the other commands name.
-#   ARGV: the document the change was worked out from; the new document ('' leaves it); the game
-#   id; the number of messages, the messages; a lock token ('' takes no lock), the lock's life
-#   in ms, the number of message keys to look up, the keys; the number of other commands, then
-#   each as: name, number of arguments, index of its key among the other commands' keys, arguments.
+# One game's compare-and-set, with everything that goes with it, in one round trip, on the game's
+# own keys only.
+#   KEYS: the game, its outbox, the outbox lock, the game's message ids; then what the other
+#   commands name (keys of the game's too).
+#   ARGV: the document the change was worked out from ('' when the game must not exist yet); the
+#   new document ('' leaves it); the number of messages, the messages; a lock token ('' takes no
+#   lock), the lock's life in ms, the number of message keys to look up, the keys; the number of
+#   other commands, then each as: name, number of arguments, index of its key among the other
+#   commands' keys, arguments.
 # Returns {0, the stored document} when it is not the one given (nothing is written); {1} when
 # it was written; {2, ids[, items, keys]} when it was written and the outbox lock taken with the
 # token: the ids of the keys looked up, and if the queue held more than these messages, all of
@@ -101,15 +111,16 @@ _UPDATE = (
     LOOKUPS_LUA
     + """
 local current = redis.call('GET', KEYS[1])
-if current ~= ARGV[1] then return {0, current} end
-if ARGV[2] ~= '' then redis.call('SET', KEYS[1], ARGV[2]) end
-local count = tonumber(ARGV[4])
-local length = 0
-if count > 0 then
-    length = redis.call('RPUSH', KEYS[2], unpack(ARGV, 5, 4 + count))
-    redis.call('SADD', KEYS[3], ARGV[3])
+if ARGV[1] == '' then
+    if current then return {0, current} end
+elseif current ~= ARGV[1] then
+    return {0, current}
 end
-local i = 5 + count
+if ARGV[2] ~= '' then redis.call('SET', KEYS[1], ARGV[2]) end
+local count = tonumber(ARGV[3])
+local length = 0
+if count > 0 then length = redis.call('RPUSH', KEYS[2], unpack(ARGV, 4, 3 + count)) end
+local i = 4 + count
 local token, life, lookups = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
 local first = i + 3
 i = first + lookups
@@ -117,19 +128,19 @@ local commands = tonumber(ARGV[i])
 i = i + 1
 for _ = 1, commands do
     local n = tonumber(ARGV[i + 1])
-    redis.call(ARGV[i], KEYS[5 + tonumber(ARGV[i + 2])], unpack(ARGV, i + 3, i + 2 + n))
+    redis.call(ARGV[i], KEYS[4 + tonumber(ARGV[i + 2])], unpack(ARGV, i + 3, i + 2 + n))
     i = i + 3 + n
 end
-if count == 0 or token == '' or not redis.call('SET', KEYS[4], token, 'NX', 'PX', life) then return {1} end
+if count == 0 or token == '' or not redis.call('SET', KEYS[3], token, 'NX', 'PX', life) then return {1} end
 if length == count then
     local ids = {}
-    if lookups > 0 then ids = redis.call('HMGET', KEYS[5], unpack(ARGV, first, first + lookups - 1)) end
+    if lookups > 0 then ids = redis.call('HMGET', KEYS[4], unpack(ARGV, first, first + lookups - 1)) end
     return {2, ids}
 end
 local items = redis.call('LRANGE', KEYS[2], 0, -1)
 local wanted = lookups_of(items)
 local ids = {}
-if #wanted > 0 then ids = redis.call('HMGET', KEYS[5], unpack(wanted)) end
+if #wanted > 0 then ids = redis.call('HMGET', KEYS[4], unpack(wanted)) end
 return {2, ids, items, wanted}
 """
 )
@@ -178,22 +189,11 @@ class _Commands:
     def expire(self, key: str, seconds: int) -> None:
         self._add("EXPIRE", key, seconds)
 
-    def sadd(self, key: str, *members: str) -> None:
-        self._add("SADD", key, *members)
-
-    def srem(self, key: str, *members: str) -> None:
-        self._add("SREM", key, *members)
-
-    def zadd(self, key: str, mapping: dict[str, float]) -> None:
-        self._add("ZADD", key, *[value for member, score in mapping.items() for value in (score, member)])
-
-    def zrem(self, key: str, *members: str) -> None:
-        self._add("ZREM", key, *members)
-
 
 class Store:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        self.indexes = Indexes(redis)
         self._update = redis.register_script(_UPDATE)
         # Outbox locks that writes of this process took, until its drain of the game takes them over.
         self._claims: dict[str, Claim] = {}
@@ -234,7 +234,29 @@ class Store:
         return table
 
     async def game_of_chat(self, chat_id: int) -> str | None:
-        return await self.redis.get(keys.chat_game(chat_id))
+        """The id of the group's open lobby or running game.
+
+        The group's pointer is let go just after its game's last write (`update`); if the process
+        died in between, it still names a game that is over, and is let go here. A pointer to a
+        game that was never written (its creator died between the two steps of `create`) is let go
+        once it is clearly not one on its way."""
+        game_id = await self.redis.get(keys.chat_game(chat_id))
+        if game_id is None:
+            return None
+        try:
+            table = await self.load(game_id)
+        except DamagedGame:
+            return game_id  # the caller ends it and tells the group
+        if table is None:
+            await asyncio.sleep(CREATION_SECONDS)
+            if await self.redis.exists(keys.game(game_id)):
+                return game_id
+        elif table.is_active:
+            return game_id
+        await self.indexes.release_chat(chat_id, game_id)
+        if table is not None:
+            await self._settle_finished(table)
+        return None
 
     async def table_of_chat(self, chat_id: int) -> Table | None:
         """The group's open or running table; `DamagedGame` if it cannot be read back."""
@@ -242,30 +264,55 @@ class Store:
         return None if game_id is None else await self.load(game_id)
 
     async def games_of_user(self, user_id: int) -> list[str]:
-        return sorted(await self.redis.smembers(keys.user_games(user_id)))
+        """Ids of the open or running games the user sits in (a damaged one too: whoever reads it
+        ends it). The user's list may still name a lobby they left (a player who leaves is not
+        taken off it, so that a late write can never take off one who joined again) and games that
+        are over; those are left out, and the ones that are over let go."""
+        seated, over = [], []
+        for game_id in sorted(await self.redis.smembers(keys.user_games(user_id))):
+            try:
+                table = await self.load(game_id)
+            except DamagedGame:
+                seated.append(game_id)
+                continue
+            if table is None or not table.is_active:
+                over.append(game_id)
+            elif table.seat_of(user_id) is not None:
+                seated.append(game_id)
+        for game_id in over:
+            await self.indexes.remove_player_games(game_id, [user_id])
+        return seated
 
     async def last_record(self, chat_id: int) -> str | None:
-        return await self.redis.get(keys.chat_record(chat_id))
+        """The record of the group's last finished game (resistance-record/1 JSON)."""
+        pointer = await self.redis.get(keys.chat_record(chat_id))
+        if pointer is None or pointer.startswith(keys.LEGACY_CHAT_RECORD_PREFIX):
+            return pointer  # a record stored by a version that kept it in the group's key
+        return await self.redis.get(keys.record(pointer))
 
     # ---------------------------------------------------------------- writing
 
     async def create(self, change: Change) -> None:
-        """Store a new game as the group's current one, unless the group already has one."""
+        """Store a new game as the group's current one, unless the group already has one.
+
+        The group is claimed first, then the game written: a pointer to a game not yet written is
+        what `game_of_chat` tolerates for `CREATION_SECONDS`. The clock's and the players' lookups
+        go ahead of both."""
         table = change.table
-        chat = keys.chat_game(table.chat_id)
-
-        async def write(pipe) -> None:
-            current = await pipe.get(chat)
-            if current is not None:
-                raise ChatBusy(current)
-            pipe.multi()
-            pipe.set(keys.game(table.id), table.to_json())
-            pipe.set(chat, table.id)
-            self._queue(pipe, table.id, change.outgoing)
-            self._index_players(pipe, None, table)
-            self._schedule(pipe, None, table)
-
-        await self.redis.transaction(write, chat)
+        await self._ahead(None, table, bool(change.outgoing))
+        held = await self.indexes.claim_chat(table.chat_id, table.id)
+        if held is not None:
+            raise ChatBusy(held)
+        messages = [outgoing.dumps(item) for item in change.outgoing]
+        stored = await self._update(
+            keys=[keys.game(table.id), keys.outbox(table.id), keys.outbox_lock(table.id), keys.messages(table.id)],
+            args=["", table.to_json(), len(messages), *messages, "", 0, 0, 0],
+        )
+        if stored[0] == 0:  # ids are random: a clash is next to impossible, but never overwrite a game
+            await self.indexes.release_chat(table.chat_id, table.id)
+            raise ChatBusy(table.id)
+        self._remember_latest(table.id, table.to_json())
+        await self.indexes.settle_deadline(table.id, table.next_wake, table.revision)
 
     async def update(
         self,
@@ -274,6 +321,7 @@ class Store:
         record: Callable[[Table], str | None] | None = None,
         *,
         claim: bool = True,
+        settle_deadline: bool = False,
     ) -> Change:
         """Apply `mutate` to the stored table and store its result atomically.
 
@@ -286,7 +334,10 @@ class Store:
         (`claim`), in the same step, and keeps it with the queue as it stood for this process's next
         drain of the game (`take_claim`), which the caller starts at once: the drain saves a round
         trip. If this process dies first, the lock lapses after `OUTBOX_LOCK_SECONDS` and the
-        messages wait in the outbox (and its pending set) for any worker's clock.
+        messages wait in the outbox (marked pending) for any worker's clock.
+
+        `settle_deadline` (the clock): write the game's deadline to the clock's index even if the
+        change leaves it as it was, since the clock woke for it (`tgbot.indexes`).
         """
         key = keys.game(game_id)
         # Start from the document this process last read or wrote for the game, without reading it:
@@ -313,34 +364,30 @@ class Store:
                 raw = current
                 continue
             after = change.table
+            if after != before:
+                after = replace(after, revision=before.revision + 1)
+                change = replace(change, table=after)
+            finishing = before.is_active and not after.is_active
             commands = _Commands()
-            self._index_players(commands, before, after)
-            self._schedule(commands, before, after)
-            if before.is_active and not after.is_active:
-                commands.delete(keys.chat_game(after.chat_id))
+            finished = None
+            if finishing:
                 for kept in (key, keys.outbox(game_id), keys.messages(game_id)):
                     commands.expire(kept, FINISHED_GAME_SECONDS)
                 finished = record(after) if record else None
                 if finished is not None:
-                    commands.set(keys.chat_record(after.chat_id), finished)
+                    commands.set(keys.record(game_id), finished)
+                    commands.expire(keys.record(game_id), FINISHED_GAME_SECONDS)
             written = after.to_json() if after != before else ""
             messages = [outgoing.dumps(item) for item in change.outgoing]
             lookups = [item.key for item in change.outgoing if needs_lookup(item)] if claim else []
             token = secrets.token_hex(8) if claim and messages else ""
+            await self._ahead(before, after, bool(messages))
             taken_at = time.monotonic()
             stored = await self._update(
-                keys=[
-                    key,
-                    keys.outbox(game_id),
-                    keys.PENDING_OUTBOXES,
-                    keys.outbox_lock(game_id),
-                    keys.messages(game_id),
-                    *commands.keys,
-                ],
+                keys=[key, keys.outbox(game_id), keys.outbox_lock(game_id), keys.messages(game_id), *commands.keys],
                 args=[
                     raw,
                     written,
-                    game_id,
                     len(messages),
                     *messages,
                     token,
@@ -366,7 +413,31 @@ class Store:
                     )
                 else:
                     self._claims[game_id] = Claim(token, taken_at, list(stored[2]), list(stored[3]), list(stored[1]))
+            if settle_deadline or before.next_wake != after.next_wake:
+                await self.indexes.settle_deadline(game_id, after.next_wake, after.revision)
+            if finishing:
+                await self._settle_finished(after, finished is not None)
             return change
+
+    async def _ahead(self, before: Table | None, after: Table, pending: bool) -> None:
+        """The lookups written before a write of `after` (see `tgbot.indexes`)."""
+        then = {p.user_id for p in before.players} if before is not None and before.is_active else set()
+        now = {p.user_id for p in after.players} if after.is_active else set()
+        moved = before is None or before.next_wake != after.next_wake
+        earlier = after.next_wake if moved and after.next_wake is not None else None
+        await self.indexes.ahead(after.id, pending=pending, earlier_wake=earlier, revision=after.revision)
+        if now - then:
+            await self.indexes.add_player_games(after.id, now - then)
+
+    async def _settle_finished(self, table: Table, recorded: bool | None = None) -> None:
+        """The lookups let go once a game is over, after its last write; again by whoever finds them
+        behind (`game_of_chat`). `recorded`: whether the game's record was written (None: look)."""
+        await self.indexes.release_chat(table.chat_id, table.id)
+        await self.indexes.remove_player_games(table.id, [p.user_id for p in table.players])
+        if recorded is None:
+            recorded = bool(await self.redis.exists(keys.record(table.id)))
+        if recorded:
+            await self.indexes.set_last_record(table.chat_id, table.id)
 
     def take_claim(self, game_id: str) -> Claim | None:
         """The outbox lock a write of this process took for the game, for the drain that goes next."""
@@ -374,9 +445,10 @@ class Store:
 
     async def enqueue(self, game_id: str, items: Iterable[outgoing.Outgoing]) -> None:
         """Queue messages in the game's outbox that no change to the game goes with (a record asked for)."""
-        async with self.redis.pipeline(transaction=True) as pipe:
-            self._queue(pipe, game_id, items)
-            await pipe.execute()
+        encoded = [outgoing.dumps(item) for item in items]
+        if encoded:
+            await self.indexes.mark_pending(game_id)
+            await self.redis.rpush(keys.outbox(game_id), *encoded)
 
     async def end_damaged(
         self,
@@ -384,59 +456,61 @@ class Store:
         notice: Callable[[int, str | None], list[outgoing.Outgoing]],
         chat_id: int | None = None,
     ) -> Ended | None:
-        """Take a game whose document cannot be read back out of play, atomically.
+        """Take a game whose document cannot be read back out of play.
 
-        The document is set aside (not deleted, so it can be looked at), the game leaves the
-        clock and its players' and group's lookups, and if it was the group's open or running
-        game the group gets `notice(chat, language)` through the game's outbox. `chat_id` is
-        where the request came from, if known: the group, when the document cannot say. Returns
-        None when there was nothing to end: another worker ended it first, or it reads again.
+        The document is set aside (not deleted, so it can be looked at), atomically with queuing
+        `notice(chat, language)` for its group if it was the group's open or running game; then
+        the game leaves the clock and its players' and group's lookups. `chat_id` is where the
+        request came from, if known: the group, when the document cannot say. Returns None when
+        there was nothing to end: another worker ended it first, or it reads again.
         """
         key = keys.game(game_id)
+        raw = await self.redis.get(key)
+        if raw is None:
+            return None
+        try:
+            Table.from_json(raw)
+        except ValueError:
+            pass
+        else:
+            return None
+        salvaged = salvage(raw)
+        group = salvaged.chat_id
+        if group is None and chat_id is not None and await self.redis.get(keys.chat_game(chat_id)) == game_id:
+            group = chat_id
+        if group is None:
+            # A rare path (a document too broken to name its group): look the group up.
+            group = await self._chat_of_game(game_id)
+        # Likewise for its players (a lobby may have none; the lookup then finds none).
+        user_ids = list(salvaged.user_ids) or await self._users_of_game(game_id)
+        running = group is not None and await self.redis.get(keys.chat_game(group)) == game_id
+        messages = []
+        if running:
+            language = salvaged.language or (await self.settings(group)).language
+            messages = [outgoing.dumps(item) for item in notice(group, language)]
+            await self.indexes.mark_pending(game_id)
+        commands = _Commands()
+        commands.set(keys.damaged(game_id), raw)
+        commands.expire(keys.damaged(game_id), FINISHED_GAME_SECONDS)
+        commands.delete(key)
+        for kept in (keys.outbox(game_id), keys.messages(game_id)):
+            commands.expire(kept, FINISHED_GAME_SECONDS)
+        stored = await self._update(
+            keys=[key, keys.outbox(game_id), keys.outbox_lock(game_id), keys.messages(game_id), *commands.keys],
+            args=[raw, "", len(messages), *messages, "", 0, 0, commands.count, *commands.args],
+        )
+        if stored[0] == 0:
+            return None  # another worker ended it (or wrote it) first
+        self._latest.pop(game_id, None)
+        await self.indexes.forget_deadline(game_id)
+        await self.indexes.remove_player_games(game_id, user_ids)
+        if running:
+            await self.indexes.release_chat(group, game_id)
+        return Ended(group if running else None)
 
-        async def write(pipe) -> Ended | None:
-            raw = await pipe.get(key)
-            if raw is None:
-                return None
-            try:
-                Table.from_json(raw)
-            except ValueError:
-                pass
-            else:
-                return None
-            salvaged = salvage(raw)
-            group = salvaged.chat_id
-            if group is None and chat_id is not None and await self.game_of_chat(chat_id) == game_id:
-                group = chat_id
-            if group is None:
-                # A rare path (a document too broken to name its group): look the group up.
-                group = await self._chat_of_game(game_id)
-            # Likewise for its players (a lobby may have none; the lookup then finds none).
-            user_keys = [keys.user_games(u) for u in salvaged.user_ids] or await self._user_keys_of_game(game_id)
-            running = False
-            language = salvaged.language
-            if group is not None:
-                await pipe.watch(keys.chat_game(group))
-                running = await pipe.get(keys.chat_game(group)) == game_id
-                language = language or (await self.settings(group)).language
-            pipe.multi()
-            pipe.set(keys.damaged(game_id), raw, ex=FINISHED_GAME_SECONDS)
-            pipe.delete(key)
-            pipe.zrem(keys.DEADLINES, game_id)
-            for players_games in user_keys:
-                pipe.srem(players_games, game_id)
-            for kept in (keys.outbox(game_id), keys.messages(game_id)):
-                pipe.expire(kept, FINISHED_GAME_SECONDS)
-            if running:
-                pipe.delete(keys.chat_game(group))
-                self._queue(pipe, game_id, notice(group, language))
-            return Ended(group if running else None)
-
-        return await self.redis.transaction(write, key, value_from_callable=True)
-
-    async def _user_keys_of_game(self, game_id: str) -> list[str]:
+    async def _users_of_game(self, game_id: str) -> list[int]:
         return [
-            key
+            int(key[len(keys.PREFIX) :].split(":")[1])
             async for key in self.redis.scan_iter(match=keys.USER_GAMES_PATTERN, count=1000)
             if await self.redis.sismember(key, game_id)
         ]
@@ -447,32 +521,15 @@ class Store:
                 return keys.chat_of_chat_game_key(key)
         return None
 
-    @staticmethod
-    def _queue(pipe, game_id: str, items: Iterable[outgoing.Outgoing]) -> None:
-        encoded = [outgoing.dumps(item) for item in items]
-        if encoded:
-            pipe.rpush(keys.outbox(game_id), *encoded)
-            pipe.sadd(keys.PENDING_OUTBOXES, game_id)
-
-    @staticmethod
-    def _schedule(pipe, before: Table | None, after: Table) -> None:
-        wake = after.next_wake
-        if before is not None and before.next_wake == wake:
-            return
-        if wake is None:
-            pipe.zrem(keys.DEADLINES, after.id)
-        else:
-            pipe.zadd(keys.DEADLINES, {after.id: wake})
-
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """Ids of games whose clock has something to do by `now`."""
-        return await self.redis.zrangebyscore(keys.DEADLINES, "-inf", now, start=0, num=limit)
+        return await self.indexes.due(now, limit)
 
     async def pending_outboxes(self) -> list[str]:
-        return sorted(await self.redis.smembers(keys.PENDING_OUTBOXES))
+        return await self.indexes.pending()
 
     async def forget_deadline(self, game_id: str) -> None:
-        await self.redis.zrem(keys.DEADLINES, game_id)
+        await self.indexes.forget_deadline(game_id)
 
     # ---------------------------------------------------------------- group settings
 
@@ -494,15 +551,6 @@ class Store:
             return before, after
 
         return await self.redis.transaction(write, key, value_from_callable=True)
-
-    @staticmethod
-    def _index_players(pipe, before: Table | None, after: Table) -> None:
-        now = {p.user_id for p in after.players} if after.is_active else set()
-        then = {p.user_id for p in before.players} if before is not None and before.is_active else set()
-        for user_id in then - now:
-            pipe.srem(keys.user_games(user_id), after.id)
-        for user_id in now - then:
-            pipe.sadd(keys.user_games(user_id), after.id)
 
     # ---------------------------------------------------------------- messages already sent
     # (the outbox remembers them in its own scripts, as `remembered(chat_id, message_id)`)

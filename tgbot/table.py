@@ -59,6 +59,9 @@ class Table:
     # Webhook mode: the ids of the last updates that changed this table, so that an update processed
     # again (its worker died before it could say it was done) is not applied twice (tgbot.once).
     applied_updates: tuple[int, ...] = ()
+    # How many times the table was stored changed: writes about the table made outside its own
+    # keys (its deadline in the clock's index) carry it, so a late one never undoes a newer one.
+    revision: int = 0
 
     @property
     def variants(self) -> Variants:
@@ -111,6 +114,7 @@ class Table:
                 "reminder_at": self.reminder_at,
                 "step": self.step,
                 "applied_updates": list(self.applied_updates),
+                "revision": self.revision,
             },
             separators=(",", ":"),
         )
@@ -138,6 +142,7 @@ class Table:
                 reminder_at=data["reminder_at"],
                 step=data["step"],
                 applied_updates=tuple(data.get("applied_updates", ())),
+                revision=data.get("revision", 0),
             )
         except (StateFormatError, TableFormatError):
             raise
@@ -164,6 +169,7 @@ class Table:
             "players: each seat is one user, once",
         )
         require(all(_is_int(u) for u in self.applied_updates), "applied_updates: not update ids")
+        require(_is_int(self.revision) and self.revision >= 0, "revision: not a count")
         for when in (self.deadline, self.reminder_at):
             require(when is None or (isinstance(when, int | float) and not isinstance(when, bool)), "deadline: a time")
         game = self.game

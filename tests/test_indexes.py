@@ -1,0 +1,163 @@
+"""The lookups across games (`tgbot.indexes`): written around each game's own write so that a
+process dying in between, or two writes overtaking each other, leave nothing that is not repaired.
+
+Each game's keys share a hash tag, so on Redis Cluster each game's script stays in one slot
+(tests/test_cluster.py plays games on a real cluster); here the same is checked key by key."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+from redis.cluster import key_slot
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from engine import Phase
+from tests.bot_helpers import AlwaysApprove, command_text, started_on
+from tests.test_bot_deadlines import PROPOSAL, T0, started_game
+from tgbot import keys, migrate
+from tgbot.indexes import Indexes
+from tgbot.store import CREATION_SECONDS
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
+
+
+def slot(key: str) -> int:
+    return key_slot(key.encode())
+
+
+async def test_every_key_of_a_game_shares_one_slot_and_the_clocks_keys_another(make_bot, telegram, redis):
+    group = await started_on(await make_bot(1), telegram)
+    await group.play(AlwaysApprove(rng=random.Random(1)))
+    game_keys = [key async for key in redis.scan_iter(match=keys.game(group.game_id) + "*")]
+    assert {keys.game(group.game_id), keys.messages(group.game_id), keys.record(group.game_id)} <= set(game_keys)
+    assert {slot(key) for key in game_keys} == {slot(keys.game(group.game_id))}
+    named = [keys.outbox_lock(group.game_id), keys.damaged(group.game_id), keys.record(group.game_id)]
+    assert {slot(key) for key in named} == {slot(keys.game(group.game_id))}
+    clock_keys = [keys.DEADLINES, keys.DEADLINE_REVISIONS, keys.PENDING_OUTBOXES]
+    assert len({slot(key) for key in clock_keys}) == 1
+    assert slot(keys.update_claim(7)) == slot(keys.update_answers(7))
+
+
+async def test_a_late_deadline_write_never_undoes_a_newer_one(redis):
+    indexes = Indexes(redis)
+    await indexes.settle_deadline("g", 500.0, revision=7)
+    assert not await indexes.settle_deadline("g", 900.0, revision=6)  # an older table's, arriving late
+    assert await redis.zscore(keys.DEADLINES, "g") == 500.0
+    # Ahead of a write, a deadline only ever comes forward, and an older revision's settle after
+    # that is refused too.
+    await indexes.ahead("g", pending=False, earlier_wake=800.0, revision=8)
+    assert await redis.zscore(keys.DEADLINES, "g") == 500.0
+    await indexes.ahead("g", pending=False, earlier_wake=300.0, revision=9)
+    assert await redis.zscore(keys.DEADLINES, "g") == 300.0
+    assert not await indexes.settle_deadline("g", 900.0, revision=8)
+    assert await indexes.settle_deadline("g", 800.0, revision=9)
+    assert await redis.zscore(keys.DEADLINES, "g") == 800.0
+    assert await indexes.settle_deadline("g", None, revision=10)
+    assert await redis.zscore(keys.DEADLINES, "g") is None
+
+
+async def test_a_fresh_pending_mark_outlives_an_empty_drain(redis, monkeypatch):
+    """A drain that finds the outbox empty must not take off a mark a write set a moment ago: the
+    write's messages may be on their way."""
+    indexes = Indexes(redis)
+    await indexes.mark_pending("g")
+    await indexes.settle_pending("g")
+    assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is not None
+    monkeypatch.setattr("tgbot.indexes.PENDING_GRACE_MS", 0)
+    await indexes.settle_pending("g")
+    assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is None
+
+
+async def test_a_worker_dying_before_its_deadline_settles_leaves_the_clock_early_never_late(
+    make_bot, telegram, monkeypatch
+):
+    group, service, now = await started_game(make_bot, telegram)
+    redis = group.store.redis
+    now[0] = T0 + PROPOSAL / 2
+    await service.fire_due(now[0])  # the half-way reminder
+    assert await redis.zscore(keys.DEADLINES, group.game_id) == T0 + PROPOSAL
+
+    async def died(*args, **kwargs):
+        raise RedisConnectionError("the worker died here")
+
+    # At the leader's deadline the clock draws a team and stores the vote, but the worker dies
+    # before it moves the game's deadline on.
+    now[0] = T0 + PROPOSAL
+    monkeypatch.setattr(group.store.indexes, "settle_deadline", died)
+    with pytest.raises(RedisConnectionError):
+        await service.fire_due(now[0])
+    monkeypatch.undo()
+    table = await group.table()
+    assert table.game.phase is Phase.VOTING
+    wake = await redis.zscore(keys.DEADLINES, group.game_id)
+    assert wake <= table.next_wake  # early, never late
+
+    # The clock wakes at the early time, finds nothing due and sets the table's own deadline.
+    await service.fire_due(now[0])
+    assert (await group.table()).game.phase is Phase.VOTING
+    assert await redis.zscore(keys.DEADLINES, group.game_id) == table.next_wake
+    # And the vote still times out when its time comes.
+    now[0] = table.deadline
+    await service.fire_due(now[0])
+    assert (await group.table()).game.phase is not Phase.VOTING
+
+
+async def test_a_group_whose_finished_game_was_never_let_go_can_open_a_new_one(make_bot, telegram, redis):
+    application = await make_bot(1)
+    group = await started_on(application, telegram)
+    store = group.store
+    table = await group.play(AlwaysApprove(rng=random.Random(2)))
+    assert table.game.is_over
+    # As if the worker had died right after the game's last write, before it let the group and
+    # the players go and named the game's record the group's.
+    await redis.set(keys.chat_game(group.chat_id), group.game_id)
+    for user in group.user_ids:
+        await redis.sadd(keys.user_games(user), group.game_id)
+    await redis.delete(keys.chat_record(group.chat_id))
+
+    assert await store.games_of_user(group.user_ids[1]) == []
+    assert not await redis.sismember(keys.user_games(group.user_ids[1]), group.game_id)
+    answer = await command_text(group, group.user_ids[0], "/newgame")
+    assert "already" not in answer
+    current = await redis.get(keys.chat_game(group.chat_id))
+    assert current not in (None, group.game_id)
+    assert (await store.load(current)).stage.value == "lobby"
+    assert '"id"' in (await store.last_record(group.chat_id) or "")
+
+
+async def test_a_pointer_to_a_game_never_written_is_let_go(make_bot, telegram, redis):
+    """A worker claimed the group for a new game and died before writing it."""
+    application = await make_bot(1)
+    group = await started_on(application, telegram, chat_id=-200)
+    chat = -300
+    telegram.add_group(chat, "Quiet group")
+    await redis.set(keys.chat_game(chat), "0000000000")
+    started = asyncio.get_running_loop().time()
+    assert await group.store.game_of_chat(chat) is None
+    assert asyncio.get_running_loop().time() - started >= CREATION_SECONDS  # a creation on its way had time
+    assert await redis.get(keys.chat_game(chat)) is None
+
+
+async def test_keys_of_an_earlier_version_are_renamed_and_the_game_goes_on(make_bot, telegram, redis):
+    application = await make_bot(1)
+    group = await started_on(application, telegram)
+    game_id = group.game_id
+    # Put the game's keys back under the names an earlier version used.
+    for key in [key async for key in redis.scan_iter(match=keys.game(game_id) + "*")]:
+        await redis.rename(key, key.replace("{" + game_id + "}", game_id))
+    deadline = await redis.zscore(keys.DEADLINES, game_id)
+    await redis.delete(keys.DEADLINES, keys.DEADLINE_REVISIONS, keys.PENDING_OUTBOXES)
+    await redis.zadd(keys.LEGACY_DEADLINES, {game_id: deadline})
+    await redis.sadd(keys.LEGACY_PENDING_OUTBOXES, game_id)
+    assert await redis.get(keys.game(game_id)) is None
+
+    assert await migrate.legacy_keys(redis) >= 4
+    assert await migrate.legacy_keys(redis) == 0  # once
+    assert await redis.zscore(keys.DEADLINES, game_id) == deadline
+    assert await redis.zscore(keys.PENDING_OUTBOXES, game_id) is not None
+    assert not await redis.exists(keys.LEGACY_DEADLINES, keys.LEGACY_PENDING_OUTBOXES)
+    group.store._latest.clear()
+    table = await group.play(AlwaysApprove(rng=random.Random(3)))
+    assert table.game.is_over
