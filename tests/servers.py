@@ -1,4 +1,4 @@
-"""Servers the tests run themselves: free ports and redis-server processes."""
+"""Servers the tests run themselves: free ports, redis-server processes and a Redis Cluster of three."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import shutil
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ def answers(url: str, timeout: float = 0.2) -> bool:
 class RedisServer:
     """A redis-server in its own directory, on a fixed port, that a test can kill and start again."""
 
-    def __init__(self, directory: Path, *, appendonly: bool, db: int = 0) -> None:
+    def __init__(self, directory: Path, *, appendonly: bool, db: int = 0, options: Sequence[str] = ()) -> None:
         executable = shutil.which("redis-server")
         if executable is None:
             pytest.fail("redis-server is not installed (apt-get install redis-server); .ci/run installs it")
@@ -37,6 +37,7 @@ class RedisServer:
         self.directory = directory
         self.appendonly = appendonly
         self.db = db
+        self.options = list(options)  # more redis-server arguments, e.g. to enable cluster mode
         self.port = free_port()
         self.process: subprocess.Popen | None = None
 
@@ -48,7 +49,7 @@ class RedisServer:
         persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.appendonly else ["--appendonly", "no"]
         self.process = subprocess.Popen(
             [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory)]
-            + ["--save", "", *persistence],
+            + ["--save", "", *persistence, *self.options],
             stdout=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
@@ -77,3 +78,94 @@ def own_redis_url(directory: Path, db: int = 0) -> Iterator[str]:
         yield server.url
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------- a Redis Cluster of three masters
+
+# How long a master may be silent before the others call it failing. Short, so a test that stops
+# one notices quickly; a restart in the tests takes far less, so no node is ever declared failed.
+CLUSTER_NODE_TIMEOUT_MS = 2000
+
+
+class RedisClusterServers:
+    """Three redis-server processes made one Redis Cluster: three masters, no replicas, each in its
+    own directory with an append-only file fsynced before every answer.
+
+    `restart_master(i)` kills one with SIGKILL and starts it again on the same port and directory, so
+    it reloads its data from the append-only file and its place in the cluster from nodes.conf."""
+
+    def __init__(self, directory: Path, masters: int = 3) -> None:
+        cli = shutil.which("redis-cli")
+        if cli is None:
+            pytest.skip("redis-cli is not installed (apt-get install redis-tools): no Redis Cluster can be created")
+        self.cli = cli
+        self.nodes: list[RedisServer] = []
+        for number in range(masters):
+            node_directory = directory / f"node{number}"
+            node_directory.mkdir()
+            cluster_options = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+            cluster_options += ["--cluster-node-timeout", str(CLUSTER_NODE_TIMEOUT_MS)]
+            # The bus port is chosen too: the default, port + 10000, may be taken or past 65535.
+            cluster_options += ["--cluster-port", str(free_port())]
+            self.nodes.append(RedisServer(node_directory, appendonly=True, options=cluster_options))
+
+    @property
+    def url(self) -> str:
+        """Every node as a seed, so a client can find the cluster whichever node is down."""
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{node.port}" for node in self.nodes)
+
+    def start(self) -> None:
+        for node in self.nodes:
+            node.start()
+        addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+        created = subprocess.run(
+            [self.cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert created.returncode == 0, f"redis-cli --cluster create failed:\n{created.stdout}{created.stderr}"
+        self.wait_until_ok()
+
+    def wait_until_ok(self, timeout: float = 30) -> None:
+        """Until every node says cluster_state:ok: every slot is served and the node takes commands."""
+        deadline = time.monotonic() + timeout
+        while not all(self._state(node) == "ok" for node in self.nodes):
+            assert time.monotonic() < deadline, "the cluster did not reach cluster_state:ok"
+            time.sleep(0.05)
+
+    @staticmethod
+    def _state(node: RedisServer) -> str | None:
+        try:
+            with SyncRedis(port=node.port, socket_timeout=1, decode_responses=True) as client:
+                return client.execute_command("CLUSTER INFO").get("cluster_state")
+        except Exception:
+            return None
+
+    def master_of(self, key: str) -> int:
+        """The index (into `nodes`) of the master serving `key`'s slot."""
+        with SyncRedis(port=self.nodes[0].port, decode_responses=True) as client:
+            slot = client.execute_command("CLUSTER KEYSLOT", key)
+            for first, last, (_host, port, *_), *_replicas in client.execute_command("CLUSTER SLOTS"):
+                if first <= slot <= last:
+                    return next(i for i, node in enumerate(self.nodes) if node.port == port)
+        raise AssertionError(f"no master serves the slot of {key!r}")
+
+    def restart_master(self, index: int) -> None:
+        """SIGKILL one master, start it again from its files, and wait until the whole cluster is ok."""
+        self.kill_master(index)
+        self.start_master(index)
+
+    def kill_master(self, index: int) -> None:
+        """SIGKILL: the master writes nothing more than its append-only file already holds."""
+        self.nodes[index].kill()
+
+    def start_master(self, index: int) -> None:
+        """Start a killed master again on its port and directory; wait until the whole cluster is ok
+        (a restarted master serves its slots only two seconds after it is back)."""
+        self.nodes[index].start()
+        self.wait_until_ok()
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()

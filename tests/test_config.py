@@ -33,6 +33,33 @@ def test_defaults_without_redis_or_base_url():
 
 
 @pytest.mark.parametrize(
+    "url",
+    [
+        "redis+cluster://10.0.0.1:7000",
+        "redis+cluster://10.0.0.1:7000,10.0.0.2:7001,redis-3:7002",
+        "rediss+cluster://bot:secret@10.0.0.1:7000,10.0.0.2:7001/0?ssl_cert_reqs=none",
+    ],
+)
+def test_a_redis_cluster_url_is_accepted(url):
+    assert load_settings({"TELEGRAM_BOT_TOKEN": TOKEN, "REDIS_URL": url}).redis_url == url
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("redis+cluster://", "no host"),
+        ("redis+cluster://10.0.0.1:7000,", "no host"),
+        ("redis+cluster://10.0.0.1:port", "no valid port"),
+        ("redis+cluster://10.0.0.1:7000/2", "database 0 only"),
+        ("cluster://10.0.0.1:7000", r"redis\+cluster://"),
+    ],
+)
+def test_a_bad_redis_cluster_url_is_explained(url, says):
+    with pytest.raises(ConfigError, match=f"REDIS_URL.*{says}"):
+        load_settings({"TELEGRAM_BOT_TOKEN": TOKEN, "REDIS_URL": url})
+
+
+@pytest.mark.parametrize(
     ("env", "named"),
     [
         ({}, "TELEGRAM_BOT_TOKEN"),

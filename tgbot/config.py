@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
+from tgbot.cluster_url import is_cluster_url, parse_cluster_url
+
 _TOKEN = re.compile(r"\d+:[A-Za-z0-9_-]{20,}")
 # Telegram accepts 1-256 characters of A-Z, a-z, 0-9, _ and - as a webhook's secret token.
 _SECRET = re.compile(r"[A-Za-z0-9_-]{16,256}")
@@ -55,8 +57,8 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_token: bool = Tr
         raise ConfigError("TELEGRAM_BOT_TOKEN does not look like a bot token (digits, a colon, then 35 characters)")
 
     redis_url = env.get("REDIS_URL", "").strip() or None
-    if redis_url is not None and urlparse(redis_url).scheme not in ("redis", "rediss", "unix"):
-        raise ConfigError("REDIS_URL must be a redis://, rediss:// or unix:// URL")
+    if redis_url is not None:
+        _check_redis_url(redis_url)
 
     base_url = env.get("TELEGRAM_API_BASE_URL", "").strip().rstrip("/") or None
     if base_url is not None:
@@ -68,6 +70,19 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_token: bool = Tr
     if not isinstance(logging.getLevelName(level), int):
         raise ConfigError("LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR")
     return Settings(token=token, redis_url=redis_url, api_base_url=base_url, log_level=level, webhook=_webhook(env))
+
+
+def _check_redis_url(url: str) -> None:
+    if is_cluster_url(url):
+        try:
+            parse_cluster_url(url)
+        except ValueError as error:
+            raise ConfigError(f"REDIS_URL: {error} (e.g. redis+cluster://10.0.0.1:7000,10.0.0.2:7000)") from None
+    elif urlparse(url).scheme not in ("redis", "rediss", "unix"):
+        raise ConfigError(
+            "REDIS_URL must be a redis://, rediss:// or unix:// URL, or redis+cluster:// or rediss+cluster:// "
+            "for a Redis Cluster"
+        )
 
 
 def _webhook(env: Mapping[str, str]) -> Webhook | None:

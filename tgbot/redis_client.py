@@ -1,4 +1,7 @@
-"""The Redis client every worker uses: a pool that waits for a free connection, and retries."""
+"""The Redis client every worker uses: a pool that waits for a free connection, and retries.
+
+REDIS_URL may name one Redis (redis://, rediss://, unix://) or a Redis Cluster (redis+cluster://,
+rediss+cluster://; see tgbot.cluster_url and tgbot.redis_cluster)."""
 
 from __future__ import annotations
 
@@ -7,13 +10,18 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError, TimeoutError
 
+from tgbot.cluster_url import is_cluster_url
+from tgbot.redis_cluster import PatientRedisCluster, connect_cluster
+
 # python-telegram-bot runs up to 256 updates at once; a pool that waits for a free
 # connection makes a burst queue up instead of failing with "too many connections".
 MAX_CONNECTIONS = 64
 
 
-def connect(url: str) -> Redis:
+def connect(url: str) -> Redis | PatientRedisCluster:
     """A client for `url`. A connection broken by a Redis restart is retried, not reported to a player."""
+    if is_cluster_url(url):
+        return connect_cluster(url)
     pool = BlockingConnectionPool.from_url(
         url,
         max_connections=MAX_CONNECTIONS,

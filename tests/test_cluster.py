@@ -1,0 +1,208 @@
+"""The bot's Redis client on a Redis Cluster of three masters: keys on every master, scripts and
+transactions within one hash tag, and masters killed and started again from their append-only files.
+
+The module starts its own cluster (tests.servers.RedisClusterServers), once; every test uses keys of
+its own, so nothing is ever flushed (a cluster has no database to flush for one test alone).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+from redis import Redis as SyncRedis
+from redis.exceptions import RedisClusterException, RedisError
+
+from engine import Phase
+from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, started_on
+from tests.servers import RedisClusterServers, free_port
+from tgbot import keys, redis_cluster
+from tgbot.redis_client import connect
+from tgbot.redis_cluster import PatientRedisCluster
+
+UNAVAILABLE = "temporarily unavailable"
+
+# Sets the first key and counts the calls in the second, in one step: both keys must share a slot.
+SET_AND_COUNT = """
+redis.call('SET', KEYS[1], ARGV[1])
+return redis.call('INCR', KEYS[2])
+"""
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[RedisClusterServers]:
+    servers = RedisClusterServers(tmp_path_factory.mktemp("cluster"))
+    try:
+        servers.start()
+        yield servers
+    finally:
+        servers.stop()
+
+
+@pytest.fixture
+async def client(cluster: RedisClusterServers) -> AsyncIterator[PatientRedisCluster]:
+    redis = connect(cluster.url)
+    assert isinstance(redis, PatientRedisCluster)
+    yield redis
+    await redis.aclose()
+
+
+def tag_on_master(cluster: RedisClusterServers, index: int, name: str) -> str:
+    """A hash tag `{name-n}` whose keys live on master `index`."""
+    return next(f"{{{name}-{n}}}" for n in range(10_000) if cluster.master_of(f"{{{name}-{n}}}") == index)
+
+
+def stored_on_master(cluster: RedisClusterServers, index: int, key: str) -> str | None:
+    """The key's value as that master itself holds it (another master would answer MOVED)."""
+    with SyncRedis(port=cluster.nodes[index].port, decode_responses=True) as node:
+        return node.get(key)
+
+
+# ---------------------------------------------------------------- the URL
+
+
+def test_a_cluster_url_gives_a_cluster_client_seeded_with_every_node():
+    redis = connect("redis+cluster://10.0.0.1:7000,10.0.0.2:7001")
+    assert isinstance(redis, PatientRedisCluster)
+    assert [(node.host, node.port) for node in redis.startup_nodes] == [("10.0.0.1", 7000), ("10.0.0.2", 7001)]
+    assert redis.get_encoder().decode_responses
+
+
+async def test_an_unreachable_cluster_is_a_redis_error_after_a_while(monkeypatch):
+    """The bot answers "temporarily unavailable" to a RedisError; redis-py's own "cannot be connected"
+    (a RedisClusterException) is not one."""
+    monkeypatch.setattr(redis_cluster, "OUTAGE_PATIENCE", 0.3)
+    redis = connect(f"redis+cluster://127.0.0.1:{free_port()}")
+    started = time.monotonic()
+    with pytest.raises(RedisError, match="cannot be connected"):
+        await redis.get("anything")
+    assert 0.3 <= time.monotonic() - started < 5
+    await redis.aclose()
+
+
+# ---------------------------------------------------------------- keys, scripts, transactions
+
+
+async def test_keys_on_different_masters_are_written_and_read_back(cluster, client):
+    written = {}
+    for index in range(len(cluster.nodes)):
+        key = f"test:spread:{tag_on_master(cluster, index, 'spread')}"
+        assert await client.set(key, f"on master {index}")
+        written[key] = index
+    for key, index in written.items():
+        assert await client.get(key) == f"on master {index}"
+        assert stored_on_master(cluster, index, key) == f"on master {index}"
+    # A SCAN walks every master.
+    assert {key async for key in client.scan_iter(match="test:spread:*")} == set(written)
+
+
+async def test_a_registered_script_runs_over_two_keys_of_one_hash_tag(client):
+    script = client.register_script(SET_AND_COUNT)
+    keys_of_one_game = ["test:game:{42}", "test:game:{42}:calls"]
+    assert await script(keys=keys_of_one_game, args=["state 1"]) == 1
+    assert await script(keys=keys_of_one_game, args=["state 2"]) == 2
+    assert await client.get("test:game:{42}") == "state 2"
+    # Without a shared tag the keys may lie on two masters: refused before anything is sent.
+    with pytest.raises(RedisClusterException, match="same key slot"):
+        await script(keys=["test:game:42", "test:game:42:calls"], args=["state 3"])
+
+
+async def test_a_watched_transaction_over_one_hash_tag_commits(client):
+    counter, log = "test:tx:{7}:counter", "test:tx:{7}:log"
+    await client.set(counter, 41)
+
+    async def increment(pipe):
+        value = int(await pipe.get(counter))
+        pipe.multi()
+        pipe.set(counter, value + 1)
+        pipe.rpush(log, value + 1)
+
+    await client.transaction(increment, counter)
+    assert await client.get(counter) == "42"
+    assert await client.lrange(log, 0, -1) == ["42"]
+
+
+# ---------------------------------------------------------------- a master restarts
+
+
+async def test_a_key_is_read_back_after_its_master_restarts(cluster, client):
+    key = "test:restart:{survivor}"
+    assert await client.set(key, "kept in the append-only file")
+    owner = cluster.master_of(key)
+
+    cluster.restart_master(owner)
+
+    # The same client, whose pooled connection to that master died with it.
+    assert await client.get(key) == "kept in the append-only file"
+    for index in range(len(cluster.nodes)):
+        other = f"test:restart:after:{tag_on_master(cluster, index, 'after')}"
+        assert await client.set(other, index)
+        assert await client.get(other) == str(index)
+
+
+async def test_commands_sent_while_a_master_is_down_wait_for_it(cluster, client):
+    owner = 1
+    tag = tag_on_master(cluster, owner, "down")
+    script = client.register_script(SET_AND_COUNT)
+    assert await script(keys=[f"test:down:{tag}", f"test:down:{tag}:calls"], args=["before"]) == 1
+
+    async def writes() -> None:
+        for n in range(5):
+            assert await client.set(f"test:down:{tag}:{n}", n)
+        # The restarted master has forgotten the script: loaded again, not reported.
+        assert await script(keys=[f"test:down:{tag}", f"test:down:{tag}:calls"], args=["after"]) == 2
+
+    cluster.kill_master(owner)
+    writing = asyncio.create_task(writes())
+    await asyncio.sleep(0.5)
+    assert not writing.done()  # waiting for the master, not failed
+    await asyncio.to_thread(cluster.start_master, owner)
+    await asyncio.wait_for(writing, timeout=10)
+    assert [await client.get(f"test:down:{tag}:{n}") for n in range(5)] == [str(n) for n in range(5)]
+    assert stored_on_master(cluster, owner, f"test:down:{tag}") == "after"
+
+
+# ---------------------------------------------------------------- a whole game
+
+
+# Until every game's keys share a hash tag, the store's transactions span slots (CROSSSLOT).
+@pytest.mark.skipif("{game-id}" not in keys.game("game-id"), reason="needs the hash-tagged store")
+async def test_a_whole_game_survives_a_master_restart_mid_vote(cluster, telegram, caplog):
+    caplog.set_level(logging.INFO)
+    bots = Bots(telegram)
+    try:
+        application = await bots.start(cluster.url, seed=5)
+        group = await started_on(application, telegram, players=5)
+        policy = AlwaysApprove(rng=random.Random(5))
+        while (await group.table()).game.phase is not Phase.VOTING:
+            assert await group.step(policy)
+        table = await group.table()
+        ballot = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
+        voters = [player.user_id for player in table.players]
+        for user_id in voters[:2]:
+            await group.send(telegram.press(user_id, group.chat_id, ballot.message_id, button_data(ballot, ":a")))
+
+        # The game's master dies; a vote arrives while it is down and waits for it to come back.
+        owner = cluster.master_of(keys.game(group.game_id))
+        cluster.kill_master(owner)
+        vote = telegram.press(voters[2], group.chat_id, ballot.message_id, button_data(ballot, ":a"))
+        voting = asyncio.create_task(group.send(vote))
+        await asyncio.sleep(0.5)
+        await asyncio.to_thread(cluster.start_master, owner)
+        await asyncio.wait_for(voting, timeout=15)
+        assert UNAVAILABLE not in (telegram.callback_answers[vote["callback_query"]["id"]]["text"] or "")
+        assert (await group.table()).game.pending_votes[2] is True
+
+        table = await group.play(policy)
+        assert table.game.is_over
+        assert "🏁" in group.transcript(group.chat_id)[-1]
+        assert await group.store.redis.llen(keys.outbox(group.game_id)) == 0
+        for user_id in voters:  # everyone got their role, privately
+            assert any(m.from_bot for m in telegram.messages(user_id)), user_id
+        assert errors(caplog) == []
+    finally:
+        await bots.close()
