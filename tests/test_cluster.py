@@ -169,8 +169,6 @@ async def test_commands_sent_while_a_master_is_down_wait_for_it(cluster, client)
 # ---------------------------------------------------------------- a whole game
 
 
-# Until every game's keys share a hash tag, the store's transactions span slots (CROSSSLOT).
-@pytest.mark.skipif("{game-id}" not in keys.game("game-id"), reason="needs the hash-tagged store")
 async def test_a_whole_game_survives_a_master_restart_mid_vote(cluster, telegram, caplog):
     caplog.set_level(logging.INFO)
     bots = Bots(telegram)
