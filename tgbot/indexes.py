@@ -21,6 +21,7 @@ refused, so writes of two workers that overtake each other leave the newer deadl
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 
 from redis.asyncio import Redis
@@ -31,6 +32,12 @@ from tgbot import keys
 # for this long: a change marks it just before it queues its messages, so a mark this fresh may
 # belong to messages about to arrive.
 PENDING_GRACE_MS = 3000
+
+# A mark this process set less than this long ago is still there: it is taken off only once it
+# is `PENDING_GRACE_MS` old (by Redis's clock), so a write this soon after needs no mark of its own.
+# The margin covers the round trip that set it.
+REMARK_SECONDS = PENDING_GRACE_MS / 1000 - 1.0
+MARKS_KEPT = 4096
 
 _NOW_MS = """
 local clock = redis.call('TIME')
@@ -93,6 +100,9 @@ def _score(wake: float | None) -> str:
 class Indexes:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        # When this process last marked each game pending (its monotonic clock): a mark younger than
+        # `REMARK_SECONDS` cannot have been taken off yet (see `ahead`), so it is not written again.
+        self._marked: dict[str, float] = {}
         self._ahead = redis.register_script(_AHEAD)
         self._settle_deadline = redis.register_script(_SETTLE_DEADLINE)
         self._settle_pending = redis.register_script(_SETTLE_PENDING)
@@ -103,12 +113,21 @@ class Indexes:
     async def ahead(self, game_id: str, *, pending: bool, earlier_wake: float | None, revision: int) -> None:
         """Before a write of the game: mark it pending (it is about to queue messages) and bring
         its deadline forward to `earlier_wake` if that is sooner."""
+        if pending:
+            marked = self._marked.get(game_id)
+            pending = marked is None or time.monotonic() - marked >= REMARK_SECONDS
         if not pending and earlier_wake is None:
             return
+        asked = time.monotonic()
         await self._ahead(
             keys=[keys.DEADLINES, keys.DEADLINE_REVISIONS, keys.PENDING_OUTBOXES],
             args=[game_id, "1" if pending else "0", _score(earlier_wake), revision],
         )
+        if pending:
+            self._marked.pop(game_id, None)  # re-inserted: the dict stays ordered by age
+            self._marked[game_id] = asked
+            if len(self._marked) > MARKS_KEPT:
+                del self._marked[next(iter(self._marked))]
 
     async def settle_deadline(self, game_id: str, wake: float | None, revision: int) -> bool:
         """After a write: the game's deadline as revision `revision` of its table has it. False if a

@@ -4,7 +4,8 @@ Every change to a game is a compare-and-set: the document is read (GET), the mov
 out from it, and one Lua script writes the new document only if the stored one is still the
 one read, retrying from the read when another writer got there first. The change's
 messages are pushed to the game's outbox by that same script, so a change is never stored
-without its announcements, nor announced without being stored.
+without its announcements, nor announced without being stored. Nothing here uses WATCH/MULTI:
+each compare-and-set is one script.
 
 The script touches the game's own keys only (one hash tag, so one Redis Cluster slot). The
 lookups across games (the clock's deadlines and pending outboxes, each group's game, each user's
@@ -146,6 +147,17 @@ return {2, ids, items, wanted}
 )
 
 
+# A compare-and-set of one string key (a script rather than WATCH/MULTI: on Redis Cluster, redis-py
+# may retry an EXEC on a new connection, where the WATCH no longer guards it).
+#   KEYS: the key. ARGV: the value read ('' if there was none), the new value. 1 if written.
+_REPLACE = """
+local current = redis.call('GET', KEYS[1]) or ''
+if current ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1
+"""
+
+
 def needs_lookup(item: outgoing.Outgoing) -> bool:
     """Whether a drain must know what its key names before delivering it: an edit (which message),
     a private message of a key (whether it was delivered: `outgoing.once_only`)."""
@@ -195,6 +207,7 @@ class Store:
         self.redis = redis
         self.indexes = Indexes(redis)
         self._update = redis.register_script(_UPDATE)
+        self._replace = redis.register_script(_REPLACE)
         # Outbox locks that writes of this process took, until its drain of the game takes them over.
         self._claims: dict[str, Claim] = {}
         # The tables of the documents last read or written here, by the exact document: a press
@@ -423,8 +436,13 @@ class Store:
         """The lookups written before a write of `after` (see `tgbot.indexes`)."""
         then = {p.user_id for p in before.players} if before is not None and before.is_active else set()
         now = {p.user_id for p in after.players} if after.is_active else set()
-        moved = before is None or before.next_wake != after.next_wake
-        earlier = after.next_wake if moved and after.next_wake is not None else None
+        # Only a deadline that comes sooner is written ahead: one that moves later is no later in the
+        # index than the table's until the write after the table's (and a late write of an older
+        # revision leaves it sooner still, never later).
+        sooner = after.next_wake is not None and (
+            before is None or before.next_wake is None or after.next_wake < before.next_wake
+        )
+        earlier = after.next_wake if sooner else None
         await self.indexes.ahead(after.id, pending=pending, earlier_wake=earlier, revision=after.revision)
         if now - then:
             await self.indexes.add_player_games(after.id, now - then)
@@ -541,16 +559,12 @@ class Store:
     ) -> tuple[GroupSettings, GroupSettings]:
         """Compare-and-set the group's settings; returns (before, after)."""
         key = keys.chat_settings(chat_id)
-
-        async def write(pipe) -> tuple[GroupSettings, GroupSettings]:
-            before = GroupSettings.from_json(await pipe.get(key))
+        while True:
+            raw = await self.redis.get(key)
+            before = GroupSettings.from_json(raw)
             after = change(before)
-            pipe.multi()
-            if after != before:
-                pipe.set(key, after.to_json())
-            return before, after
-
-        return await self.redis.transaction(write, key, value_from_callable=True)
+            if after == before or await self._replace(keys=[key], args=[raw or "", after.to_json()]):
+                return before, after
 
     # ---------------------------------------------------------------- messages already sent
     # (the outbox remembers them in its own scripts, as `remembered(chat_id, message_id)`)
