@@ -43,6 +43,10 @@ MIN_FRAGMENT = 12
 # ---------------------------------------------------------------- helpers
 
 
+def button_data_starting(message, prefix: str) -> str:
+    return next(b["callback_data"] for b in message.buttons() if b.get("callback_data", "").startswith(prefix))
+
+
 def english_fragments() -> dict[str, str]:
     """Fixed English fragments of every msgid (singular and plural) -> the msgid they come from."""
     with (LOCALE_DIR / "messages.pot").open("rb") as pot:
@@ -110,7 +114,7 @@ async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup
     await command(group, users[1], "/settings")  # refused: no admin
     menu = await command(group, admin, "/settings")
     for code in ("tg", "tg", "mv", "mv", "ok"):
-        await press(group, admin, menu, f"s:{chat}:{code}")
+        await press(group, admin, menu, button_data_starting(menu, f"s:{chat}:{code}:"))
     await command(group, admin, "/language")
     await command(group, admin, "/newgame", chat_id=admin)  # in private: games are played in groups
     update = telegram.forged_press(admin, chat, menu.message_id, "v:nonsense")

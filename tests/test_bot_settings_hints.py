@@ -41,8 +41,15 @@ def card_prompt_buttons(telegram) -> list[list[str]]:
     return found
 
 
-def setting(chat_id: int, code: str) -> str:
-    return f"s:{chat_id}:{code}"
+def setting_data(chat_id: int, code: str, shown: int = 0) -> str:
+    """A settings button's data: the setting's code and where its value stood when shown."""
+    return f"s:{chat_id}:{code}:{shown}"
+
+
+def setting(menu, code: str) -> str:
+    """The data of the settings button for `code` on the menu as it is now."""
+    prefix = f"s:{menu.chat_id}:{code}:"
+    return next(b["callback_data"] for b in menu.buttons() if b.get("callback_data", "").startswith(prefix))
 
 
 class SpyOnEveryTeam(AlwaysApprove):
@@ -162,37 +169,37 @@ async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(ma
     )
     chat = north.chat_id
     assert labels(menu) == {
-        "Targeting: off": setting(chat, "tg"),
-        "Blind Spies: off": setting(chat, "bs"),
-        "Hints: on": setting(chat, "hi"),
-        "Missing vote: 👍 Approve": setting(chat, "mv"),
-        "Team time: 3 min": setting(chat, "pt"),
-        "Vote time: 2 min": setting(chat, "vt"),
-        "Card time: 2 min": setting(chat, "mt"),
-        "Lobby time: 15 min": setting(chat, "lt"),
-        "English": setting(chat, "la"),
-        "Done": setting(chat, "ok"),
+        "Targeting: off": setting_data(chat, "tg", 1),
+        "Blind Spies: off": setting_data(chat, "bs", 1),
+        "Hints: on": setting_data(chat, "hi", 1),
+        "Missing vote: 👍 Approve": setting_data(chat, "mv", 1),
+        "Team time: 3 min": setting_data(chat, "pt", 3),
+        "Vote time: 2 min": setting_data(chat, "vt", 2),
+        "Card time: 2 min": setting_data(chat, "mt", 2),
+        "Lobby time: 15 min": setting_data(chat, "lt", 3),
+        "English": setting_data(chat, "la", 0),
+        "Done": setting_data(chat, "ok", 0),
     }
 
     # A member pressing the admin's keyboard is refused and changes nothing.
-    assert await press(north, member, menu, setting(chat, "tg")) == ADMINS_ONLY
+    assert await press(north, member, menu, setting(menu, "tg")) == ADMINS_ONLY
     assert (await north.store.settings(chat)).targeting is False
     assert telegram.message(chat, menu.message_id).edits == 0
 
     # Each press moves one setting to its next value; the same message edits itself.
-    assert await press(north, admin, menu, setting(chat, "tg")) is None
+    assert await press(north, admin, menu, setting(menu, "tg")) is None
     menu = telegram.message(chat, menu.message_id)
     assert menu.edits == 1 and "Targeting: on" in labels(menu)
     assert (await north.store.settings(chat)).targeting is True
 
     for minutes in ("3", "5", "1"):
-        await press(north, admin, menu, setting(chat, "vt"))
+        await press(north, admin, menu, setting(menu, "vt"))
         menu = telegram.message(chat, menu.message_id)
         assert f"Vote time: {minutes} min" in labels(menu)
         assert f"to vote: {minutes} min" in plain_text(menu.text)
-    await press(north, admin, menu, setting(chat, "mv"))
-    await press(north, admin, menu, setting(chat, "hi"))
-    await press(north, admin, menu, setting(chat, "lt"))
+    await press(north, admin, menu, setting(menu, "mv"))
+    await press(north, admin, menu, setting(menu, "hi"))
+    await press(north, admin, menu, setting(menu, "lt"))
     menu = telegram.message(chat, menu.message_id)
     assert menu.edits == 7
     assert {"Missing vote: 👎 Reject", "Hints: off", "Lobby time: 30 min"} <= set(labels(menu))
@@ -211,9 +218,9 @@ async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(ma
     telegram.add_group(chat, "North", admins=[admin, north.user_ids[2]])
     other_menu = await command(north, north.user_ids[2], "/settings")
     assert "Hints: off" in labels(other_menu)
-    assert await press(north, north.user_ids[2], other_menu, setting(chat, "hi")) is None
+    assert await press(north, north.user_ids[2], other_menu, setting(other_menu, "hi")) is None
     assert (await north.store.settings(chat)).hints is True
-    await press(north, north.user_ids[2], other_menu, setting(chat, "hi"))
+    await press(north, north.user_ids[2], other_menu, setting(other_menu, "hi"))
 
     # Another group keeps its own (default) settings.
     assert await south.store.settings(south.chat_id) == GroupSettings()
@@ -221,10 +228,10 @@ async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(ma
     # A keyboard forged from North's message, pressed on South's own settings message, is refused.
     south_admin = south.user_ids[0]
     south_menu = await command(south, south_admin, "/settings")
-    update = telegram.forged_press(south_admin, south.chat_id, south_menu.message_id, setting(chat, "bs"))
+    update = telegram.forged_press(south_admin, south.chat_id, south_menu.message_id, setting_data(chat, "bs"))
     await south.send(update)
     assert telegram.callback_answers[update["callback_query"]["id"]]["text"] == "This button is not valid here."
-    update = telegram.forged_press(admin, south.chat_id, south_menu.message_id, setting(chat, "bs"))
+    update = telegram.forged_press(admin, south.chat_id, south_menu.message_id, setting_data(chat, "bs"))
     await south.send(update)
     assert telegram.callback_answers[update["callback_query"]["id"]]["text"] == "This button is not valid here."
     assert await north.store.settings(chat) == stored
@@ -232,7 +239,7 @@ async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(ma
     assert telegram.message(south.chat_id, south_menu.message_id).edits == 0
 
     # Done closes the menu with a summary and no buttons.
-    await press(north, admin, menu, setting(chat, "ok"))
+    await press(north, admin, menu, setting(menu, "ok"))
     closed = telegram.message(chat, menu.message_id)
     assert closed.buttons() == []
     assert plain_text(closed.text).startswith("⚙️ Settings saved.\nVariants: Targeting.\nTime to choose a team: 3 min")
@@ -246,7 +253,7 @@ async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
     await group.send(telegram.command(host, group.chat_id, "/newgame"))
     group.game_id = await group.store.game_of_chat(group.chat_id)
     menu = await command(group, host, "/settings")
-    assert await press(group, host, menu, setting(group.chat_id, "bs")) is None
+    assert await press(group, host, menu, setting(menu, "bs")) is None
     assert (await group.table()).settings.blind_spies is True
     link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
     for user in group.user_ids:
@@ -257,13 +264,13 @@ async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
 
     # Once the game runs, Bob is no longer allowed, and even an admin cannot change the rules.
     assert plain_text((await command(group, host, "/settings")).text) == ADMINS_ONLY
-    assert await press(group, host, menu, setting(group.chat_id, "tg")) == ADMINS_ONLY
+    assert await press(group, host, menu, setting(menu, "tg")) == ADMINS_ONLY
     admin_menu = await command(group, admin, "/settings")
     before = await group.store.settings(group.chat_id)
-    assert await press(group, admin, admin_menu, setting(group.chat_id, "tg")) == (
+    assert await press(group, admin, admin_menu, setting(admin_menu, "tg")) == (
         "Settings can be changed between games."
     )
-    assert await press(group, admin, admin_menu, setting(group.chat_id, "vt")) == (
+    assert await press(group, admin, admin_menu, setting(admin_menu, "vt")) == (
         "Settings can be changed between games."
     )
     assert await group.store.settings(group.chat_id) == before
@@ -284,7 +291,7 @@ async def test_settings_changed_in_an_open_lobby_show_there_and_rule_the_next_ga
 
     menu = await command(group, admin, "/settings")
     for code in ("tg", "bs", "vt", "vt", "vt"):
-        await press(group, admin, menu, setting(chat, code))
+        await press(group, admin, menu, setting(menu, code))
     lobby = telegram.message(chat, lobby.message_id)
     shown = plain_text(lobby.text)
     assert "Variants: Targeting, Blind Spies." in shown
@@ -331,9 +338,9 @@ async def test_language_button_in_settings_sets_the_group_language(make_bot, tel
     admin, chat = group.user_ids[0], group.chat_id
     menu = await command(group, admin, "/settings")
     # No language yet: the first press settles on English, the next one on Spanish.
-    await press(group, admin, menu, setting(chat, "la"))
+    await press(group, admin, menu, setting(menu, "la"))
     assert (await group.store.settings(chat)).language == "en"
-    await press(group, admin, menu, setting(chat, "la"))
+    await press(group, admin, menu, setting(menu, "la"))
     assert (await group.store.settings(chat)).language == "es"
     menu = telegram.message(chat, menu.message_id)
     assert "Español" in labels(menu)
@@ -451,7 +458,7 @@ async def test_hints_switched_off(make_bot, telegram):
     group = SimulatedGroup(telegram, application, players=5)
     admin = group.user_ids[0]
     menu = await command(group, admin, "/settings")
-    await press(group, admin, menu, setting(group.chat_id, "hi"))
+    await press(group, admin, menu, setting(menu, "hi"))
     assert (await group.store.settings(group.chat_id)).hints is False
     await group.open_lobby_and_join()
     await group.start()
@@ -510,7 +517,7 @@ async def test_play_again_opens_a_lobby_with_the_same_players_and_settings(make_
     admin, chat = group.user_ids[0], group.chat_id
     menu = await command(group, admin, "/settings")
     for code in ("mv", "pt"):
-        await press(group, admin, menu, setting(chat, code))
+        await press(group, admin, menu, setting(menu, code))
     settings = await group.store.settings(chat)
     assert settings.missing_vote_approves is False and settings.proposal_seconds == 300
 
@@ -583,3 +590,29 @@ async def test_variants_named_with_newgame_come_on_top_of_the_groups_settings(ma
     await group.send(telegram.command(group.user_ids[0], group.chat_id, "/newgame blind"))
     table = await group.store.table_of_chat(group.chat_id)
     assert table.variants.targeting and table.variants.blind_spies
+
+
+async def test_a_settings_press_made_on_what_is_no_longer_shown_changes_nothing(make_bot, telegram):
+    """Two admins press "Targeting: off" on their own keyboards at once, or Telegram delivers one
+    press twice: targeting ends on, not switched back off by the second press."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, chat_id=-100, title="North", players=3)
+    admin, other_admin = group.user_ids[0], group.user_ids[2]
+    telegram.add_group(group.chat_id, "North", admins=[admin, other_admin])
+    menu = await command(group, admin, "/settings")
+    other_menu = await command(group, other_admin, "/settings")
+    pressed = setting(menu, "tg")
+    assert pressed == setting(other_menu, "tg") == setting_data(group.chat_id, "tg", 1)
+
+    update = telegram.press(admin, menu.chat_id, menu.message_id, pressed)
+    await group.send(update)
+    assert (await group.store.settings(group.chat_id)).targeting is True
+    await group.send(update)  # delivered again
+    assert (await group.store.settings(group.chat_id)).targeting is True
+    # The other keyboard was pressed before its message showed the change.
+    await group.send(telegram.forged_press(other_admin, group.chat_id, other_menu.message_id, pressed))
+    assert (await group.store.settings(group.chat_id)).targeting is True
+    # The keyboards now show it as it is, and a press on what they show switches it off.
+    assert "Targeting: on" in labels(telegram.message(group.chat_id, other_menu.message_id))
+    await press(group, admin, menu, setting(menu, "tg"))
+    assert (await group.store.settings(group.chat_id)).targeting is False

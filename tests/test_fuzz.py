@@ -255,7 +255,7 @@ class Fuzzer:
         if kind in "whr":
             return f"{kind}:{game_id}"
         if kind == "s":
-            return f"s:{chat}:{self.rng.choice([*SETTING_CODES.values(), 'zz'])}"
+            return f"s:{chat}:{self.rng.choice([*SETTING_CODES.values(), 'zz'])}:{self.rng.choice([0, 1, 2, 9])}"
         return f"l:{chat}:{self.rng.choice([*LANGUAGES, 'de'])}"
 
     def callback_query(self) -> dict:

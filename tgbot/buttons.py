@@ -112,6 +112,7 @@ class RematchPress:
 class SettingsPress:
     chat_id: int  # the group whose settings the keyboard shows
     setting: str  # a name from tgbot.settings.CHOICES, or "done"
+    shown: int  # the setting's `GroupSettings.position` on the keyboard pressed (0 for "done")
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ KINDS = (
     ButtonKind("x", CancelPress, (GAME_ID, flag("y", "n"))),
     ButtonKind("h", HintsPress, (GAME_ID,)),
     ButtonKind("r", RematchPress, (GAME_ID,)),
-    ButtonKind("s", SettingsPress, (CHAT_ID, choice(SETTING_CODES))),
+    ButtonKind("s", SettingsPress, (CHAT_ID, choice(SETTING_CODES), NUMBER)),
     ButtonKind("l", LanguagePress, (CHAT_ID, choice(LANGUAGE_CODES))),
 )
 _BY_PRESS = {kind.press: kind for kind in KINDS}

@@ -407,7 +407,7 @@ BUTTON_HANDLERS = {
 def settings_change(press: SettingsPress | LanguagePress) -> Callable[[GroupSettings], GroupSettings]:
     if isinstance(press, LanguagePress):
         return lambda current: replace(current, language=press.language)
-    return lambda current: current.stepped(press.setting)
+    return lambda current: current.stepped(press.setting, press.shown)
 
 
 async def group_settings_button(update: Update, context: BotContext, query, press, user_id, chat_id) -> None:

@@ -42,14 +42,26 @@ class GroupSettings:
     def variants(self) -> Variants:
         return Variants(targeting=self.targeting, blind_spies=self.blind_spies)
 
-    def stepped(self, name: str) -> GroupSettings:
-        """The settings with `name` moved to its next choice."""
-        if name not in CHOICES:
-            raise KeyError(name)
+    def position(self, name: str) -> int:
+        """Where the setting's value stands: 1 + its index among the choices, 0 if it is none of
+        them (a group whose language nobody set yet)."""
         choices = CHOICES[name]
         current = getattr(self, name)
-        position = choices.index(current) if current in choices else -1
-        return replace(self, **{name: choices[(position + 1) % len(choices)]})
+        return choices.index(current) + 1 if current in choices else 0
+
+    def stepped(self, name: str, shown: int | None = None) -> GroupSettings:
+        """The settings with `name` moved to its next choice.
+
+        `shown`: the `position` the pressed button showed. A press made on a keyboard that no longer
+        shows the setting as it is (a second admin's press on the same keyboard, or the same press
+        delivered again) changes nothing, rather than stepping past what the presser saw."""
+        if name not in CHOICES:
+            raise KeyError(name)
+        position = self.position(name)
+        if shown is not None and shown != position:
+            return self
+        choices = CHOICES[name]
+        return replace(self, **{name: choices[position % len(choices)]})
 
     def to_json(self) -> str:
         return json.dumps({f.name: getattr(self, f.name) for f in fields(self)}, separators=(",", ":"))

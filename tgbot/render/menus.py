@@ -19,7 +19,7 @@ def _switch(lang: str, on: bool, when_on: str, when_off: str) -> str:
 
 def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str, Keyboard]:
     def press(name: str) -> str:
-        return encode(SettingsPress(chat_id, name))
+        return encode(SettingsPress(chat_id, name, 0 if name == "done" else settings.position(name)))
 
     text = "\n".join(
         [
