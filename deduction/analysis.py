@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deduction.behaviour import BehaviourParams
+from deduction.behaviour import BehaviourParams, Evidence
 from deduction.exact import ExactFacts, SpyGroup, exact_facts
 from deduction.knowledge import Viewer
-from deduction.models import DEFAULT_MODEL, assignment_log_weights
+from deduction.models import DEFAULT_MODEL, assignment_evidence
 from engine import GameRecord
 
 
@@ -25,6 +25,7 @@ class Deduction:
     spy_groups: tuple[SpyGroup, ...]
     facts: ExactFacts
     log_weights: np.ndarray  # per possible assignment, under the model
+    evidence: Evidence  # the pieces `log_weights` adds up, per possible assignment
 
 
 def deduce(
@@ -42,7 +43,10 @@ def deduce(
     record = record.without_outcome()
     facts = exact_facts(record, viewer)
     rows = facts.assignments[facts.possible]
-    log_w = assignment_log_weights(model, record, rows, params)
+    # A Resistance asker's own votes and teams are no evidence to them about the others.
+    own_seat = viewer.seat if not viewer.is_spy else None
+    pieces = assignment_evidence(model, record, rows, params, own_seat)
+    log_w = pieces.total()
     weights = np.exp(log_w - log_w.max()) if np.isfinite(log_w.max()) else np.ones(len(rows))
     # Rounding can push a sum of weights a hair past its total; a certain seat is exactly 0 or 1.
     probability = np.clip((weights @ rows) / weights.sum(), 0.0, 1.0)
@@ -59,4 +63,5 @@ def deduce(
         spy_groups=facts.spy_groups,
         facts=facts,
         log_weights=log_w,
+        evidence=pieces,
     )

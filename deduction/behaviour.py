@@ -97,12 +97,32 @@ def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams) -> np.nda
     return _log_sigmoid(np.where(arrays.votes[:, :, None, None, None], logits, -logits))
 
 
-def log_weights(arrays: RecordArrays, assignments: np.ndarray, params: BehaviourParams) -> np.ndarray:
-    """Log-likelihood of the record under each assignment (rows of `assignments`)."""
-    total = np.zeros(len(assignments))
-    count = arrays.proposal_count
+@dataclass(frozen=True)
+class Evidence:
+    """How much each piece of the record weighs for each assignment (rows): log-likelihood terms,
+    tempered as the model weighs them. They add up to the assignment's log weight, so taking a
+    piece out shows what it did (`deduction.attribution`)."""
+
+    sabotage: np.ndarray  # (A, M): each played mission's Fail cards
+    votes: np.ndarray  # (A, players): each seat's votes, all proposals together
+    proposals: np.ndarray  # (A, players): the teams each seat chose as leader
+
+    def total(self) -> np.ndarray:
+        return self.sabotage.sum(axis=1) + self.votes.sum(axis=1) + self.proposals.sum(axis=1)
+
+
+def evidence(
+    arrays: RecordArrays, assignments: np.ndarray, params: BehaviourParams, own_seat: int | None = None
+) -> Evidence:
+    """The record's evidence under each assignment (rows of `assignments`).
+
+    `own_seat`: the asking Resistance player, whose own votes and teams say nothing to them
+    about the others (they know why they chose them), so they weigh nothing here."""
+    count, players = arrays.proposal_count, arrays.players
+    rows = len(assignments)
     if count == 0:
-        return total
+        empty = np.zeros((rows, players))
+        return Evidence(np.zeros((rows, 0)), empty, empty.copy())
     as_int = assignments.astype(np.int16)
     team_spies = np.minimum(as_int @ arrays.teams.T.astype(np.int16), MAX_TEAM_SPIES)  # (A, P)
     leader_spy = as_int[:, arrays.leaders]  # (A, P)
@@ -110,25 +130,37 @@ def log_weights(arrays: RecordArrays, assignments: np.ndarray, params: Behaviour
 
     # Only members who played their own card chose Success or Fail; a deadline's card is nobody's.
     spies_playing = np.minimum(as_int @ arrays.card_players.T.astype(np.int16), MAX_TEAM_SPIES)  # (A, M)
-    for j, (mission, fails, required) in enumerate(
-        zip(arrays.played_missions, arrays.played_fails, arrays.played_fails_required, strict=True)
-    ):
-        total += params.sabotage_log_prob[mission, required, spies_playing[:, j], fails]
+    missions, required, fails = (arrays.played_missions, arrays.played_fails_required, arrays.played_fails)
+    sabotage = params.sabotage_log_prob[missions[None, :], required[None, :], spies_playing, fails[None, :]]
 
+    # A team the deadline drew is nobody's choice; nor is the asker's own.
+    chosen = arrays.team_chosen & (arrays.leaders != own_seat)
     team_sizes = arrays.teams.sum(axis=1)
     leader_on_team = arrays.teams[proposal_index, arrays.leaders].astype(np.intp)
-    proposals = params.proposal_log_prob[leader_spy, arrays.players, team_sizes, team_spies, leader_on_team]
-    total += params.proposal_exponent * (proposals * arrays.team_chosen).sum(axis=1)
+    proposal_terms = params.proposal_log_prob[leader_spy, arrays.players, team_sizes, team_spies, leader_on_team]
+    proposal_terms = params.proposal_exponent * proposal_terms * chosen  # (A, P)
+    led = np.zeros((count, players))
+    led[proposal_index, arrays.leaders] = 1.0
+    proposals = proposal_terms @ led  # (A, players)
 
-    # A proposal's votes sum to: every voter as Resistance, plus, for each spy, the
-    # difference its being a spy makes. The second part is one matrix product.
+    # Each vote's log-probability under the assignment's situation (leader a spy, spies on the team)
+    # for either role of its voter; a vote the deadline filled in, or the asker's, says nothing.
+    voted = arrays.vote_chosen.copy()
+    if own_seat is not None:
+        voted[:, own_seat] = False
     situations = 2 * TEAM_SPY_BUCKETS
-    table = vote_log_prob_table(arrays, params).reshape(count, arrays.players, 2, situations)
-    table = table * arrays.vote_chosen[:, :, None, None]  # a vote the deadline filled in says nothing
-    as_resistance = table[:, :, 0, :].sum(axis=1)  # (P, situations)
-    spy_difference = (table[:, :, 1, :] - table[:, :, 0, :]).transpose(1, 0, 2).reshape(arrays.players, -1)
-    by_situation = (as_int @ spy_difference).reshape(len(assignments), count, situations) + as_resistance
+    table = vote_log_prob_table(arrays, params).reshape(count, players, 2, situations)
+    table = table * voted[:, :, None, None]
     situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
-    votes = np.take_along_axis(by_situation, situation[:, :, None], axis=2)[:, :, 0]
-    total += params.vote_exponent * votes.sum(axis=1)
-    return total
+    by_situation = table.transpose(0, 3, 2, 1)  # (P, situations, role, players)
+    chosen_situation = by_situation[proposal_index[None, :], situation]  # (A, P, role, players)
+    per_vote = np.where(assignments[:, None, :], chosen_situation[:, :, 1, :], chosen_situation[:, :, 0, :])
+    votes = params.vote_exponent * per_vote.sum(axis=1)  # (A, players)
+    return Evidence(sabotage, votes, proposals)
+
+
+def log_weights(
+    arrays: RecordArrays, assignments: np.ndarray, params: BehaviourParams, own_seat: int | None = None
+) -> np.ndarray:
+    """Log-likelihood of the record under each assignment (rows of `assignments`)."""
+    return evidence(arrays, assignments, params, own_seat).total()

@@ -220,3 +220,34 @@ def test_a_card_the_deadline_played_is_no_spy_s_choice():
     result = deduce(record, Viewer.resistance(0))
     assert result.spy_probability[1] == 1.0
     assert 1 in result.certain_spies
+
+
+def _with_own_votes_flipped(record: GameRecord, seat: int, flips: list[bool]) -> GameRecord:
+    """The record with `seat`'s votes flipped where `flips` says, wherever that changes no result."""
+    missions, k = [], 0
+    for mission in record.missions:
+        proposals = []
+        for proposal in mission.proposals:
+            votes = list(proposal.votes)
+            flip = flips[k % len(flips)]
+            k += 1
+            if flip and seat not in proposal.auto_votes:
+                votes[seat] = not votes[seat]
+                approved_before = sum(proposal.votes) * 2 > len(votes)
+                if (sum(votes) * 2 > len(votes)) != approved_before:
+                    votes[seat] = not votes[seat]  # it would change the result: leave it
+            proposals.append(replace(proposal, votes=tuple(votes)))
+        missions.append(replace(mission, proposals=tuple(proposals)))
+    return replace(record, missions=tuple(missions))
+
+
+@SETTINGS
+@given(games(), st.data())
+def test_the_askers_own_votes_are_no_evidence_to_them(game: Game, data: st.DataObject) -> None:
+    """Flipping a Resistance asker's own votes (no result changed) leaves their hints as they were."""
+    resistance = [s for s in range(game.record.players) if s not in game.spies]
+    seat = data.draw(st.sampled_from(resistance))
+    flips = data.draw(st.lists(st.booleans(), min_size=1, max_size=25))
+    flipped = _with_own_votes_flipped(game.record, seat, flips)
+    viewer = Viewer.resistance(seat)
+    assert deduce(flipped, viewer).spy_probability == deduce(game.record, viewer).spy_probability
