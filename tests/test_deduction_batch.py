@@ -423,3 +423,17 @@ def test_batch_reads_targeting_proposals_and_automatic_turns():
     flipped = json.loads(json.dumps(data))
     flipped["missions"][0]["proposals"][1]["votes"][3:] = [True, True]  # seats 3 and 4 were filled in
     assert batch.answer(json.dumps({"record": flipped, "viewer": 0}), "behaviour") == answer
+
+
+def test_batch_accepts_a_history_and_ignores_it():
+    """`history` (earlier finished records of the same players) may come with a request; this
+    model reads no habits from it, so the answer is the one without it."""
+    from tests.test_record_format import targeting_record
+
+    data = targeting_record()
+    plain = batch.answer(json.dumps({"record": data, "viewer": 0}), "behaviour")
+    earlier = json.loads(json.dumps(data))
+    earlier["id"] = "earlier"
+    with_history = batch.answer(json.dumps({"record": data, "viewer": 0, "history": [earlier, earlier]}), "behaviour")
+    assert "error" not in with_history
+    assert with_history == plain
