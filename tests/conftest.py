@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.bot_helpers import Bots, errors
-from tests.servers import answers, own_redis_url
+from tests.servers import RedisServer, answers, own_redis_url
 from tgbot.offline.fake_telegram import FakeTelegram
 
 # A database of its own, so a developer's other data on the same server is never flushed.
@@ -28,6 +28,18 @@ def redis_url(tmp_path_factory) -> Iterator[str]:
     if shutil.which("redis-server") is None:
         pytest.fail(f"no Redis answers at {url} and redis-server is not installed (apt-get install redis-server)")
     yield from own_redis_url(tmp_path_factory.mktemp("redis"), db=TEST_DB)
+
+
+@pytest.fixture
+def aof_server(tmp_path):
+    """A server of the test's own that keeps every write in its append-only file, fsynced before it
+    answers, so a test can kill it and start it again."""
+    server = RedisServer(tmp_path, appendonly=True)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

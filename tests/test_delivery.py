@@ -31,7 +31,6 @@ import pytest
 
 from engine import Phase
 from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size, texts
-from tests.servers import RedisServer
 from tgbot import keys, outgoing
 from tgbot.indexes import PENDING_GRACE_MS
 from tgbot.offline.fake_server import FakeTelegramServer
@@ -278,16 +277,6 @@ async def test_at_start_up_a_worker_waits_out_a_dead_drains_lock_and_delivers(
 
 
 # ---------------------------------------------------------------- Redis goes away in the middle of a delivery
-
-
-@pytest.fixture
-def aof_server(tmp_path):
-    server = RedisServer(tmp_path, appendonly=True)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 # Redis restarted at once (0), and down for 3 s; OUTAGE_SECONDS="15,30" adds longer outages to measure.

@@ -17,7 +17,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from engine import Phase, public_view
 from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
-from tests.servers import RedisServer, own_redis_url
+from tests.servers import own_redis_url
 from tgbot import keys, outgoing
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.outbox import ATTEMPTS, _superseded
@@ -35,17 +35,6 @@ UNAVAILABLE = "temporarily unavailable"
 def redis_url(tmp_path_factory):
     """Overrides conftest's: this module's own server, so no other test run can flush it under us."""
     yield from own_redis_url(tmp_path_factory.mktemp("redis"))
-
-
-@pytest.fixture
-def aof_server(tmp_path):
-    """A server that keeps every write in its append-only file, fsynced before it answers."""
-    server = RedisServer(tmp_path, appendonly=True)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
