@@ -510,3 +510,29 @@ async def test_an_edit_before_a_new_message_of_its_key_reaches_the_old_message(m
     assert (old_now.message_id, old_now.text, old_now.buttons()) == (old.message_id, "old board, revealed", [])
     assert new.message_id > old.message_id and new.text == "new board, revealed"
     assert await redis.hget(keys.messages(game_id), "board:1") == f"-100:{new.message_id}"
+
+
+async def test_a_write_whose_answer_was_lost_and_that_ran_again_counts_once(make_bot, telegram, redis, monkeypatch):
+    """Redis ran the compare-and-set, the connection broke before its answer arrived, and the
+    client ran it again: the second run finds the document it wrote itself. The press counts once
+    and its presser is told it counted."""
+    application = await make_bot(1)
+    group = await started_on(application, telegram)
+    await propose(group, range(team_size(await group.table())))
+    store = group.store
+    script = store._update
+
+    async def ran_twice(*args, **kwargs):
+        await script(*args, **kwargs)
+        return await script(*args, **kwargs)
+
+    monkeypatch.setattr(store, "_update", ran_twice)
+    voter = group.user_ids[2]
+    update = vote_update(group, voter, approve=True)
+    await group.send(update)
+    monkeypatch.undo()
+    game = (await group.table()).game
+    assert game.pending_votes[2] is True and sum(v is not None for v in game.pending_votes) == 1
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"].startswith("You voted")
+    table = await group.play(AlwaysApprove(rng=random.Random(4)))
+    assert table.game.is_over

@@ -321,7 +321,8 @@ class Store:
             keys=[keys.game(table.id), keys.outbox(table.id), keys.outbox_lock(table.id), keys.messages(table.id)],
             args=["", table.to_json(), len(messages), *messages, "", 0, 0, 0],
         )
-        if stored[0] == 0:  # ids are random: a clash is next to impossible, but never overwrite a game
+        if stored[0] == 0 and stored[1] != table.to_json():  # (equal: this write, run again: see `update`)
+            # Ids are random: a clash is next to impossible, but never overwrite a game.
             await self.indexes.release_chat(table.chat_id, table.id)
             raise ChatBusy(table.id)
         self._remember_latest(table.id, table.to_json())
@@ -411,7 +412,12 @@ class Store:
                     *commands.args,
                 ],
             )
-            if stored[0] == 0:
+            if stored[0] == 0 and written and stored[1] == written:
+                # This very write: the script ran, its answer was lost with the connection, and the
+                # client ran it again (a Redis or cluster master restarting). Working the move out again
+                # on it would apply the press twice.
+                stored = [1]
+            elif stored[0] == 0:
                 # Another writer got there first (or this process's copy was old): work the move out
                 # again on what is stored.
                 raw, fresh = stored[1], True
