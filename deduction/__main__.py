@@ -55,6 +55,27 @@ def english(reason: Reason) -> str:
     def seats(values: list[int]) -> str:
         return ", ".join(f"seat {s}" for s in values)
 
+    def signed(points: int) -> str:
+        return f"{points:+d} points"
+
+    def vote_fact() -> str:
+        facts = {
+            "approved_failed": "approved {n} team(s) that then failed",
+            "rejected_succeeded": "rejected {n} team(s) that then succeeded",
+            "rejected_failed": "rejected {n} team(s) that then failed",
+            "approved_succeeded": "approved {n} team(s) that then succeeded",
+            "cast": "cast {n} vote(s)",
+        }
+        return facts[a["fact"]].format(n=a["count"])
+
+    def proposal_fact() -> str:
+        facts = {
+            "led_failed": "led {n} team(s) that then failed",
+            "led_succeeded": "led {n} team(s) that then succeeded",
+            "proposed": "proposed {n} team(s)",
+        }
+        return facts[a["fact"]].format(n=a["count"])
+
     texts = {
         "certain_spy": lambda: f"Seat {a.get('seat')} is certainly a spy.",
         "certain_resistance": lambda: f"Seat {a.get('seat')} is certainly in the Resistance.",
@@ -64,16 +85,12 @@ def english(reason: Reason) -> str:
             f"{a.get('at_least')} Fail card(s): at least {a.get('at_least')} of them "
             f"{'is a spy' if a.get('at_least') == 1 else 'are spies'}."
         ),
-        "approved_failed_teams": lambda: (
-            f"Seat {a.get('seat')} approved {a.get('count')} of the "
-            f"{a.get('of')} teams that failed, without being on them."
+        "mission_result": lambda: (
+            f"{signed(a['points'])}: mission {a['mission']} {'succeeded' if a['succeeded'] else 'failed'} "
+            f"({a['fails']} Fail card(s)) with seat {a['seat']} {'on' if a['on_team'] else 'off'} the team."
         ),
-        "led_failed_team": lambda: (
-            f"Seat {a.get('seat')} led the team of failed mission(s) {', '.join(map(str, a.get('missions', [])))}."
-        ),
-        "rejected_successful_teams": lambda: f"Seat {a.get('seat')} rejected {a.get('count')} team(s) that succeeded.",
-        "behaviour_suspicious": lambda: f"Seat {a.get('seat')}'s votes and proposals look more like a spy's.",
-        "behaviour_trusted": lambda: f"Seat {a.get('seat')}'s votes and proposals look more like the Resistance's.",
+        "votes": lambda: f"{signed(a['points'])}: the votes of seat {a['voter']}, who {vote_fact()}.",
+        "proposals": lambda: f"{signed(a['points'])}: the teams of seat {a['leader']}, who {proposal_fact()}.",
     }
     return texts[reason.code]()
 
@@ -94,17 +111,21 @@ def _explain(args: argparse.Namespace) -> int:
     who = "an outsider" if viewer.seat is None else f"seat {viewer.seat}" + (" (a spy)" if viewer.is_spy else "")
     print(f"{record.players} players, {record.spies} spies; seen by {who}; model: {args.model}")
     print(f"{result.consistent} spy assignments fit the record; {result.possible} fit what this viewer knows.\n")
+    # Each seat's reasons under it: its exact fact, then the evidence that moved it most (signed
+    # points: what removing that evidence alone would take back).
+    explanation = explain(record, result)
     order = sorted(range(record.players), key=lambda s: -result.spy_probability[s])
     for seat in order:
         if seat == viewer.seat:
             continue
         p = result.spy_probability[seat]
-        bar = "▓" * round(p * 10) + "░" * (10 - round(p * 10))
+        bar = "▰" * round(p * 10) + "▱" * (10 - round(p * 10))
         print(f"  seat {seat:>2}  {bar} {p:6.1%}")
-    reasons = explain(record, result)
-    if reasons:
-        print("\nWhy:")
-        for reason in reasons:
+        for reason in explanation.seats[seat]:
+            print(f"            - {english(reason)}")
+    if explanation.table:
+        print("\nAlso:")
+        for reason in explanation.table:
             print(f"  - {english(reason)}")
     return 0
 

@@ -1,8 +1,10 @@
 """Short, true statements that explain a deduction, as data (a code and its arguments).
 
-Exact facts come first; behavioural evidence follows, ranked by how far the behaviour
-model moved that seat away from the plain count. The bot words each code in the
-player's language; `deduction.__main__` words them in English.
+Exact facts come first. The behavioural reasons for a seat are the evidence groups that moved
+its probability most, as the model itself measures them (`deduction.attribution`): each
+names the group, a true fact about it, and `points`, the signed change in percentage points
+that removing that evidence would undo (+ raised the seat's spy chance). The bot words each
+code in the player's language; `deduction.__main__` words them in English.
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from deduction.analysis import Deduction
-from engine import GameRecord, MissionRound
+from deduction.attribution import MISSION_RESULT, PROPOSALS, VOTES, Attribution, attribute
+from engine import GameRecord
 
-MAX_REASONS = 5
+MAX_REASONS_PER_SEAT = 3
+MIN_POINTS = 3  # a smaller effect is noise to a player reading a phone
 FEW_ASSIGNMENTS = 12  # below this, the count itself is worth saying
+EXACT_SEAT_CODES = frozenset({"certain_spy", "certain_resistance"})
+EXACT_TABLE_CODES = frozenset({"assignments_remaining", "mission_fails"})
 
 
 @dataclass(frozen=True)
@@ -24,66 +30,150 @@ class Reason:
     args: dict = field(default_factory=dict)
 
 
-def explain(record: GameRecord, deduction: Deduction, limit: int = MAX_REASONS) -> tuple[Reason, ...]:
-    exact = _exact_reasons(deduction)
-    behavioural = _behavioural_reasons(record, deduction) if deduction.model != "uniform" else []
-    return tuple((exact + behavioural)[:limit])
+@dataclass(frozen=True)
+class Explanation:
+    table: tuple[Reason, ...]  # exact facts about the whole table (assignments left, missions with Fail cards)
+    seats: tuple[tuple[Reason, ...], ...]  # per seat: its exact fact, then its largest effects (none for the asker)
+
+    def all(self) -> tuple[Reason, ...]:
+        """Every reason: the table's, then each seat's."""
+        return self.table + tuple(reason for seat in self.seats for reason in seat)
 
 
-def _exact_reasons(d: Deduction) -> list[Reason]:
-    reasons = [Reason("certain_spy", {"seat": s}) for s in d.certain_spies]
+def explain(
+    record: GameRecord, deduction: Deduction, per_seat: int = MAX_REASONS_PER_SEAT, min_points: int = MIN_POINTS
+) -> Explanation:
+    rows = deduction.facts.assignments[deduction.facts.possible]
+    facts = _Facts(record)
+    attribution = attribute(rows, deduction.evidence)
+    # Per seat, the groups by the size of their effect on it, largest first.
+    order = np.argsort(-np.abs(attribution.effects), axis=0, kind="stable")
+    certain_spies, certain_resistance = set(deduction.certain_spies), set(deduction.certain_resistance)
+    seats = []
+    for seat in range(record.players):
+        if seat == deduction.viewer.seat:
+            seats.append(())
+            continue
+        reasons = []
+        if seat in certain_spies:
+            reasons.append(Reason("certain_spy", {"seat": seat}))
+        elif seat in certain_resistance:
+            reasons.append(Reason("certain_resistance", {"seat": seat}))
+        for g in order[:, seat]:
+            if len(reasons) >= per_seat:
+                break
+            effect = float(attribution.effects[g, seat])
+            points = round(effect * 100)
+            if abs(points) < min_points:
+                break
+            reasons.append(facts.reason(attribution, int(g), seat, points))
+        seats.append(tuple(reasons))
+    return Explanation(table=tuple(_table_reasons(deduction)), seats=tuple(seats))
+
+
+def _table_reasons(d: Deduction) -> list[Reason]:
+    reasons = []
     if d.possible <= FEW_ASSIGNMENTS and not d.viewer.is_spy:
         reasons.append(Reason("assignments_remaining", {"count": d.possible}))
     certain = set(d.certain_spies) | set(d.certain_resistance)
     for group in reversed(d.spy_groups):
         if set(group.seats) <= certain:
-            continue  # already said seat by seat
+            continue  # said seat by seat
         reasons.append(
             Reason("mission_fails", {"mission": group.mission, "seats": list(group.seats), "at_least": group.at_least})
         )
-    reasons += [Reason("certain_resistance", {"seat": s}) for s in d.certain_resistance]
     return reasons
 
 
-def _behavioural_reasons(record: GameRecord, d: Deduction) -> list[Reason]:
-    rows = d.facts.assignments[d.facts.possible]
-    plain_count = rows.mean(axis=0)
-    shift = np.array(d.spy_probability) - plain_count
-    failed = [m for m in record.played_missions if not m.succeeded]
-    succeeded = [m for m in record.played_missions if m.succeeded]
-    candidates: list[tuple[float, Reason]] = []
-    for seat in range(record.players):
-        if seat == d.viewer.seat or seat in d.certain_spies or seat in d.certain_resistance:
-            continue
-        strength = float(abs(shift[seat]))
-        if strength < 0.05:
-            continue
-        if shift[seat] > 0:
-            approved = [m for m in failed if seat not in m.proposals[-1].team and _chose(m, seat, True)]
-            if approved:
-                candidates.append(
-                    (
-                        strength,
-                        Reason("approved_failed_teams", {"seat": seat, "count": len(approved), "of": len(failed)}),
-                    )
-                )
-            led = [m.mission for m in failed if m.proposals[-1].leader == seat and not m.proposals[-1].auto_team]
-            if led:
-                candidates.append((strength, Reason("led_failed_team", {"seat": seat, "missions": led})))
-            rejected = [m for m in succeeded if _chose(m, seat, False)]
-            if rejected:
-                candidates.append(
-                    (strength * 0.9, Reason("rejected_successful_teams", {"seat": seat, "count": len(rejected)}))
-                )
-            if not (approved or led or rejected):
-                candidates.append((strength * 0.8, Reason("behaviour_suspicious", {"seat": seat})))
-        else:
-            candidates.append((strength * 0.8, Reason("behaviour_trusted", {"seat": seat})))
-    candidates.sort(key=lambda item: -item[0])
-    return [reason for _, reason in candidates]
+class _Facts:
+    """True facts about the record's evidence groups, counted once per explanation."""
+
+    def __init__(self, record: GameRecord) -> None:
+        self.record = record
+        self.played = record.played_missions
+        self._votes: list[dict[str, int]] | None = None
+        self._proposals: list[dict[str, int]] | None = None
+
+    def reason(self, attribution: Attribution, g: int, seat: int, points: int) -> Reason:
+        group = attribution.groups[g]
+        if group.kind == MISSION_RESULT:
+            mission = self.played[group.index]
+            return Reason(
+                "mission_result",
+                {
+                    "seat": seat,
+                    "mission": mission.mission,
+                    "succeeded": bool(mission.succeeded),
+                    "fails": mission.fails,
+                    "on_team": seat in mission.proposals[-1].team,
+                    "points": points,
+                },
+            )
+        # Which fact to cite about a seat's votes or teams follows what they said about that seat
+        # itself: through it they may move the seat asked about the other way.
+        own_effect = float(attribution.effects[g, group.index]) or points
+        if group.kind == VOTES:
+            if self._votes is None:
+                self._votes = vote_counts(self.record)
+            fact, count = _vote_fact(self._votes[group.index], own_effect > 0)
+            return Reason("votes", {"seat": seat, "voter": group.index, "fact": fact, "count": count, "points": points})
+        if group.kind == PROPOSALS:
+            if self._proposals is None:
+                self._proposals = proposal_counts(self.record)
+            fact, count = _proposal_fact(self._proposals[group.index], own_effect > 0)
+            return Reason(
+                "proposals", {"seat": seat, "leader": group.index, "fact": fact, "count": count, "points": points}
+            )
+        raise ValueError(f"unknown evidence group {group.kind!r}")
 
 
-def _chose(mission: MissionRound, seat: int, approve: bool) -> bool:
-    """Whether `seat` itself voted `approve` on the mission's team (not the deadline for it)."""
-    proposal = mission.proposals[-1]
-    return seat not in proposal.auto_votes and proposal.votes is not None and proposal.votes[seat] is approve
+def vote_counts(record: GameRecord) -> list[dict[str, int]]:
+    """Per seat, how its own votes (not the deadline's) went: on every proposal ("cast"), and on
+    the teams that went on a mission, by vote and result ("approved_failed", ...)."""
+    counts = [
+        {"cast": 0, "approved_failed": 0, "rejected_succeeded": 0, "rejected_failed": 0, "approved_succeeded": 0}
+        for _ in range(record.players)
+    ]
+    for mission in record.missions:
+        last = len(mission.proposals) if mission.played else 0
+        result = "succeeded" if mission.succeeded else "failed"
+        for number, proposal in enumerate(mission.proposals, 1):
+            if proposal.votes is None:
+                continue
+            for voter, approved in enumerate(proposal.votes):
+                if voter in proposal.auto_votes:
+                    continue
+                counts[voter]["cast"] += 1
+                if number == last:
+                    counts[voter][("approved_" if approved else "rejected_") + result] += 1
+    return counts
+
+
+def proposal_counts(record: GameRecord) -> list[dict[str, int]]:
+    """Per seat, the teams it chose as leader (not the deadline): all of them ("proposed"), and
+    those that went on a mission that failed or succeeded."""
+    counts = [{"proposed": 0, "led_failed": 0, "led_succeeded": 0} for _ in range(record.players)]
+    for mission in record.missions:
+        last = len(mission.proposals) if mission.played else 0
+        for number, proposal in enumerate(mission.proposals, 1):
+            if proposal.auto_team:
+                continue
+            counts[proposal.leader]["proposed"] += 1
+            if number == last:
+                counts[proposal.leader]["led_succeeded" if mission.succeeded else "led_failed"] += 1
+    return counts
+
+
+def _vote_fact(counts: dict[str, int], looked_like_a_spy: bool) -> tuple[str, int]:
+    preferred = (
+        ("approved_failed", "rejected_succeeded") if looked_like_a_spy else ("rejected_failed", "approved_succeeded")
+    )
+    for fact in preferred:
+        if counts[fact]:
+            return fact, counts[fact]
+    return "cast", counts["cast"]
+
+
+def _proposal_fact(counts: dict[str, int], looked_like_a_spy: bool) -> tuple[str, int]:
+    fact = "led_failed" if looked_like_a_spy else "led_succeeded"
+    return (fact, counts[fact]) if counts[fact] else ("proposed", counts["proposed"])

@@ -21,7 +21,7 @@ from deduction.analysis import deduce
 from deduction.assignments import all_assignments
 from deduction.exact import ImpossibleRecord, exact_facts
 from deduction.knowledge import Viewer
-from deduction.reasons import MAX_REASONS, explain
+from deduction.reasons import MAX_REASONS_PER_SEAT, explain
 from engine import GameRecord, Variants, apply, new_game, parse_record, record_of
 from engine.simulate import random_action
 from tests.records import impossible_record, record_dict
@@ -200,25 +200,28 @@ def _mission(record: GameRecord, number: int):
 
 @SETTINGS
 @given(games_with_viewer())
-def test_reasons_are_true(case: tuple[Game, Viewer]) -> None:
+def test_exact_reasons_are_true(case: tuple[Game, Viewer]) -> None:
+    """The exact reasons hold in every assignment left; behavioural ones are checked against the
+    model's own attribution in tests/test_deduction_reasons.py."""
     game, viewer = case
     record = game.record
     allowed = allowed_sets(record, viewer)
     if not allowed:
         return
-    uniform = deduce(record, viewer, "uniform").spy_probability
-    played = [m for m in record.missions if m.fails is not None]
-    failed = [m for m in played if m.fails >= m.fails_required]
-    succeeded = [m for m in played if m.fails < m.fails_required]
     for model in MODELS:
         result = deduce(record, viewer, model)
-        reasons = explain(record, result)
-        assert len(reasons) <= MAX_REASONS
-        kinds = [r.code in EXACT_CODES for r in reasons]
-        assert kinds == sorted(kinds, reverse=True), [r.code for r in reasons]  # exact ones first
-        if model == "uniform":
-            assert all(kinds), [r.code for r in reasons]
-        for reason in reasons:
+        explanation = explain(record, result)
+        assert len(explanation.seats) == record.players
+        for seat, reasons in enumerate(explanation.seats):
+            assert len(reasons) <= MAX_REASONS_PER_SEAT
+            if seat == viewer.seat:
+                assert reasons == ()
+            kinds = [r.code in EXACT_CODES for r in reasons]
+            assert kinds == sorted(kinds, reverse=True), [r.code for r in reasons]  # exact ones first
+            if model == "uniform":
+                assert all(kinds), [r.code for r in reasons]
+            assert all(r.args["seat"] == seat for r in reasons)
+        for reason in explanation.all():
             a = reason.args
             seat = a.get("seat")
             if seat is not None:
@@ -237,26 +240,9 @@ def test_reasons_are_true(case: tuple[Game, Viewer]) -> None:
                 assert set(a["seats"]) == team and len(a["seats"]) == len(team)
                 assert a["at_least"] == mission.fails > 0
                 assert all(len(s & team) >= mission.fails for s in allowed)
-            elif reason.code == "approved_failed_teams":
-                approved = [m for m in failed if seat not in m.proposals[-1].team and m.proposals[-1].votes[seat]]
-                assert a["count"] == len(approved) > 0 and a["of"] == len(failed)
-                assert result.spy_probability[seat] > uniform[seat]
-            elif reason.code == "led_failed_team":
-                assert a["missions"]
-                for number in a["missions"]:
-                    mission = _mission(record, number)
-                    assert mission.proposals[-1].leader == seat and mission in failed
-                assert result.spy_probability[seat] > uniform[seat]
-            elif reason.code == "rejected_successful_teams":
-                rejected = [m for m in succeeded if not m.proposals[-1].votes[seat]]
-                assert a["count"] == len(rejected) > 0
-                assert result.spy_probability[seat] > uniform[seat]
-            elif reason.code == "behaviour_suspicious":
-                assert result.spy_probability[seat] > uniform[seat]
-            elif reason.code == "behaviour_trusted":
-                assert result.spy_probability[seat] < uniform[seat]
             else:
-                raise AssertionError(f"unknown reason code {reason.code}")
+                assert reason.code in {"mission_result", "votes", "proposals"}, reason.code
+                assert abs(a["points"]) >= 3
 
 
 # ---------------------------------------------------------------- impossible records and bad viewers

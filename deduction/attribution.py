@@ -1,0 +1,93 @@
+"""What each group of evidence did to each seat's spy probability, measured by the model itself.
+
+The behaviour model's log weight of an assignment is a sum of pieces (`behaviour.Evidence`).
+The pieces fall into groups a player can name:
+
+- `mission_result`: one played mission's Fail cards as behaviour (its sabotage column: how
+  likely spies on that team were to play what was shown). The hard logic of a Fail count
+  (which assignments it rules out) is not in it: that already decided which rows exist, and
+  its exact reasons (`certain_spy`, `mission_fails`, ...) say so.
+- `votes`: every vote one seat chose, all proposals together.
+- `proposals`: every team one seat chose as leader.
+
+The effect of a group g on seat s is leave-one-group-out:
+
+    effect[g, s] = P(s is a spy | all evidence) - P(s is a spy | all evidence but g)
+
+so a positive effect means g raised the seat's spy chance, and taking g out of the evidence
+moves the probability back by exactly that much. Effects are measured one group at a time
+with all the others present, so they need not add up to the seat's whole shift: two groups
+that say the same thing each take little back. (Exact Shapley values would split such shared
+credit, but then no single removal would show the stated number; the hint says what removing
+the evidence does, which a player can check.)
+
+Only the fact that the pieces add up to the log weight is relied on: however the model scales
+them, removing a column is removing that evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from deduction.behaviour import Evidence
+
+MISSION_RESULT = "mission_result"
+VOTES = "votes"
+PROPOSALS = "proposals"
+
+
+@dataclass(frozen=True)
+class EvidenceGroup:
+    kind: str  # MISSION_RESULT, VOTES or PROPOSALS
+    index: int  # the played mission's position among the played missions, or the voter's / leader's seat
+
+
+@dataclass(frozen=True)
+class Attribution:
+    groups: tuple[EvidenceGroup, ...]
+    effects: np.ndarray  # (groups, players): P(all evidence) - P(all but that group), per seat
+
+    def effect(self, group: EvidenceGroup) -> np.ndarray:
+        """That group's effect on every seat (zeros for a group that weighs nothing)."""
+        return self.effects[self.groups.index(group)]
+
+
+def evidence_groups(evidence: Evidence) -> tuple[tuple[EvidenceGroup, ...], np.ndarray]:
+    """Every group and its column of log weight per assignment: (groups, (A, G) matrix)."""
+    missions = evidence.sabotage.shape[1]
+    players = evidence.votes.shape[1]
+    groups = (
+        tuple(EvidenceGroup(MISSION_RESULT, m) for m in range(missions))
+        + tuple(EvidenceGroup(VOTES, s) for s in range(players))
+        + tuple(EvidenceGroup(PROPOSALS, s) for s in range(players))
+    )
+    return groups, np.concatenate([evidence.sabotage, evidence.votes, evidence.proposals], axis=1)
+
+
+def _probabilities(log_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Spy probability per seat for each column of log weights: (A, K) -> (K, players)."""
+    shifted = log_weights - log_weights.max(axis=0, keepdims=True)
+    weights = np.exp(shifted)
+    return (weights.T @ rows) / weights.sum(axis=0)[:, None]
+
+
+def attribute(rows: np.ndarray, evidence: Evidence) -> Attribution:
+    """Each evidence group's effect on each seat, for the possible assignments `rows` (A, players)
+    and the evidence weighed for them (the same rows)."""
+    groups, columns = evidence_groups(evidence)
+    effects = np.zeros((len(groups), rows.shape[1]))
+    if len(rows) == 0 or not columns.size:
+        return Attribution(groups, effects)
+    # A column equal for every assignment cancels in the softmax: its effect is exactly zero,
+    # and skipping it (the asker's own choices, a mission nobody could have sabotaged) saves work.
+    moving = np.flatnonzero(columns.max(axis=0) - columns.min(axis=0) > 1e-12)
+    if not len(moving):
+        return Attribution(groups, effects)
+    total = columns.sum(axis=1, keepdims=True)
+    # Column 0: all the evidence; column 1 + k: all but the k-th moving group. One softmax for all.
+    log_weights = np.concatenate([total, total - columns[:, moving]], axis=1)
+    probabilities = _probabilities(log_weights, rows.astype(float))
+    effects[moving] = probabilities[0] - probabilities[1:]
+    return Attribution(groups, effects)

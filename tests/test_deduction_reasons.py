@@ -1,0 +1,158 @@
+"""Behavioural reasons say what the model itself measured, and cite true facts.
+
+For every reason that cites an evidence group (a mission's result, a seat's votes, a leader's
+teams), the group is taken out of the evidence here, independently of `deduction.attribution`,
+and the seat's probability recomputed: it must move back by the stated points (within
+rounding) in the stated direction. The cited fact is recounted from the record. And the
+reasons shown are the largest effects on that seat, none of at least 3 points left out.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from deduction.analysis import Deduction, deduce
+from deduction.behaviour import Evidence
+from deduction.exact import ImpossibleRecord
+from deduction.knowledge import Viewer
+from deduction.reasons import MAX_REASONS_PER_SEAT, MIN_POINTS, explain
+from engine import GameRecord, parse_record
+from tests.test_deduction_exact import SETTINGS, Game, games_with_viewer
+
+GAMES = Path(__file__).resolve().parents[2] / "shared" / "data" / "human-games" / "train.jsonl"
+ROUNDING = 0.5 + 1e-6  # points are whole percentage points
+
+
+def probability_without(d: Deduction, kind: str, index: int) -> np.ndarray:
+    """Each seat's spy probability with one group's column taken out of the evidence."""
+    pieces = {"mission_result": "sabotage", "votes": "votes", "proposals": "proposals"}
+    columns = getattr(d.evidence, pieces[kind]).copy()
+    columns[:, index] = 0.0
+    evidence: Evidence = replace(d.evidence, **{pieces[kind]: columns})
+    log_w = evidence.total()
+    weights = np.exp(log_w - log_w.max())
+    rows = d.facts.assignments[d.facts.possible]
+    return (weights @ rows) / weights.sum()
+
+
+def every_group(record: GameRecord, d: Deduction) -> list[tuple[str, int]]:
+    return (
+        [("mission_result", m) for m in range(d.evidence.sabotage.shape[1])]
+        + [("votes", s) for s in range(record.players)]
+        + [("proposals", s) for s in range(record.players)]
+    )
+
+
+def cited_group(record: GameRecord, reason) -> tuple[str, int]:
+    a = reason.args
+    if reason.code == "mission_result":
+        played = [m.mission for m in record.played_missions]
+        return "mission_result", played.index(a["mission"])
+    return reason.code, a["voter"] if reason.code == "votes" else a["leader"]
+
+
+def vote_facts(record: GameRecord, voter: int) -> dict[str, int]:
+    counts = {"cast": 0, "approved_failed": 0, "rejected_succeeded": 0, "rejected_failed": 0, "approved_succeeded": 0}
+    for mission in record.missions:
+        for proposal in mission.proposals:
+            if voter in proposal.auto_votes:
+                continue
+            counts["cast"] += 1
+            if mission.played and proposal is mission.proposals[-1]:
+                approved, succeeded = proposal.votes[voter], mission.fails < mission.fails_required
+                key = f"{'approved' if approved else 'rejected'}_{'succeeded' if succeeded else 'failed'}"
+                counts[key] += 1
+    return counts
+
+
+def proposal_facts(record: GameRecord, leader: int) -> dict[str, int]:
+    counts = {"proposed": 0, "led_failed": 0, "led_succeeded": 0}
+    for mission in record.missions:
+        for proposal in mission.proposals:
+            if proposal.leader != leader or proposal.auto_team:
+                continue
+            counts["proposed"] += 1
+            if mission.played and proposal is mission.proposals[-1]:
+                succeeded = mission.fails < mission.fails_required
+                counts["led_succeeded" if succeeded else "led_failed"] += 1
+    return counts
+
+
+def check_fact(record: GameRecord, reason) -> None:
+    a = reason.args
+    if reason.code == "mission_result":
+        mission = next(m for m in record.played_missions if m.mission == a["mission"])
+        assert a["succeeded"] == (mission.fails < mission.fails_required)
+        assert a["fails"] == mission.fails
+        assert a["on_team"] == (a["seat"] in mission.proposals[-1].team)
+    elif reason.code == "votes":
+        counts = vote_facts(record, a["voter"])
+        assert a["count"] == counts[a["fact"]] and (a["count"] > 0 or a["fact"] == "cast"), (a, counts)
+    elif reason.code == "proposals":
+        counts = proposal_facts(record, a["leader"])
+        assert a["count"] == counts[a["fact"]] and (a["count"] > 0 or a["fact"] == "proposed"), (a, counts)
+    else:
+        raise AssertionError(f"unknown behavioural reason {reason.code}")
+
+
+def check_reasons(record: GameRecord, viewer: Viewer) -> int:
+    """Checks every behavioural reason of this deduction; returns how many there were."""
+    try:
+        d = deduce(record, viewer)
+    except ImpossibleRecord:
+        return 0
+    explanation = explain(record, d)
+    p_all = np.array(d.spy_probability)
+    effects = {group: p_all - probability_without(d, *group) for group in every_group(record, d)}
+    checked = 0
+    for seat, reasons in enumerate(explanation.seats):
+        behavioural = [r for r in reasons if r.code in ("mission_result", "votes", "proposals")]
+        cited = []
+        for reason in behavioural:
+            group = cited_group(record, reason)
+            cited.append(group)
+            measured = 100 * effects[group][seat]
+            points = reason.args["points"]
+            assert abs(measured - points) <= ROUNDING, (reason, measured)
+            assert np.sign(measured) == np.sign(points) and abs(points) >= MIN_POINTS, (reason, measured)
+            check_fact(record, reason)
+            checked += 1
+        # The largest effects are the ones shown, and none of at least MIN_POINTS is left out
+        # when there was room for it.
+        left_out = [abs(100 * e[seat]) for g, e in effects.items() if g not in cited]
+        if behavioural and left_out:
+            assert max(left_out) <= min(abs(r.args["points"]) for r in behavioural) + ROUNDING
+        if len(reasons) < MAX_REASONS_PER_SEAT and seat != viewer.seat and left_out:
+            assert max(left_out) < MIN_POINTS + ROUNDING
+    return checked
+
+
+@SETTINGS
+@given(games_with_viewer())
+def test_removing_the_cited_evidence_moves_the_seat_by_the_stated_points(case: tuple[Game, Viewer]) -> None:
+    game, viewer = case
+    check_reasons(game.record, viewer)
+
+
+def test_reasons_on_real_games_measure_what_they_say() -> None:
+    if not GAMES.exists():
+        pytest.skip(f"{GAMES} not found: the real records are not on this machine")
+    lines = [line for line in GAMES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rng = random.Random(7)
+    checked = 0
+    for line in rng.sample(lines, 150):
+        record = parse_record(json.loads(line))
+        spies = set(record.outcome.spies) if record.outcome else set()
+        played = len(record.played_missions)
+        cut = record.cut_after_mission(rng.randint(0, played)) if played else record.without_outcome()
+        seat = rng.choice([s for s in range(record.players) if s not in spies])
+        checked += check_reasons(cut, Viewer.resistance(seat))
+        checked += check_reasons(cut, Viewer.outsider())
+    assert checked > 100  # real games do give behavioural reasons
