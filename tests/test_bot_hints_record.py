@@ -29,7 +29,7 @@ from tgbot.table import Stage
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 T0 = 1_000_000.0
-SHOWN = re.compile(r"[▓░]{5}\s+(\d+)% (.+?)$")
+SHOWN = re.compile(r"[▰▱]{10}\s+(\d+)% (.+?)$")
 
 
 def cut(record: dict, shape: list[tuple[int, bool]]) -> dict:

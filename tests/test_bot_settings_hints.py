@@ -20,7 +20,8 @@ pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
 T0 = 1_000_000.0
 ADMINS_ONLY = "Only a group admin, or whoever opened the lobby, can change the settings."
-HINT_LINE = re.compile(r"^([▓░]{5}) +(\d+)% (.+)$")
+HINT_LINE = re.compile(r"^([▰▱]{10}) +(\d+)% (.+)$")
+REASON_LINE = "   ↳ "
 
 
 # ---------------------------------------------------------------- helpers
@@ -132,18 +133,25 @@ def check_hints(text: str, table, seat: int) -> None:
         bar, percent = shown[name]
         p = probabilities[other]
         assert abs(percent - 100 * p) <= 0.5, (name, percent, p)
-        filled = bar.count("▓")
-        assert bar == "▓" * filled + "░" * (5 - filled)
-        assert abs(filled - 5 * p) <= 0.5, (name, bar, p)
+        filled = bar.count("▰")
+        assert bar == "▰" * filled + "▱" * (10 - filled)
+        assert abs(filled - 10 * p) <= 0.5, (name, bar, p)
     percents = [int(row.group(2)) for row in rows]
     assert percents == sorted(percents, reverse=True)
     if possible == 1:
         assert "1 way to seat the spies is still possible." in lines
     else:
         assert f"{possible} ways to seat the spies are still possible." in lines
-    reasons = [line for line in lines if line.startswith("• ")]
-    assert len(reasons) <= 3
-    assert ("Why:" in lines) == bool(reasons)
+    # Under each seat's line at most two of its reasons, each with signed points or an exact fact.
+    seat_lines = [i for i, line in enumerate(lines) if HINT_LINE.match(line)]
+    for first, following in zip(seat_lines, seat_lines[1:] + [len(lines)], strict=True):
+        under = [line for line in lines[first + 1 : following] if line.startswith(REASON_LINE)]
+        assert len(under) <= 2, under
+        for line in under:
+            text = line[len(REASON_LINE) :]
+            assert re.match(r"^[+\u2212]\d+ ", text) or text.startswith("certainly"), line
+    has_reasons = any(line.startswith(REASON_LINE) for line in lines)
+    assert ("↳ what moved each number most, in percentage points" in lines) == has_reasons
 
 
 # ---------------------------------------------------------------- /settings
@@ -448,7 +456,7 @@ async def test_hints_asked_in_the_group_go_to_private(make_bot, telegram):
     # The group got the command and the pointer, nothing else; the hints went to the private chat.
     new_in_group = texts(telegram, group.chat_id)[group_before:]
     assert new_in_group == ["/hints", "I sent your hints in private."]
-    assert not any("▓" in text or "░" in text or "seat the spies" in text for text in texts(telegram, group.chat_id))
+    assert not any("▰" in text or "▱" in text or "seat the spies" in text for text in texts(telegram, group.chat_id))
     assert len(telegram.messages(user)) == private_before + 1
     check_hints(plain_text(telegram.messages(user)[-1].text), table, honest)
 
@@ -470,7 +478,7 @@ async def test_hints_switched_off(make_bot, telegram):
         assert role.buttons() == []
     reply = await command(group, admin, "/hints", chat_id=admin)
     assert plain_text(reply.text) == "Hints are switched off in «Demo group»."
-    assert "▓" not in reply.text and "░" not in reply.text
+    assert "▰" not in reply.text and "▱" not in reply.text
 
     # Card prompts carry no Hints button either.
     await one_failed_mission(group)

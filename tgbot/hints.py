@@ -11,8 +11,6 @@ from tgbot.render import hints as hints_render
 from tgbot.render.common import seat_scene
 from tgbot.table import Table
 
-MAX_REASONS_SHOWN = 3
-
 
 def hint_deduction(table: Table, seat: int) -> tuple[GameRecord, Deduction, bool]:
     """The public record now, the deduction `seat` may be shown, and whether it is a spy's view.
@@ -31,5 +29,7 @@ def hint_deduction(table: Table, seat: int) -> tuple[GameRecord, Deduction, bool
 def hints_text(table: Table, seat: int) -> str:
     """What `seat` may be told."""
     record, deduction, spy_view = hint_deduction(table, seat)
-    reasons = explain(record, deduction, limit=MAX_REASONS_SHOWN)
-    return hints_render.hints(seat_scene(table, seat), deduction.spy_probability, deduction.possible, reasons, spy_view)
+    explanation = explain(record, deduction, per_seat=hints_render.REASONS_PER_SEAT)
+    return hints_render.hints(
+        seat_scene(table, seat), deduction.spy_probability, deduction.possible, explanation, spy_view
+    )

@@ -10,13 +10,24 @@ from tgbot.outgoing import Button, Keyboard
 from tgbot.render.common import SeatScene, names, title
 from tgbot.table import Table
 
+BAR_CELLS = 10
+REASONS_PER_SEAT = 2  # more does not fit a phone screen for ten players
+MINUS = "\u2212"  # a real minus sign: a hyphen reads as a dash
+
 
 def probability_bar(p: float) -> str:
-    filled = round(p * 5)
-    return "▓" * filled + "░" * (5 - filled)
+    filled = round(p * BAR_CELLS)
+    return "▰" * filled + "▱" * (BAR_CELLS - filled)
 
 
-def hints(scene: SeatScene, probabilities, possible: int, reasons, spy_view: bool) -> str:
+def signed_points(points: int) -> str:
+    """Bold and set apart, so it does not run into a count that follows."""
+    return f"<b>+{points}</b> ·" if points > 0 else f"<b>{MINUS}{-points}</b> ·"
+
+
+def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view: bool) -> str:
+    """One line per seat, most suspect first: a bar, the percentage and the name, and under it
+    what moved that seat's number most (signed points), then the exact facts about the table."""
     lang, seat, players = scene.lang, scene.seat.seat, scene.group.players
     group = title(scene.group.chat_title)
     if spy_view:
@@ -38,6 +49,10 @@ def hints(scene: SeatScene, probabilities, possible: int, reasons, spy_view: boo
         lines.append(
             f"<code>{probability_bar(probabilities[other])} {round(probabilities[other] * 100):3d}%</code> {name}"
         )
+        for reason in explanation.seats[other][:REASONS_PER_SEAT]:
+            lines.append("   ↳ " + seat_reason_text(players, reason, lang))
+    if any(explanation.seats[s] for s in shown):
+        lines.append(t(lang, "↳ what moved each number most, in percentage points"))
     lines.append("")
     lines.append(
         tn(
@@ -47,13 +62,125 @@ def hints(scene: SeatScene, probabilities, possible: int, reasons, spy_view: boo
             possible,
         )
     )
-    if reasons:
-        lines.append(t(lang, "Why:"))
-        lines.extend("• " + reason_text(players, reason, lang) for reason in reasons)
+    # The count is said just above; the missions with Fail cards are what is left to say.
+    lines.extend(
+        "• " + reason_text(players, reason, lang) for reason in explanation.table if reason.code == "mission_fails"
+    )
     return "\n".join(lines)
 
 
+def seat_reason_text(players, reason, lang: str) -> str:
+    """A reason shown under its seat's line: the seat is not named again."""
+    a = reason.args
+    code = reason.code
+    if code == "certain_spy":
+        return t(lang, "certainly a spy")
+    if code == "certain_resistance":
+        return t(lang, "certainly in the Resistance")
+    points = signed_points(a["points"])
+    if code == "mission_result":
+        mission = a["mission"]
+        if a["on_team"]:
+            if a["succeeded"]:
+                text = t(lang, "on the team of mission %(mission)d, which succeeded", mission=mission)
+            else:
+                text = t(lang, "on the team of mission %(mission)d, which failed", mission=mission)
+        elif a["succeeded"]:
+            text = t(lang, "not on the team of mission %(mission)d, which succeeded", mission=mission)
+        else:
+            text = t(lang, "not on the team of mission %(mission)d, which failed", mission=mission)
+        return f"{points} {text}"
+    if code == "votes":
+        return f"{points} {_votes_text(players, a, lang)}"
+    if code == "proposals":
+        return f"{points} {_proposals_text(players, a, lang)}"
+    return reason_text(players, reason, lang)
+
+
+def _votes_text(players, a: dict, lang: str) -> str:
+    n, fact = a["count"], a["fact"]
+    if a["voter"] == a["seat"]:
+        if fact == "approved_failed":
+            return tn(lang, "%(n)d vote for a team that failed", "%(n)d votes for teams that failed", n)
+        if fact == "rejected_succeeded":
+            return tn(lang, "%(n)d vote against a team that succeeded", "%(n)d votes against teams that succeeded", n)
+        if fact == "rejected_failed":
+            return tn(lang, "%(n)d vote against a team that failed", "%(n)d votes against teams that failed", n)
+        if fact == "approved_succeeded":
+            return tn(lang, "%(n)d vote for a team that succeeded", "%(n)d votes for teams that succeeded", n)
+        return tn(lang, "their %(n)d vote", "their %(n)d votes", n)
+    voter = escape(players[a["voter"]].name)
+    if fact == "approved_failed":
+        return tn(
+            lang,
+            "%(voter)s: %(n)d vote for a team that failed",
+            "%(voter)s: %(n)d votes for teams that failed",
+            n,
+            voter=voter,
+        )
+    if fact == "rejected_succeeded":
+        return tn(
+            lang,
+            "%(voter)s: %(n)d vote against a team that succeeded",
+            "%(voter)s: %(n)d votes against teams that succeeded",
+            n,
+            voter=voter,
+        )
+    if fact == "rejected_failed":
+        return tn(
+            lang,
+            "%(voter)s: %(n)d vote against a team that failed",
+            "%(voter)s: %(n)d votes against teams that failed",
+            n,
+            voter=voter,
+        )
+    if fact == "approved_succeeded":
+        return tn(
+            lang,
+            "%(voter)s: %(n)d vote for a team that succeeded",
+            "%(voter)s: %(n)d votes for teams that succeeded",
+            n,
+            voter=voter,
+        )
+    return tn(lang, "%(voter)s's %(n)d vote", "%(voter)s's %(n)d votes", n, voter=voter)
+
+
+def _proposals_text(players, a: dict, lang: str) -> str:
+    n, fact = a["count"], a["fact"]
+    if a["leader"] == a["seat"]:
+        if fact == "led_failed":
+            return tn(lang, "as leader: %(n)d team that failed", "as leader: %(n)d teams that failed", n)
+        if fact == "led_succeeded":
+            return tn(lang, "as leader: %(n)d team that succeeded", "as leader: %(n)d teams that succeeded", n)
+        return tn(lang, "as leader: %(n)d team proposed", "as leader: %(n)d teams proposed", n)
+    leader = escape(players[a["leader"]].name)
+    if fact == "led_failed":
+        return tn(
+            lang,
+            "%(leader)s as leader: %(n)d team that failed",
+            "%(leader)s as leader: %(n)d teams that failed",
+            n,
+            leader=leader,
+        )
+    if fact == "led_succeeded":
+        return tn(
+            lang,
+            "%(leader)s as leader: %(n)d team that succeeded",
+            "%(leader)s as leader: %(n)d teams that succeeded",
+            n,
+            leader=leader,
+        )
+    return tn(
+        lang,
+        "%(leader)s as leader: %(n)d team proposed",
+        "%(leader)s as leader: %(n)d teams proposed",
+        n,
+        leader=leader,
+    )
+
+
 def reason_text(players, reason, lang: str) -> str:
+    """An exact reason about the table, a sentence of its own."""
     a = reason.args
     name = escape(players[a["seat"]].name) if "seat" in a else ""
     code = reason.code
@@ -81,34 +208,7 @@ def reason_text(players, reason, lang: str) -> str:
             mission=a["mission"],
             names=names(players, a["seats"]),
         )
-    if code == "approved_failed_teams":
-        return tn(
-            lang,
-            "%(name)s approved %(n)d team that then failed, without being on it.",
-            "%(name)s approved %(n)d teams that then failed, without being on them.",
-            a["count"],
-            name=name,
-        )
-    if code == "led_failed_team":
-        return tn(
-            lang,
-            "%(name)s led a team that then failed (mission %(missions)s).",
-            "%(name)s led teams that then failed (missions %(missions)s).",
-            len(a["missions"]),
-            name=name,
-            missions=", ".join(str(m) for m in a["missions"]),
-        )
-    if code == "rejected_successful_teams":
-        return tn(
-            lang,
-            "%(name)s voted against %(n)d team that then succeeded.",
-            "%(name)s voted against %(n)d teams that then succeeded.",
-            a["count"],
-            name=name,
-        )
-    if code == "behaviour_suspicious":
-        return t(lang, "%(name)s's votes and choices look more like a spy's.", name=name)
-    return t(lang, "%(name)s's votes and choices look more like the Resistance's.", name=name)
+    raise ValueError(f"no wording for reason {code!r}")
 
 
 def hints_off(table: Table, lang: str) -> str:
