@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from deduction import batch
 from deduction.analysis import deduce
 from deduction.knowledge import Viewer
+from deduction.reasons import explain
 from engine import (
     EndReason,
     GameRecord,
@@ -70,10 +71,11 @@ def consistent_sets(record: GameRecord) -> list[tuple[int, ...]]:
 
 
 def answers(record: GameRecord, viewer: Viewer) -> dict[str, tuple]:
+    """Everything a hint shows: the numbers and the reasons under them."""
     out = {}
     for model in MODELS:
         result = deduce(record, viewer, model)
-        out[model] = (result.spy_probability, result.consistent, result.possible)
+        out[model] = (result.spy_probability, result.consistent, result.possible, explain(record, result))
     return out
 
 
@@ -250,4 +252,6 @@ def test_the_askers_own_votes_are_no_evidence_to_them(game: Game, data: st.DataO
     flips = data.draw(st.lists(st.booleans(), min_size=1, max_size=25))
     flipped = _with_own_votes_flipped(game.record, seat, flips)
     viewer = Viewer.resistance(seat)
-    assert deduce(flipped, viewer).spy_probability == deduce(game.record, viewer).spy_probability
+    before, after = deduce(game.record, viewer), deduce(flipped, viewer)
+    assert after.spy_probability == before.spy_probability
+    assert explain(flipped, after) == explain(game.record, before)
