@@ -28,6 +28,7 @@ them, removing a column is removing that evidence.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -54,15 +55,18 @@ class Attribution:
         return self.effects[self.groups.index(group)]
 
 
-def evidence_groups(evidence: Evidence) -> tuple[tuple[EvidenceGroup, ...], np.ndarray]:
-    """Every group and its column of log weight per assignment: (groups, (A, G) matrix)."""
-    missions = evidence.sabotage.shape[1]
-    players = evidence.votes.shape[1]
-    groups = (
+@lru_cache(maxsize=64)
+def _groups(missions: int, players: int) -> tuple[EvidenceGroup, ...]:
+    return (
         tuple(EvidenceGroup(MISSION_RESULT, m) for m in range(missions))
         + tuple(EvidenceGroup(VOTES, s) for s in range(players))
         + tuple(EvidenceGroup(PROPOSALS, s) for s in range(players))
     )
+
+
+def evidence_groups(evidence: Evidence) -> tuple[tuple[EvidenceGroup, ...], np.ndarray]:
+    """Every group and its column of log weight per assignment: (groups, (A, G) matrix)."""
+    groups = _groups(evidence.sabotage.shape[1], evidence.votes.shape[1])
     return groups, np.concatenate([evidence.sabotage, evidence.votes, evidence.proposals], axis=1)
 
 

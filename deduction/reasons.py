@@ -22,6 +22,7 @@ MIN_POINTS = 3  # a smaller effect is noise to a player reading a phone
 FEW_ASSIGNMENTS = 12  # below this, the count itself is worth saying
 EXACT_SEAT_CODES = frozenset({"certain_spy", "certain_resistance"})
 EXACT_TABLE_CODES = frozenset({"assignments_remaining", "mission_fails"})
+VOTE_FACTS = ("cast", "approved_failed", "rejected_succeeded", "rejected_failed", "approved_succeeded")
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,11 @@ def explain(
     record: GameRecord, deduction: Deduction, per_seat: int = MAX_REASONS_PER_SEAT, min_points: int = MIN_POINTS
 ) -> Explanation:
     rows = deduction.facts.assignments[deduction.facts.possible]
-    facts = _Facts(record)
     attribution = attribute(rows, deduction.evidence)
-    # Per seat, the groups by the size of their effect on it, largest first.
-    order = np.argsort(-np.abs(attribution.effects), axis=0, kind="stable")
+    facts = _Facts(record, attribution)
+    points = np.rint(attribution.effects * 100).astype(int).tolist()  # (groups, players)
+    # Per seat, the groups by the size of their effect on it, largest first; no more than can be shown.
+    order = np.argsort(-np.abs(attribution.effects), axis=0, kind="stable")[:per_seat].T.tolist()
     certain_spies, certain_resistance = set(deduction.certain_spies), set(deduction.certain_resistance)
     seats = []
     for seat in range(record.players):
@@ -59,14 +61,10 @@ def explain(
             reasons.append(Reason("certain_spy", {"seat": seat}))
         elif seat in certain_resistance:
             reasons.append(Reason("certain_resistance", {"seat": seat}))
-        for g in order[:, seat]:
-            if len(reasons) >= per_seat:
+        for g in order[seat]:
+            if len(reasons) >= per_seat or abs(points[g][seat]) < min_points:
                 break
-            effect = float(attribution.effects[g, seat])
-            points = round(effect * 100)
-            if abs(points) < min_points:
-                break
-            reasons.append(facts.reason(attribution, int(g), seat, points))
+            reasons.append(facts.reason(g, seat, points[g][seat]))
         seats.append(tuple(reasons))
     return Explanation(table=tuple(_table_reasons(deduction)), seats=tuple(seats))
 
@@ -88,14 +86,17 @@ def _table_reasons(d: Deduction) -> list[Reason]:
 class _Facts:
     """True facts about the record's evidence groups, counted once per explanation."""
 
-    def __init__(self, record: GameRecord) -> None:
+    def __init__(self, record: GameRecord, attribution: Attribution) -> None:
         self.record = record
         self.played = record.played_missions
+        self.groups = attribution.groups
+        self.effects = attribution.effects
+        self._facts: dict[int, tuple[str, int]] = {}  # per vote or proposal group: the fact cited
         self._votes: list[dict[str, int]] | None = None
         self._proposals: list[dict[str, int]] | None = None
 
-    def reason(self, attribution: Attribution, g: int, seat: int, points: int) -> Reason:
-        group = attribution.groups[g]
+    def reason(self, g: int, seat: int, points: int) -> Reason:
+        group = self.groups[g]
         if group.kind == MISSION_RESULT:
             mission = self.played[group.index]
             return Reason(
@@ -109,43 +110,53 @@ class _Facts:
                     "points": points,
                 },
             )
-        # Which fact to cite about a seat's votes or teams follows what they said about that seat
-        # itself: through it they may move the seat asked about the other way.
-        own_effect = float(attribution.effects[g, group.index]) or points
         if group.kind == VOTES:
-            if self._votes is None:
-                self._votes = vote_counts(self.record)
-            fact, count = _vote_fact(self._votes[group.index], own_effect > 0)
+            fact, count = self._group_fact(g)
             return Reason("votes", {"seat": seat, "voter": group.index, "fact": fact, "count": count, "points": points})
         if group.kind == PROPOSALS:
-            if self._proposals is None:
-                self._proposals = proposal_counts(self.record)
-            fact, count = _proposal_fact(self._proposals[group.index], own_effect > 0)
+            fact, count = self._group_fact(g)
             return Reason(
                 "proposals", {"seat": seat, "leader": group.index, "fact": fact, "count": count, "points": points}
             )
         raise ValueError(f"unknown evidence group {group.kind!r}")
 
+    def _group_fact(self, g: int) -> tuple[str, int]:
+        if g in self._facts:
+            return self._facts[g]
+        group = self.groups[g]
+        # Which fact to cite about a seat's votes or teams follows what they said about that seat
+        # itself: through it they may move the seat asked about the other way.
+        looked_like_a_spy = bool(self.effects[g, group.index] > 0)
+        if group.kind == VOTES:
+            if self._votes is None:
+                self._votes = vote_counts(self.record)
+            found = _vote_fact(self._votes[group.index], looked_like_a_spy)
+        else:
+            if self._proposals is None:
+                self._proposals = proposal_counts(self.record)
+            found = _proposal_fact(self._proposals[group.index], looked_like_a_spy)
+        self._facts[g] = found
+        return found
+
 
 def vote_counts(record: GameRecord) -> list[dict[str, int]]:
     """Per seat, how its own votes (not the deadline's) went: on every proposal ("cast"), and on
     the teams that went on a mission, by vote and result ("approved_failed", ...)."""
-    counts = [
-        {"cast": 0, "approved_failed": 0, "rejected_succeeded": 0, "rejected_failed": 0, "approved_succeeded": 0}
-        for _ in range(record.players)
-    ]
+    counts = [dict.fromkeys(VOTE_FACTS, 0) for _ in range(record.players)]
     for mission in record.missions:
         last = len(mission.proposals) if mission.played else 0
         result = "succeeded" if mission.succeeded else "failed"
         for number, proposal in enumerate(mission.proposals, 1):
             if proposal.votes is None:
                 continue
+            deadline = proposal.auto_votes
             for voter, approved in enumerate(proposal.votes):
-                if voter in proposal.auto_votes:
+                if deadline and voter in deadline:
                     continue
-                counts[voter]["cast"] += 1
+                mine = counts[voter]
+                mine["cast"] += 1
                 if number == last:
-                    counts[voter][("approved_" if approved else "rejected_") + result] += 1
+                    mine[("approved_" if approved else "rejected_") + result] += 1
     return counts
 
 
