@@ -19,7 +19,7 @@ import numpy as np
 from deduction import batch
 from deduction.analysis import deduce
 from deduction.behaviour import BehaviourParams
-from deduction.evaluate import predictions, report
+from deduction.evaluate import CHECKPOINTS, predictions, report
 from deduction.exact import ImpossibleRecord
 from deduction.fit import FitSettings, Observations, fit, is_plain
 from deduction.knowledge import Viewer
@@ -172,6 +172,20 @@ def _evaluate(args: argparse.Namespace) -> int:
         rows += [(f"{players}p all", both["all"]), (f"{players}p end", both["end"])]
     for name, s in rows:
         print(f"{name:>12} {s['predictions']:>11} {s['brier']:>7.4f} {s['log_loss']:>8.4f} {s['ece']:>6.4f}")
+    print("\nby checkpoint (after mission 1..5, end of game): Brier / log loss / ECE (predictions)")
+    columns = [*(str(c) for c in CHECKPOINTS), "end"]
+    print(f"{'':>6} " + " ".join(f"{('after ' + c) if c != 'end' else 'end':>26}" for c in columns))
+    tables = [("all", result["by_checkpoint"])]
+    tables += [(f"{n}p", both["by_checkpoint"]) for n, both in result["by_players"].items()]
+    for name, table in tables:
+        cells = []
+        for c in columns:
+            s = table.get(c)
+            if s and s["predictions"]:
+                cells.append(f"{s['brier']:.4f} {s['log_loss']:.4f} {s['ece']:.4f} ({s['predictions']:>4})")
+            else:
+                cells.append("")
+        print(f"{name:>6} " + " ".join(f"{cell:>26}" for cell in cells))
     print(f"({result['seconds']} s)")
     return 0
 

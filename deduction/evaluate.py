@@ -48,10 +48,10 @@ def score(probabilities: np.ndarray, truth: np.ndarray) -> Scores:
 class Collected:
     """Predictions grouped the way the report shows them."""
 
-    rows: list[tuple[int, bool, float, float]]  # (players, end_of_game, probability, truth)
+    rows: list[tuple[int, int, bool, float, float]]  # (players, missions played, end_of_game, probability, truth)
 
-    def scores(self, where: Callable[[int, bool], bool] = lambda players, end: True) -> Scores:
-        chosen = [(p, t) for players, end, p, t in self.rows if where(players, end)]
+    def scores(self, where: Callable[[int, int, bool], bool] = lambda players, played, end: True) -> Scores:
+        chosen = [(p, t) for players, played, end, p, t in self.rows if where(players, played, end)]
         if not chosen:
             return score(np.array([]), np.array([]))
         probabilities, truth = map(np.array, zip(*chosen, strict=True))
@@ -60,7 +60,7 @@ class Collected:
 
 def predictions(games: list[GameRecord], model: str, params_for: Callable[[int], BehaviourParams | None]) -> Collected:
     """Predict every checkpoint of `games`; `params_for(i)` gives the parameters for game i."""
-    rows: list[tuple[int, bool, float, float]] = []
+    rows: list[tuple[int, int, bool, float, float]] = []
     for i, record in enumerate(games):
         assert record.outcome is not None
         spies = set(record.outcome.spies)
@@ -74,11 +74,19 @@ def predictions(games: list[GameRecord], model: str, params_for: Callable[[int],
                 answer = deduce(snapshot, Viewer.resistance(viewer), model, params)
                 for seat in range(record.players):
                     if seat != viewer:
-                        rows.append((record.players, cut == played, answer.spy_probability[seat], float(seat in spies)))
+                        rows.append(
+                            (record.players, cut, cut == played, answer.spy_probability[seat], float(seat in spies))
+                        )
     return Collected(rows)
 
 
+CHECKPOINTS = (1, 2, 3, 4, 5)
+
+
 def report(collected: Collected) -> dict:
+    """Scores overall, at the end of games, after each mission (`by_checkpoint`: the record cut
+    just after mission 1..5, and "end"), and per player count (each with the same checkpoints)."""
+
     def as_dict(s: Scores) -> dict:
         return {
             "predictions": s.predictions,
@@ -87,14 +95,28 @@ def report(collected: Collected) -> dict:
             "ece": round(s.ece, 4),
         }
 
+    def checkpoints(players: int | None) -> dict:
+        def table(n: int) -> bool:
+            return players is None or n == players
+
+        out = {}
+        for cut in CHECKPOINTS:
+            chosen = collected.scores(lambda n, played, end, cut=cut: table(n) and played == cut)
+            if chosen.predictions:
+                out[str(cut)] = as_dict(chosen)
+        out["end"] = as_dict(collected.scores(lambda n, played, end: table(n) and end))
+        return out
+
     by_players = defaultdict(dict)
     for players in sorted({row[0] for row in collected.rows}):
         by_players[players] = {
-            "all": as_dict(collected.scores(lambda n, end, players=players: n == players)),
-            "end": as_dict(collected.scores(lambda n, end, players=players: n == players and end)),
+            "all": as_dict(collected.scores(lambda n, played, end, players=players: n == players)),
+            "end": as_dict(collected.scores(lambda n, played, end, players=players: n == players and end)),
+            "by_checkpoint": checkpoints(players),
         }
     return {
         "all": as_dict(collected.scores()),
-        "end": as_dict(collected.scores(lambda n, end: end)),
+        "end": as_dict(collected.scores(lambda n, played, end: end)),
+        "by_checkpoint": checkpoints(None),
         "by_players": dict(by_players),
     }

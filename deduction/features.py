@@ -32,6 +32,11 @@ VOTE_FEATURES = (
     "failures",
     "team_suspicion",
     "team_suspicion_on_team",
+    "on_team_with_2plus",
+    "spy_team_x_failures",
+    "spy_team_x_successes",
+    "spy_team_x_suspicion",
+    "leader_spy_x_on_team",
 )
 
 
@@ -169,4 +174,12 @@ def vote_feature_tensor(arrays: RecordArrays) -> np.ndarray:
     features[:, :, :, 1, index["team_spies_1"]] = 1.0
     features[:, :, :, 2, index["team_spies_2plus"]] = 1.0
     features[:, :, :, 1:, index["on_team_with_spy"]] = on_team[:, :, None, None]
+    spy_team = np.zeros((1, 1, 1, TEAM_SPY_BUCKETS))
+    spy_team[..., 1:] = 1.0
+    features[..., index["on_team_with_2plus"]] = 0.0
+    features[:, :, :, 2, index["on_team_with_2plus"]] = on_team[:, :, None]
+    features[..., index["spy_team_x_failures"]] = spy_team * arrays.failures_before[:, None, None, None]
+    features[..., index["spy_team_x_successes"]] = spy_team * arrays.successes_before[:, None, None, None]
+    features[..., index["spy_team_x_suspicion"]] = spy_team * arrays.team_suspicion[:, :, None, None]
+    features[:, :, 1, :, index["leader_spy_x_on_team"]] = on_team[:, :, None]
     return features

@@ -19,8 +19,8 @@ from engine import GameRecord
 
 @dataclass(frozen=True)
 class FitSettings:
-    vote_exponent: float = 0.6
-    proposal_exponent: float = 0.3
+    vote_exponent: float = 0.7
+    proposal_exponent: float = 0.4
     avalon_weight: float = 1.0  # weight of an Avalon game's sabotage and proposal counts
     shared_penalty: float = 1.0  # L2 penalty on the vote weights shared by all games
     plain_offset_penalty: float = 30.0  # L2 penalty on the plain games' own vote offsets
