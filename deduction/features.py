@@ -136,11 +136,10 @@ def _team_suspicion(arrays: RecordArrays, prefix: np.ndarray) -> np.ndarray:
     consistent_after = np.ones((len(arrays.played_index) + 1, len(assignments)), dtype=bool)
     for j, fails in enumerate(arrays.played_fails):
         consistent_after[j + 1] = consistent_after[j] & (spies_playing[:, j] >= fails)
-    resistance_seat = ~assignments  # (A, players)
-    weights = consistent_after[prefix][:, :, None] & resistance_seat[None, :, :]  # (P, A, players)
-    has_spy = (spies_on_teams.T > 0)[:, :, None]  # (P, A, 1)
-    total = weights.sum(axis=1)
-    with_spy = (weights & has_spy).sum(axis=1)
+    resistance_seat = (~assignments).astype(float)  # (A, players)
+    before = consistent_after[prefix]  # (P, A)
+    total = before.astype(float) @ resistance_seat  # (P, players)
+    with_spy = (before & (spies_on_teams.T > 0)).astype(float) @ resistance_seat
     return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0)
 
 
@@ -157,29 +156,34 @@ def vote_feature_tensor(arrays: RecordArrays) -> np.ndarray:
     is_leader = np.zeros((count, players))
     is_leader[np.arange(count), arrays.leaders] = 1.0
 
-    def public(name: str, values: np.ndarray) -> None:
-        features[..., index[name]] = np.broadcast_to(values.reshape(count, -1)[:, :, None, None], features.shape[:-1])
+    def per_proposal(values: np.ndarray) -> np.ndarray:
+        return np.broadcast_to(values.astype(float)[:, None], (count, players))
 
-    public("bias", np.ones((count, players)))
-    public("on_team", on_team)
-    public("is_leader", is_leader)
-    public("proposal_number", np.repeat(arrays.proposal_numbers[:, None] / 5.0, players, axis=1))
-    public("fifth_proposal", np.repeat((arrays.proposal_numbers == 5)[:, None].astype(float), players, axis=1))
-    public("mission_number", np.repeat(arrays.mission_numbers[:, None] / 5.0, players, axis=1))
-    public("successes", np.repeat(arrays.successes_before[:, None].astype(float), players, axis=1))
-    public("failures", np.repeat(arrays.failures_before[:, None].astype(float), players, axis=1))
-    public("team_suspicion", arrays.team_suspicion)
-    public("team_suspicion_on_team", arrays.team_suspicion * on_team)
+    # What the voter can see, the same under every hidden situation: written once for all six.
+    public = {
+        "bias": np.ones((count, players)),
+        "on_team": on_team,
+        "is_leader": is_leader,
+        "proposal_number": per_proposal(arrays.proposal_numbers / 5.0),
+        "fifth_proposal": per_proposal(arrays.proposal_numbers == 5),
+        "mission_number": per_proposal(arrays.mission_numbers / 5.0),
+        "successes": per_proposal(arrays.successes_before),
+        "failures": per_proposal(arrays.failures_before),
+        "team_suspicion": arrays.team_suspicion,
+        "team_suspicion_on_team": arrays.team_suspicion * on_team,
+    }
+    columns = [index[name] for name in public]
+    features[..., columns] = np.stack(list(public.values()), axis=-1)[:, :, None, None, :]
+
+    # The hidden situation, alone and with what the voter sees.
+    spy_team = np.array([0.0, 1.0, 1.0])  # by team bucket: any spy on the team
     features[:, :, 1, :, index["leader_is_spy"]] = 1.0
     features[:, :, :, 1, index["team_spies_1"]] = 1.0
     features[:, :, :, 2, index["team_spies_2plus"]] = 1.0
     features[:, :, :, 1:, index["on_team_with_spy"]] = on_team[:, :, None, None]
-    spy_team = np.zeros((1, 1, 1, TEAM_SPY_BUCKETS))
-    spy_team[..., 1:] = 1.0
-    features[..., index["on_team_with_2plus"]] = 0.0
     features[:, :, :, 2, index["on_team_with_2plus"]] = on_team[:, :, None]
+    features[:, :, 1, :, index["leader_spy_x_on_team"]] = on_team[:, :, None]
     features[..., index["spy_team_x_failures"]] = spy_team * arrays.failures_before[:, None, None, None]
     features[..., index["spy_team_x_successes"]] = spy_team * arrays.successes_before[:, None, None, None]
     features[..., index["spy_team_x_suspicion"]] = spy_team * arrays.team_suspicion[:, :, None, None]
-    features[:, :, 1, :, index["leader_spy_x_on_team"]] = on_team[:, :, None]
     return features
