@@ -150,8 +150,10 @@ def check_hints(text: str, table, seat: int) -> None:
         for line in under:
             text = line[len(REASON_LINE) :]
             assert re.match(r"^[+\u2212]\d+ ", text) or text.startswith("certainly"), line
-    has_reasons = any(line.startswith(REASON_LINE) for line in lines)
-    assert ("↳ what moved each number most, in percentage points" in lines) == has_reasons
+    has_points = any(
+        re.match(r"^[+\u2212]\d+ ", line[len(REASON_LINE) :]) for line in lines if line.startswith(REASON_LINE)
+    )
+    assert ("↳ what moved each number most, in percentage points" in lines) == has_points
 
 
 # ---------------------------------------------------------------- /settings

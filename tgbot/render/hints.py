@@ -51,7 +51,7 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
         )
         for reason in explanation.seats[other][:REASONS_PER_SEAT]:
             lines.append("   ↳ " + seat_reason_text(players, reason, lang))
-    if any(explanation.seats[s] for s in shown):
+    if any("points" in r.args for s in shown for r in explanation.seats[s][:REASONS_PER_SEAT]):
         lines.append(t(lang, "↳ what moved each number most, in percentage points"))
     lines.append("")
     lines.append(

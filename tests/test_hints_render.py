@@ -1,0 +1,59 @@
+"""The /hints text itself: a bar per seat, most suspect first, and under each at most two short
+reasons whose signed points are the measured ones, in every language, for both views."""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import pytest
+
+from benchmarks.deduction_speed import full_ten_player_record
+from deduction.analysis import deduce
+from deduction.knowledge import Viewer
+from deduction.reasons import explain
+from tgbot.i18n import LANGUAGES
+from tgbot.offline.simulation import plain_text
+from tgbot.render import hints as render
+from tgbot.table import Player
+
+NAMES = ("Ana", "Bob", "Cleo", "Dan", "Eve", "Finn", "Gus", "Hana", "Ivo", "Jo")
+SEAT_LINE = re.compile(r"^([▰▱]{10}) +(\d+)% (.+)$")
+REASON_LINE = "   ↳ "
+PHONE_WIDTH = 70  # characters a reason line may take: it must read on a phone without wrapping much
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("spy_view", [False, True])
+def test_hints_show_sorted_bars_and_the_measured_points(lang: str, spy_view: bool) -> None:
+    record = full_ten_player_record()
+    asker = 1 if spy_view else 0  # seat 1 is a spy in this record; a spy sees what the table sees
+    deduction = deduce(record, Viewer.outsider() if spy_view else Viewer.resistance(asker))
+    explanation = explain(record, deduction, per_seat=render.REASONS_PER_SEAT)
+    players = tuple(Player(seat, name) for seat, name in enumerate(NAMES))
+    scene = SimpleNamespace(
+        lang=lang, seat=SimpleNamespace(seat=asker), group=SimpleNamespace(players=players, chat_title="T")
+    )
+    lines = plain_text(render.hints(scene, deduction.spy_probability, deduction.possible, explanation, spy_view)).split(
+        "\n"
+    )
+
+    seat_rows = [(i, SEAT_LINE.match(line)) for i, line in enumerate(lines) if SEAT_LINE.match(line)]
+    assert len(seat_rows) == (10 if spy_view else 9)
+    percents = [int(match.group(2)) for _, match in seat_rows]
+    assert percents == sorted(percents, reverse=True)
+    shown_points = []
+    for (first, match), following in zip(seat_rows, [i for i, _ in seat_rows[1:]] + [len(lines)], strict=True):
+        name = match.group(3).split(" (")[0]
+        seat = NAMES.index(name)
+        under = [line[len(REASON_LINE) :] for line in lines[first + 1 : following] if line.startswith(REASON_LINE)]
+        expected = explanation.seats[seat][: render.REASONS_PER_SEAT]
+        assert len(under) == len(expected) <= 2
+        for text, reason in zip(under, expected, strict=True):
+            assert len(REASON_LINE + text) <= PHONE_WIDTH, text
+            if "points" not in reason.args:  # an exact fact ("certainly a spy")
+                continue
+            points = reason.args["points"]
+            assert text.startswith(f"+{points} · " if points > 0 else f"\u2212{-points} · "), (text, reason)
+            shown_points.append(points)
+    assert shown_points, "this record moves several seats by more than 3 points"
