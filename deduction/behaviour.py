@@ -4,7 +4,8 @@ For one spy assignment the log-likelihood of the record is
 
     sabotage + proposal_exponent * proposals + vote_exponent * votes
 
-- sabotage: P(Fail cards | spies on the team, mission number, fails required), a table;
+- sabotage: P(Fail cards | spies on the team, mission number, missions failed before it, fails
+  required), a table;
 - proposals: P(this team | the leader's role, spies on the team, leader on the team), a
   table of how often leaders pick such teams, divided by how many such teams there are;
 - votes: a logistic regression per voter role over the vote's public context and the
@@ -26,7 +27,7 @@ import numpy as np
 
 from deduction.features import TEAM_SPY_BUCKETS, VOTE_FEATURES, RecordArrays, vote_feature_tensor
 
-PARAMS_FORMAT = "resistance-behaviour/1"
+PARAMS_FORMAT = "resistance-behaviour/2"
 MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
 
 
@@ -37,6 +38,8 @@ class BehaviourParams:
     proposal_exponent: float
     # log P(fails | mission 1..5, fails required 1..2, spies on team 0..4), axes sized to index directly
     sabotage_log_prob: np.ndarray  # (6, 3, 5, 5)
+    # the same by score too: log P(fails | mission, failed missions before it 0..2, fails required, spies on team)
+    sabotage_score_log_prob: np.ndarray  # (6, 3, 3, 5, 5)
     # log P(this very team | leader role, players, team size, spies on team, leader on team)
     proposal_log_prob: np.ndarray  # (2, 11, 6, 5, 2)
 
@@ -54,6 +57,7 @@ class BehaviourParams:
             "vote_exponent": self.vote_exponent,
             "proposal_exponent": self.proposal_exponent,
             "sabotage_log_prob": table(self.sabotage_log_prob),
+            "sabotage_score_log_prob": table(self.sabotage_score_log_prob),
             "proposal_log_prob": table(self.proposal_log_prob),
         }
 
@@ -63,13 +67,27 @@ class BehaviourParams:
             raise ValueError(f"not a {PARAMS_FORMAT} parameter file")
         if tuple(data["vote_features"]) != VOTE_FEATURES:
             raise ValueError("the parameter file was fitted with other vote features; run `python -m deduction fit`")
-        return cls(
+        params = cls(
             vote_weights=np.array([data["vote_weights"]["resistance"], data["vote_weights"]["spy"]]),
             vote_exponent=float(data["vote_exponent"]),
             proposal_exponent=float(data["proposal_exponent"]),
             sabotage_log_prob=np.array(data["sabotage_log_prob"], dtype=float),
+            sabotage_score_log_prob=np.array(data["sabotage_score_log_prob"], dtype=float),
             proposal_log_prob=np.array(data["proposal_log_prob"], dtype=float),
         )
+        shapes = {
+            "vote_weights": (params.vote_weights, (2, len(VOTE_FEATURES))),
+            "sabotage_log_prob": (params.sabotage_log_prob, (6, 3, MAX_TEAM_SPIES + 1, MAX_TEAM_SPIES + 1)),
+            "sabotage_score_log_prob": (
+                params.sabotage_score_log_prob,
+                (6, 3, 3, MAX_TEAM_SPIES + 1, MAX_TEAM_SPIES + 1),
+            ),
+            "proposal_log_prob": (params.proposal_log_prob, (2, 11, 6, MAX_TEAM_SPIES + 1, 2)),
+        }
+        for name, (values, shape) in shapes.items():
+            if values.shape != shape:
+                raise ValueError(f"{name} has shape {values.shape}, not {shape}")
+        return params
 
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(self.to_json(), indent=1) + "\n", encoding="utf-8")
@@ -131,7 +149,9 @@ def evidence(
     # Only members who played their own card chose Success or Fail; a deadline's card is nobody's.
     spies_playing = np.minimum(as_int @ arrays.card_players.T.astype(np.int16), MAX_TEAM_SPIES)  # (A, M)
     missions, required, fails = (arrays.played_missions, arrays.played_fails_required, arrays.played_fails)
-    sabotage = params.sabotage_log_prob[missions[None, :], required[None, :], spies_playing, fails[None, :]]
+    failed_before = arrays.failures_before[arrays.played_index]
+    by_score = params.sabotage_score_log_prob
+    sabotage = by_score[missions[None, :], failed_before[None, :], required[None, :], spies_playing, fails[None, :]]
 
     # A team the deadline drew is nobody's choice; nor is the asker's own.
     chosen = arrays.team_chosen & (arrays.leaders != own_seat)

@@ -25,6 +25,7 @@ class FitSettings:
     shared_penalty: float = 1.0  # L2 penalty on the vote weights shared by all games
     plain_offset_penalty: float = 30.0  # L2 penalty on the plain games' own vote offsets
     sabotage_prior: float = 4.0  # pseudo-counts pulling a mission's sabotage table to the pooled one
+    score_prior: float = 4.0  # pseudo-counts pulling a (mission, score) sabotage table to the mission's
     proposal_prior: float = 20.0  # pseudo-counts pulling proposal rates towards random teams
 
 
@@ -40,8 +41,8 @@ class Observations:
     vote_y: list[np.ndarray] = field(default_factory=list)
     vote_role: list[np.ndarray] = field(default_factory=list)
     vote_game: list[np.ndarray] = field(default_factory=list)
-    # (game, mission, fails_required, spies on team, fails)
-    sabotage: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+    # (game, mission, failed missions before it, fails_required, spies on team, fails)
+    sabotage: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)
     # (game, leader is spy, players, team size, spies on team, leader on team)
     proposals: list[tuple[int, int, int, int, int, int]] = field(default_factory=list)
     plain: list[bool] = field(default_factory=list)
@@ -69,14 +70,15 @@ class Observations:
                 obs.vote_role.append(np.broadcast_to(spies, (count, record.players))[chosen])
                 obs.vote_game.append(np.full(int(chosen.sum()), g))
             spies_playing = arrays.card_players.astype(np.intp) @ spies
-            for playing, mission, fails, required in zip(
+            for playing, mission, failed, fails, required in zip(
                 spies_playing,
                 arrays.played_missions,
+                arrays.failures_before[arrays.played_index],
                 arrays.played_fails,
                 arrays.played_fails_required,
                 strict=True,
             ):
-                obs.sabotage.append((g, int(mission), int(required), int(playing), int(fails)))
+                obs.sabotage.append((g, int(mission), int(failed), int(required), int(playing), int(fails)))
             sizes = arrays.teams.sum(axis=1)
             for p in np.flatnonzero(arrays.team_chosen):
                 on_team = int(arrays.teams[p, arrays.leaders[p]])
@@ -121,13 +123,14 @@ def fit(obs: Observations, settings: FitSettings = FitSettings(), games: np.ndar
     game_weight = np.where(plain, 1.0, settings.avalon_weight) * use
 
     vote_weights = _fit_votes(obs, use, plain, settings)
-    sabotage = _fit_sabotage(obs, game_weight, settings)
+    sabotage, sabotage_by_score = _fit_sabotage(obs, game_weight, settings)
     proposals = _fit_proposals(obs, game_weight, settings)
     return BehaviourParams(
         vote_weights=vote_weights,
         vote_exponent=settings.vote_exponent,
         proposal_exponent=settings.proposal_exponent,
         sabotage_log_prob=sabotage,
+        sabotage_score_log_prob=sabotage_by_score,
         proposal_log_prob=proposals,
     )
 
@@ -152,10 +155,13 @@ def _fit_votes(obs: Observations, use: np.ndarray, plain: np.ndarray, settings: 
     return weights
 
 
-def _fit_sabotage(obs: Observations, game_weight: np.ndarray, settings: FitSettings) -> np.ndarray:
-    counts = np.zeros((6, 3, MAX_TEAM_SPIES + 1, MAX_TEAM_SPIES + 1))
-    for g, mission, required, team_spies, fails in obs.sabotage:
-        counts[mission, required, min(team_spies, MAX_TEAM_SPIES), fails] += game_weight[g]
+def _fit_sabotage(obs: Observations, game_weight: np.ndarray, settings: FitSettings) -> tuple[np.ndarray, np.ndarray]:
+    """The table by mission (smoothed towards all missions pooled), and by mission and score
+    (smoothed towards the mission's)."""
+    by_score = np.zeros((6, 3, 3, MAX_TEAM_SPIES + 1, MAX_TEAM_SPIES + 1))
+    for g, mission, failed, required, team_spies, fails in obs.sabotage:
+        by_score[mission, failed, required, min(team_spies, MAX_TEAM_SPIES), fails] += game_weight[g]
+    counts = by_score.sum(axis=1)
     log_prob = np.full(counts.shape, -np.inf)
     for required in (1, 2):
         for k in range(MAX_TEAM_SPIES + 1):
@@ -166,7 +172,12 @@ def _fit_sabotage(obs: Observations, game_weight: np.ndarray, settings: FitSetti
                 row = counts[mission, required, k] + settings.sabotage_prior * pooled
                 with np.errstate(divide="ignore"):
                     log_prob[mission, required, k] = np.where(possible, np.log(row / row.sum()), -np.inf)
-    return log_prob
+    # Earlier missions' results: a mission's failures before it fix its score (the rest succeeded).
+    rows = by_score + settings.score_prior * np.exp(log_prob)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score_log_prob = np.log(rows / rows.sum(axis=-1, keepdims=True))
+    score_log_prob[np.broadcast_to(~np.isfinite(log_prob)[:, None], score_log_prob.shape)] = -np.inf
+    return log_prob, score_log_prob
 
 
 def _fit_proposals(obs: Observations, game_weight: np.ndarray, settings: FitSettings) -> np.ndarray:

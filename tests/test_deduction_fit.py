@@ -1,0 +1,79 @@
+"""Fitting pieces of the behaviour model and the evaluation report, on generated games."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from deduction.behaviour import BehaviourParams, evidence
+from deduction.evaluate import CHECKPOINTS, predictions, report
+from deduction.features import record_arrays
+from deduction.fit import Observations, fit
+from engine import export_record, parse_record
+from tests.test_deduction_batch import finished_games
+
+
+def records(count: int, seed: int, **rates: float):
+    return [parse_record(export_record(state, f"g{i}")) for i, state in enumerate(finished_games(count, seed, **rates))]
+
+
+def test_sabotage_by_score_follows_the_data() -> None:
+    """A lone spy on mission 3 who always fails after two failed missions and never after one:
+    the (mission, score) table says so, the mission table sits between, and a score never
+    seen keeps the mission's table."""
+    obs = Observations.from_games(records(12, seed=5))
+    obs.sabotage = [(0, 3, 2, 1, 1, 1)] * 40 + [(0, 3, 1, 1, 1, 0)] * 40 + [(0, 1, 0, 1, 1, 0)] * 10
+    params = fit(obs)
+    p_fail = np.exp(params.sabotage_score_log_prob[3, :, 1, 1, 1])
+    mission = float(np.exp(params.sabotage_log_prob[3, 1, 1, 1]))
+    assert p_fail[2] > 0.85 and p_fail[1] < 0.15
+    assert p_fail[1] < mission < p_fail[2]
+    assert p_fail[0] == pytest.approx(mission, abs=1e-9)
+    # Each row is a distribution; a lone spy cannot show two Fail cards.
+    rows = np.exp(params.sabotage_score_log_prob[1:, :, 1:, 1])
+    assert np.allclose(rows.sum(axis=-1), 1.0)
+    assert np.all(rows[..., 2:] < 1e-9)
+
+
+def test_evidence_reads_the_score_before_each_mission() -> None:
+    """The sabotage piece of a played mission is the (mission, failed before, ...) cell of
+    the spies who played on it."""
+    record = next(r for r in records(20, seed=8, spy_fail_rate=0.7) if len(r.played_missions) >= 3)
+    params = fit(Observations.from_games([record]))
+    arrays = record_arrays(record)
+    truth = np.zeros((1, record.players), dtype=bool)
+    truth[0, list(record.outcome.spies)] = True
+    got = evidence(arrays, truth, params).sabotage[0]
+    failed = 0
+    for j, m in enumerate(record.played_missions):
+        spies = len(set(m.card_players) & set(record.outcome.spies))
+        cell = params.sabotage_score_log_prob[m.mission, failed, m.fails_required, spies, m.fails]
+        assert got[j] == pytest.approx(cell)
+        failed += not m.succeeded
+
+
+def test_parameter_file_is_strict(tmp_path) -> None:
+    params = fit(Observations.from_games(records(8, seed=3)))
+    data = params.to_json()
+    again = BehaviourParams.from_json(json.loads(json.dumps(data)))
+    assert np.allclose(np.exp(again.sabotage_score_log_prob), np.exp(params.sabotage_score_log_prob), atol=1e-6)
+    with pytest.raises(KeyError):
+        BehaviourParams.from_json({k: v for k, v in data.items() if k != "sabotage_score_log_prob"})
+    with pytest.raises(ValueError):
+        BehaviourParams.from_json({**data, "sabotage_score_log_prob": data["sabotage_log_prob"]})
+    with pytest.raises(ValueError):
+        BehaviourParams.from_json({**data, "format": "resistance-behaviour/1"})
+
+
+def test_report_has_every_checkpoint() -> None:
+    games = records(10, seed=11, spy_fail_rate=0.6)
+    result = report(predictions(games, "uniform", lambda i: None))
+    checkpoints = result["by_checkpoint"]
+    assert sum(checkpoints.get(str(c), {}).get("predictions", 0) for c in CHECKPOINTS) == result["all"]["predictions"]
+    assert checkpoints["end"] == result["end"]
+    for players, both in result["by_players"].items():
+        table = both["by_checkpoint"]
+        assert sum(table.get(str(c), {}).get("predictions", 0) for c in CHECKPOINTS) == both["all"]["predictions"]
+        assert table["end"] == both["end"], players
