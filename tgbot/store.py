@@ -311,7 +311,7 @@ class Store:
         The group is claimed first, then the game written: a pointer to a game not yet written is
         what `game_of_chat` tolerates for `CREATION_SECONDS`. The clock's and the players' lookups
         go ahead of both."""
-        table = change.table
+        table = replace(change.table, write_id=secrets.token_hex(6))
         await self._ahead(None, table, bool(change.outgoing))
         held = await self.indexes.claim_chat(table.chat_id, table.id)
         if held is not None:
@@ -379,7 +379,7 @@ class Store:
                 continue
             after = change.table
             if after != before:
-                after = replace(after, revision=before.revision + 1)
+                after = replace(after, revision=before.revision + 1, write_id=secrets.token_hex(6))
                 change = replace(change, table=after)
             finishing = before.is_active and not after.is_active
             commands = _Commands()
@@ -413,9 +413,9 @@ class Store:
                 ],
             )
             if stored[0] == 0 and written and stored[1] == written:
-                # This very write: the script ran, its answer was lost with the connection, and the
-                # client ran it again (a Redis or cluster master restarting). Working the move out again
-                # on it would apply the press twice.
+                # This very write (its `write_id` is this attempt's own): the script ran, its answer was
+                # lost with the connection, and the client ran it again (a Redis or cluster master
+                # restarting). Working the move out again on it would apply the press twice.
                 stored = [1]
             elif stored[0] == 0:
                 # Another writer got there first (or this process's copy was old): work the move out

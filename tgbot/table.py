@@ -62,6 +62,10 @@ class Table:
     # How many times the table was stored changed: writes about the table made outside its own
     # keys (its deadline in the clock's index) carry it, so a late one never undoes a newer one.
     revision: int = 0
+    # A random id of the write that stored this document: a compare-and-set that Redis ran, whose
+    # answer the connection lost and that the client ran again, recognises its own document by it,
+    # where two workers' identical moves would otherwise write identical documents (`Store.update`).
+    write_id: str = ""
 
     @property
     def variants(self) -> Variants:
@@ -115,6 +119,7 @@ class Table:
                 "step": self.step,
                 "applied_updates": list(self.applied_updates),
                 "revision": self.revision,
+                "write_id": self.write_id,
             },
             separators=(",", ":"),
         )
@@ -143,6 +148,7 @@ class Table:
                 step=data["step"],
                 applied_updates=tuple(data.get("applied_updates", ())),
                 revision=data.get("revision", 0),
+                write_id=data.get("write_id", ""),
             )
         except (StateFormatError, TableFormatError):
             raise
@@ -170,6 +176,7 @@ class Table:
         )
         require(all(_is_int(u) for u in self.applied_updates), "applied_updates: not update ids")
         require(_is_int(self.revision) and self.revision >= 0, "revision: not a count")
+        require(isinstance(self.write_id, str), "write_id: not text")
         for when in (self.deadline, self.reminder_at):
             require(when is None or (isinstance(when, int | float) and not isinstance(when, bool)), "deadline: a time")
         game = self.game
