@@ -168,11 +168,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     print(f"model {args.model}, {len(scored)} games, folds: {args.folds or 'none (fitted parameters as shipped)'}")
     print(f"{'':>12} {'predictions':>11} {'Brier':>7} {'log loss':>8} {'ECE':>6}")
     rows = [("all", result["all"]), ("end of game", result["end"])]
+    rows += [(f"after {c}", result["by_checkpoint"][str(c)]) for c in CHECKPOINTS if str(c) in result["by_checkpoint"]]
     for players, both in result["by_players"].items():
         rows += [(f"{players}p all", both["all"]), (f"{players}p end", both["end"])]
     for name, s in rows:
         print(f"{name:>12} {s['predictions']:>11} {s['brier']:>7.4f} {s['log_loss']:>8.4f} {s['ece']:>6.4f}")
-    print("\nby checkpoint (after mission 1..5, end of game): Brier / log loss / ECE (predictions)")
+    print("\nby player count and checkpoint (after mission 1..5, end of game): Brier / log loss / ECE (predictions)")
     columns = [*(str(c) for c in CHECKPOINTS), "end"]
     print(f"{'':>6} " + " ".join(f"{('after ' + c) if c != 'end' else 'end':>26}" for c in columns))
     tables = [("all", result["by_checkpoint"])]
