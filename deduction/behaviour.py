@@ -172,11 +172,14 @@ def evidence(
     table = vote_log_prob_table(arrays, params).reshape(count, players, 2, situations)
     table = table * voted[:, :, None, None]
     situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
-    by_situation = table.transpose(0, 3, 2, 1)  # (P, situations, role, players)
-    chosen_situation = by_situation[proposal_index[None, :], situation]  # (A, P, role, players)
-    per_vote = np.where(assignments[:, None, :], chosen_situation[:, :, 1, :], chosen_situation[:, :, 0, :])
-    votes = params.vote_exponent * per_vote.sum(axis=1)  # (A, players)
-    return Evidence(sabotage, votes, proposals)
+    # Summing each seat's votes over the proposals, each in the situation the assignment makes,
+    # is one product of matrices per voter role: which situation each proposal is in (one-hot,
+    # (A, P x situations)) times each vote's log-probability in each ((P x situations, players)).
+    in_situation = np.zeros((rows, count * situations))
+    in_situation[np.arange(rows)[:, None], proposal_index * situations + situation] = 1.0
+    by_role = table.transpose(2, 0, 3, 1).reshape(2, count * situations, players)
+    votes = np.where(assignments, in_situation @ by_role[1], in_situation @ by_role[0])
+    return Evidence(sabotage, params.vote_exponent * votes, proposals)
 
 
 def log_weights(

@@ -71,19 +71,16 @@ class RecordArrays:
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
     leaders, teams, votes, numbers, missions, prefix, succ, fail = [], [], [], [], [], [], [], []
-    team_chosen, vote_chosen = [], []
+    team_chosen, auto_votes = [], []
     played_index, played_missions, played_fails, played_required, card_players = [], [], [], [], []
     successes = failures = 0
     for m in record.missions:
         for number, p in enumerate(m.proposals, 1):
+            row = len(leaders)
             leaders.append(p.leader)
             team_chosen.append(not p.auto_team)
-            voted = np.ones(players, dtype=bool)
-            voted[list(p.auto_votes)] = False
-            vote_chosen.append(voted)
-            row = np.zeros(players, dtype=bool)
-            row[list(p.team)] = True
-            teams.append(row)
+            auto_votes += [(row, seat) for seat in p.auto_votes]
+            teams += [(row, seat) for seat in p.team]
             votes.append(p.votes)
             numbers.append(number)
             missions.append(m.mission)
@@ -95,13 +92,11 @@ def record_arrays(record: GameRecord) -> RecordArrays:
             played_missions.append(m.mission)
             played_fails.append(m.fails)
             played_required.append(m.fails_required)
-            acted = np.zeros(players, dtype=bool)
-            acted[list(m.card_players)] = True
-            card_players.append(acted)
+            card_players += [(len(played_index) - 1, seat) for seat in m.card_players]
             successes += bool(m.succeeded)
             failures += not m.succeeded
     count = len(leaders)
-    teams_array = np.array(teams, dtype=bool).reshape(count, players)
+    teams_array = _marked(count, players, teams)
     arrays = RecordArrays(
         players=players,
         spies=record.spies,
@@ -117,13 +112,21 @@ def record_arrays(record: GameRecord) -> RecordArrays:
         played_missions=np.array(played_missions, dtype=np.intp),
         played_fails=np.array(played_fails, dtype=np.intp),
         played_fails_required=np.array(played_required, dtype=np.intp),
-        card_players=np.array(card_players, dtype=bool).reshape(len(played_index), players),
+        card_players=_marked(len(played_index), players, card_players),
         team_chosen=np.array(team_chosen, dtype=bool),
-        vote_chosen=np.array(vote_chosen, dtype=bool).reshape(count, players),
+        vote_chosen=~_marked(count, players, auto_votes),
     )
     if count:
         arrays.team_suspicion[:] = _team_suspicion(arrays, np.array(prefix, dtype=np.intp))
     return arrays
+
+
+def _marked(rows: int, columns: int, cells: list[tuple[int, int]]) -> np.ndarray:
+    """A boolean matrix, True at the (row, column) cells listed."""
+    marked = np.zeros((rows, columns), dtype=bool)
+    if cells:
+        marked[tuple(np.array(cells, dtype=np.intp).T)] = True
+    return marked
 
 
 def _team_suspicion(arrays: RecordArrays, prefix: np.ndarray) -> np.ndarray:
