@@ -110,7 +110,9 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
 
 def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams) -> np.ndarray:
     """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket)."""
-    logits = vote_feature_tensor(arrays) @ params.vote_weights.T  # (P, players, 2, 3, role)
+    tensor = vote_feature_tensor(arrays)
+    # As one 2-D product (numpy's batched product over the leading axes is several times slower).
+    logits = (tensor.reshape(-1, tensor.shape[-1]) @ params.vote_weights.T).reshape(*tensor.shape[:-1], 2)
     logits = np.moveaxis(logits, -1, 2)  # (P, players, role, 2, 3)
     return _log_sigmoid(np.where(arrays.votes[:, :, None, None, None], logits, -logits))
 
