@@ -143,13 +143,15 @@ def evidence(
     if count == 0:
         empty = np.zeros((rows, players))
         return Evidence(np.zeros((rows, 0)), empty, empty.copy())
-    as_int = assignments.astype(np.int16)
-    team_spies = np.minimum(as_int @ arrays.teams.T.astype(np.int16), MAX_TEAM_SPIES)  # (A, P)
-    leader_spy = as_int[:, arrays.leaders]  # (A, P)
+    # Counts as float products (numpy multiplies float matrices with BLAS, integer ones in a slow
+    # loop), exact at these sizes, then indices.
+    as_float = assignments.astype(float)
+    team_spies = np.minimum(as_float @ arrays.teams.T, MAX_TEAM_SPIES).astype(np.intp)  # (A, P)
+    leader_spy = assignments[:, arrays.leaders].astype(np.intp)  # (A, P)
     proposal_index = np.arange(count)
 
     # Only members who played their own card chose Success or Fail; a deadline's card is nobody's.
-    spies_playing = np.minimum(as_int @ arrays.card_players.T.astype(np.int16), MAX_TEAM_SPIES)  # (A, M)
+    spies_playing = np.minimum(as_float @ arrays.card_players.T, MAX_TEAM_SPIES).astype(np.intp)  # (A, M)
     missions, required, fails = (arrays.played_missions, arrays.played_fails_required, arrays.played_fails)
     failed_before = arrays.failures_before[arrays.played_index]
     by_score = params.sabotage_score_log_prob

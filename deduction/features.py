@@ -133,8 +133,10 @@ def _team_suspicion(arrays: RecordArrays, prefix: np.ndarray) -> np.ndarray:
     """For each proposal and seat: the share of assignments, consistent with the missions
     played before it and with that seat in the Resistance, that put a spy on the team."""
     assignments = all_assignments(arrays.players, arrays.spies)
-    spies_on_teams = assignments.astype(np.int16) @ arrays.teams.T.astype(np.int16)  # (A, P)
-    spies_playing = assignments.astype(np.int16) @ arrays.card_players.T.astype(np.int16)  # (A, M)
+    # Counts as float products: numpy multiplies float matrices with BLAS, integer ones in a slow loop.
+    as_float = assignments.astype(float)
+    spies_on_teams = as_float @ arrays.teams.T  # (A, P)
+    spies_playing = as_float @ arrays.card_players.T  # (A, M)
     # consistent_after[j]: consistent with the first j played missions.
     consistent_after = np.ones((len(arrays.played_index) + 1, len(assignments)), dtype=bool)
     for j, fails in enumerate(arrays.played_fails):
