@@ -166,7 +166,8 @@ class Indexes:
         """Make the game the group's current one, unless it has one: None if claimed, else the
         id of the game it has."""
         held = await self.redis.set(keys.chat_game(chat_id), game_id, nx=True, get=True)
-        return held
+        # This game's own id: the claim went through and the client sent it again (its answer lost).
+        return None if held == game_id else held
 
     async def release_chat(self, chat_id: int, game_id: str) -> None:
         """The game is no longer the group's current one (if it still was)."""
