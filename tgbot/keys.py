@@ -21,6 +21,7 @@ rb:user:{user_id}:games     set of ids of the games the user joined that have no
 rb:update:{update_id}       a webhook update: the lease of the worker processing it, or "done"
 rb:update:{update_id}:answers  hash: game id -> what the update answered when it changed that game (tgbot.once)
 rb:webhook:registered       which worker registered the webhook
+rb:migrated:hash-tags       set once the keys of versions before the hash tags were renamed (tgbot.migrate)
 rb:ratelimit:...            the shared flood-limit counters and pause (one key per script)
 
 (In `rb:chat:{chat_id}:…` and `rb:user:{user_id}:…` the braces above only mark a placeholder:
@@ -101,7 +102,9 @@ def chat_of_chat_game_key(key: str) -> int:
     return int(key[len(PREFIX) :].split(":")[1])
 
 
-# Keys of versions before the hash tags (`tgbot.migrate` renames them once, on one Redis).
+# Keys of versions before the hash tags (`tgbot.migrate` renames them once, on one Redis, and
+# then sets MIGRATED_TO_TAGS).
+MIGRATED_TO_TAGS = f"{PREFIX}migrated:hash-tags"
 LEGACY_DEADLINES = f"{PREFIX}deadlines"
 LEGACY_PENDING_OUTBOXES = f"{PREFIX}outbox:pending"
 LEGACY_GAME_PATTERN = f"{PREFIX}game:*"

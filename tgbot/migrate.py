@@ -33,7 +33,7 @@ def tagged_name(legacy: str) -> str | None:
 
 async def legacy_keys(redis: Redis) -> int:
     """Rename what an earlier version left; returns how many keys it moved."""
-    if isinstance(redis, RedisCluster):
+    if isinstance(redis, RedisCluster) or await redis.exists(keys.MIGRATED_TO_TAGS):
         return 0
     moved = 0
     async for key in redis.scan_iter(match=keys.LEGACY_GAME_PATTERN, count=1000):
@@ -52,6 +52,9 @@ async def legacy_keys(redis: Redis) -> int:
         await redis.zadd(keys.PENDING_OUTBOXES, dict.fromkeys(pending, 0), nx=True)
         moved += len(pending)
     await redis.delete(keys.LEGACY_DEADLINES, keys.LEGACY_PENDING_OUTBOXES)
+    # Later starts skip the scan of the whole key space. (Workers of an earlier version must be
+    # stopped before this one starts: they would go on writing the old names.)
+    await redis.set(keys.MIGRATED_TO_TAGS, "1")
     if moved:
         log.info("moved %d keys of an earlier version to today's names", moved)
     return moved
