@@ -413,6 +413,16 @@ class GameService:
             await self._end_damaged(damage, chat_id)
             return None
 
+    async def _tables_of_user(self, user_id: int) -> list[Table]:
+        """The open or running tables the user sits in; a damaged one is ended (and left out)."""
+        tables = []
+        for game_id, table in await self.store.tables_of_user(user_id):
+            if table is None:
+                table = await self._load(game_id)  # ends it
+            if table is not None:
+                tables.append(table)
+        return tables
+
     async def _table_of_chat(self, chat_id: int) -> Table | None:
         game_id = await self.store.game_of_chat(chat_id)
         return None if game_id is None else await self._load(game_id, chat_id)
@@ -461,7 +471,7 @@ class GameService:
         if game_id is not None:
             tables = [await self._load(game_id)]
         else:
-            tables = [await self._load(g) for g in await self.store.games_of_user(user_id)]
+            tables = await self._tables_of_user(user_id)
         playing = [
             t_ for t_ in tables if t_ is not None and t_.stage is Stage.PLAYING and t_.seat_of(user_id) is not None
         ]
@@ -488,10 +498,9 @@ class GameService:
             if language:
                 return language
         if user_id is not None:
-            for other in await self.store.games_of_user(user_id):
-                table = await self._load(other)
-                if table is not None:
-                    return table.language
+            tables = await self._tables_of_user(user_id)
+            if tables:
+                return tables[0].language
         return DEFAULT_LANGUAGE
 
     async def joinable(self, chat_id: int, lang: str) -> tuple[str | None, Reply | None]:
@@ -553,10 +562,8 @@ class GameService:
         queued before, and the outbox sends a private message of a key at most once (one on its
         way when they pressed is not doubled). Returns how many were queued."""
         queued = 0
-        for game_id in await self.store.games_of_user(user_id):
-            table = await self._load(game_id)
-            if table is None:
-                continue
+        for table in await self._tables_of_user(user_id):
+            game_id = table.id
             wanted = play.pending_private(table, user_id, self.bot_username)
             delivered = await self.store.delivered_keys(game_id, [item.key for item in wanted])
             if all(item.key in delivered for item in wanted):

@@ -276,25 +276,30 @@ class Store:
         game_id = await self.game_of_chat(chat_id)
         return None if game_id is None else await self.load(game_id)
 
-    async def games_of_user(self, user_id: int) -> list[str]:
-        """Ids of the open or running games the user sits in (a damaged one too: whoever reads it
-        ends it). The user's list may still name a lobby they left (a player who leaves is not
-        taken off it, so that a late write can never take off one who joined again) and games that
-        are over; those are left out, and the ones that are over let go."""
+    async def tables_of_user(self, user_id: int) -> list[tuple[str, Table | None]]:
+        """The open or running games the user sits in, by id, each with its table (None for one that
+        cannot be read back: whoever reads it ends it). The user's list may still name a lobby they
+        left (a player who leaves is not taken off it, so that a late write can never take off one
+        who joined again) and games that are over; those are left out, and the ones that are over
+        let go."""
         seated, over = [], []
         for game_id in sorted(await self.redis.smembers(keys.user_games(user_id))):
             try:
                 table = await self.load(game_id)
             except DamagedGame:
-                seated.append(game_id)
+                seated.append((game_id, None))
                 continue
             if table is None or not table.is_active:
                 over.append(game_id)
             elif table.seat_of(user_id) is not None:
-                seated.append(game_id)
+                seated.append((game_id, table))
         for game_id in over:
             await self.indexes.remove_player_games(game_id, [user_id])
         return seated
+
+    async def games_of_user(self, user_id: int) -> list[str]:
+        """Ids of the open or running games the user sits in (see `tables_of_user`)."""
+        return [game_id for game_id, _ in await self.tables_of_user(user_id)]
 
     async def last_record(self, chat_id: int) -> str | None:
         """The record of the group's last finished game (resistance-record/1 JSON)."""
