@@ -424,8 +424,13 @@ class GameService:
         return tables
 
     async def _table_of_chat(self, chat_id: int) -> Table | None:
-        game_id = await self.store.game_of_chat(chat_id)
-        return None if game_id is None else await self._load(game_id, chat_id)
+        """The group's open or running table; None if there is none, or if it was damaged (and has
+        now been ended)."""
+        try:
+            return await self.store.table_of_chat(chat_id)
+        except DamagedGame as damage:
+            await self._end_damaged(damage, chat_id)
+            return None
 
     # ---------------------------------------------------------------- group settings
 

@@ -179,8 +179,8 @@ class Claim:
 
 @dataclass
 class _Commands:
-    """Commands recorded for the update script, with the pipeline's method names (so the helpers
-    below write to either)."""
+    """Commands on the game's own keys that the update script runs after its write (expiries,
+    the finished game's record, setting a damaged document aside)."""
 
     keys: list[str] = field(default_factory=list)
     args: list[str | int | float] = field(default_factory=list)
@@ -246,8 +246,9 @@ class Store:
         self._remember_latest(game_id, raw)
         return table
 
-    async def game_of_chat(self, chat_id: int) -> str | None:
-        """The id of the group's open lobby or running game.
+    async def _current_of_chat(self, chat_id: int) -> tuple[str, Table | None] | None:
+        """The group's open lobby or running game: its id and its table (None if it cannot be read
+        back: whoever reads it ends it); None if the group has none.
 
         The group's pointer is let go just after its game's last write (`update`); if the process
         died in between, it still names a game that is over, and is let go here. A pointer to a
@@ -259,22 +260,31 @@ class Store:
         try:
             table = await self.load(game_id)
         except DamagedGame:
-            return game_id  # the caller ends it and tells the group
+            return game_id, None
         if table is None:
             await asyncio.sleep(CREATION_SECONDS)
-            if await self.redis.exists(keys.game(game_id)):
-                return game_id
+            table = await self.load(game_id)  # (damaged now: raised, for the caller to end)
+            if table is not None:
+                return game_id, table
         elif table.is_active:
-            return game_id
+            return game_id, table
         await self.indexes.release_chat(chat_id, game_id)
         if table is not None:
             await self._settle_finished(table)
         return None
 
+    async def game_of_chat(self, chat_id: int) -> str | None:
+        """The id of the group's open lobby or running game (see `_current_of_chat`)."""
+        current = await self._current_of_chat(chat_id)
+        return None if current is None else current[0]
+
     async def table_of_chat(self, chat_id: int) -> Table | None:
         """The group's open or running table; `DamagedGame` if it cannot be read back."""
-        game_id = await self.game_of_chat(chat_id)
-        return None if game_id is None else await self.load(game_id)
+        current = await self._current_of_chat(chat_id)
+        if current is None:
+            return None
+        game_id, table = current
+        return table if table is not None else await self.load(game_id)
 
     async def tables_of_user(self, user_id: int) -> list[tuple[str, Table | None]]:
         """The open or running games the user sits in, by id, each with its table (None for one that
@@ -321,16 +331,17 @@ class Store:
         held = await self.indexes.claim_chat(table.chat_id, table.id)
         if held is not None:
             raise ChatBusy(held)
+        document = table.to_json()
         messages = [outgoing.dumps(item) for item in change.outgoing]
         stored = await self._update(
             keys=[keys.game(table.id), keys.outbox(table.id), keys.outbox_lock(table.id), keys.messages(table.id)],
-            args=["", table.to_json(), len(messages), *messages, "", 0, 0, 0],
+            args=["", document, len(messages), *messages, "", 0, 0, 0],
         )
-        if stored[0] == 0 and stored[1] != table.to_json():  # (equal: this write, run again: see `update`)
+        if stored[0] == 0 and stored[1] != document:  # (equal: this write, run again: see `update`)
             # Ids are random: a clash is next to impossible, but never overwrite a game.
             await self.indexes.release_chat(table.chat_id, table.id)
             raise ChatBusy(table.id)
-        self._remember_latest(table.id, table.to_json())
+        self._remember_latest(table.id, document)
         await self.indexes.settle_deadline(table.id, table.next_wake, table.revision)
 
     async def update(
