@@ -12,7 +12,7 @@ from babel.messages.pofile import read_po
 from tgbot.i18n import LANGUAGES, catalog_path
 
 ROOT = Path(__file__).resolve().parents[1]
-KEYWORDS = {"t": (2,), "tn": (2, 3), "N_": None, "refuse": (2,)}
+KEYWORDS = {"t": (2,), "tn": (2, 3), "N_": None, "Nn_": (1, 2), "refuse": (2,)}  # as tools/update_catalogs.sh
 PLACEHOLDER = re.compile(r"%\([a-z_]+\)[sd]|%%")
 TAG = re.compile(r"</?[a-z]+[^>]*>")
 

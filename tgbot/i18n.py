@@ -60,3 +60,8 @@ def tn(language: str, singular: str, plural: str, n: int, /, **values: object) -
 def N_(message: str) -> str:
     """Mark a message for the catalog where it is defined; it is translated where it is used."""
     return message
+
+
+def Nn_(singular: str, plural: str) -> tuple[str, str]:  # noqa: N802 (the gettext convention)
+    """Mark a counted message (both forms) for the catalog; `tn` translates it where it is used."""
+    return singular, plural

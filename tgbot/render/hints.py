@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from tgbot.buttons import HintsPress, encode
-from tgbot.i18n import t, tn
+from tgbot.i18n import Nn_, t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render.common import SeatScene, names, title
 from tgbot.table import Table
@@ -97,86 +97,57 @@ def seat_reason_text(players, reason, lang: str) -> str:
     return reason_text(players, reason, lang)
 
 
+# The fact a reason cites about a seat's votes or teams (`deduction.reasons`), worded for that
+# seat itself and for another seat they moved ("Dan: …"), each with its counted forms.
+_OWN_VOTES = {
+    "approved_failed": Nn_("%(n)d vote for a team that failed", "%(n)d votes for teams that failed"),
+    "rejected_succeeded": Nn_("%(n)d vote against a team that succeeded", "%(n)d votes against teams that succeeded"),
+    "rejected_failed": Nn_("%(n)d vote against a team that failed", "%(n)d votes against teams that failed"),
+    "approved_succeeded": Nn_("%(n)d vote for a team that succeeded", "%(n)d votes for teams that succeeded"),
+    "cast": Nn_("their %(n)d vote", "their %(n)d votes"),
+}
+_OTHERS_VOTES = {
+    "approved_failed": Nn_(
+        "%(voter)s: %(n)d vote for a team that failed", "%(voter)s: %(n)d votes for teams that failed"
+    ),
+    "rejected_succeeded": Nn_(
+        "%(voter)s: %(n)d vote against a team that succeeded",
+        "%(voter)s: %(n)d votes against teams that succeeded",
+    ),
+    "rejected_failed": Nn_(
+        "%(voter)s: %(n)d vote against a team that failed", "%(voter)s: %(n)d votes against teams that failed"
+    ),
+    "approved_succeeded": Nn_(
+        "%(voter)s: %(n)d vote for a team that succeeded", "%(voter)s: %(n)d votes for teams that succeeded"
+    ),
+    "cast": Nn_("%(voter)s's %(n)d vote", "%(voter)s's %(n)d votes"),
+}
+_OWN_TEAMS = {
+    "led_failed": Nn_("as leader: %(n)d team that failed", "as leader: %(n)d teams that failed"),
+    "led_succeeded": Nn_("as leader: %(n)d team that succeeded", "as leader: %(n)d teams that succeeded"),
+    "proposed": Nn_("as leader: %(n)d team proposed", "as leader: %(n)d teams proposed"),
+}
+_OTHERS_TEAMS = {
+    "led_failed": Nn_("%(leader)s as leader: %(n)d team that failed", "%(leader)s as leader: %(n)d teams that failed"),
+    "led_succeeded": Nn_(
+        "%(leader)s as leader: %(n)d team that succeeded", "%(leader)s as leader: %(n)d teams that succeeded"
+    ),
+    "proposed": Nn_("%(leader)s as leader: %(n)d team proposed", "%(leader)s as leader: %(n)d teams proposed"),
+}
+
+
 def _votes_text(players, a: dict, lang: str) -> str:
-    n, fact = a["count"], a["fact"]
     if a["voter"] == a["seat"]:
-        if fact == "approved_failed":
-            return tn(lang, "%(n)d vote for a team that failed", "%(n)d votes for teams that failed", n)
-        if fact == "rejected_succeeded":
-            return tn(lang, "%(n)d vote against a team that succeeded", "%(n)d votes against teams that succeeded", n)
-        if fact == "rejected_failed":
-            return tn(lang, "%(n)d vote against a team that failed", "%(n)d votes against teams that failed", n)
-        if fact == "approved_succeeded":
-            return tn(lang, "%(n)d vote for a team that succeeded", "%(n)d votes for teams that succeeded", n)
-        return tn(lang, "their %(n)d vote", "their %(n)d votes", n)
+        return tn(lang, *_OWN_VOTES.get(a["fact"], _OWN_VOTES["cast"]), a["count"])
     voter = escape(players[a["voter"]].name)
-    if fact == "approved_failed":
-        return tn(
-            lang,
-            "%(voter)s: %(n)d vote for a team that failed",
-            "%(voter)s: %(n)d votes for teams that failed",
-            n,
-            voter=voter,
-        )
-    if fact == "rejected_succeeded":
-        return tn(
-            lang,
-            "%(voter)s: %(n)d vote against a team that succeeded",
-            "%(voter)s: %(n)d votes against teams that succeeded",
-            n,
-            voter=voter,
-        )
-    if fact == "rejected_failed":
-        return tn(
-            lang,
-            "%(voter)s: %(n)d vote against a team that failed",
-            "%(voter)s: %(n)d votes against teams that failed",
-            n,
-            voter=voter,
-        )
-    if fact == "approved_succeeded":
-        return tn(
-            lang,
-            "%(voter)s: %(n)d vote for a team that succeeded",
-            "%(voter)s: %(n)d votes for teams that succeeded",
-            n,
-            voter=voter,
-        )
-    return tn(lang, "%(voter)s's %(n)d vote", "%(voter)s's %(n)d votes", n, voter=voter)
+    return tn(lang, *_OTHERS_VOTES.get(a["fact"], _OTHERS_VOTES["cast"]), a["count"], voter=voter)
 
 
 def _proposals_text(players, a: dict, lang: str) -> str:
-    n, fact = a["count"], a["fact"]
     if a["leader"] == a["seat"]:
-        if fact == "led_failed":
-            return tn(lang, "as leader: %(n)d team that failed", "as leader: %(n)d teams that failed", n)
-        if fact == "led_succeeded":
-            return tn(lang, "as leader: %(n)d team that succeeded", "as leader: %(n)d teams that succeeded", n)
-        return tn(lang, "as leader: %(n)d team proposed", "as leader: %(n)d teams proposed", n)
+        return tn(lang, *_OWN_TEAMS.get(a["fact"], _OWN_TEAMS["proposed"]), a["count"])
     leader = escape(players[a["leader"]].name)
-    if fact == "led_failed":
-        return tn(
-            lang,
-            "%(leader)s as leader: %(n)d team that failed",
-            "%(leader)s as leader: %(n)d teams that failed",
-            n,
-            leader=leader,
-        )
-    if fact == "led_succeeded":
-        return tn(
-            lang,
-            "%(leader)s as leader: %(n)d team that succeeded",
-            "%(leader)s as leader: %(n)d teams that succeeded",
-            n,
-            leader=leader,
-        )
-    return tn(
-        lang,
-        "%(leader)s as leader: %(n)d team proposed",
-        "%(leader)s as leader: %(n)d teams proposed",
-        n,
-        leader=leader,
-    )
+    return tn(lang, *_OTHERS_TEAMS.get(a["fact"], _OTHERS_TEAMS["proposed"]), a["count"], leader=leader)
 
 
 def reason_text(players, reason, lang: str) -> str:
