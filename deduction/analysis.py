@@ -8,6 +8,7 @@ import numpy as np
 
 from deduction.behaviour import BehaviourParams, Evidence
 from deduction.exact import ExactFacts, SpyGroup, exact_facts
+from deduction.features import RecordArrays, record_arrays
 from deduction.knowledge import Viewer
 from deduction.models import DEFAULT_MODEL, assignment_evidence
 from engine import GameRecord
@@ -26,6 +27,7 @@ class Deduction:
     facts: ExactFacts
     log_weights: np.ndarray  # per possible assignment, under the model
     evidence: Evidence  # the pieces `log_weights` adds up, per possible assignment
+    arrays: RecordArrays  # the public record as the model read it
 
 
 def deduce(
@@ -45,7 +47,8 @@ def deduce(
     rows = facts.assignments[facts.possible]
     # A Resistance asker's own votes and teams are no evidence to them about the others.
     own_seat = viewer.seat if not viewer.is_spy else None
-    pieces = assignment_evidence(model, record, rows, params, own_seat)
+    arrays = record_arrays(record)
+    pieces = assignment_evidence(model, arrays, rows, params, own_seat)
     log_w = pieces.total()
     weights = np.exp(log_w - log_w.max()) if np.isfinite(log_w.max()) else np.ones(len(rows))
     # Rounding can push a sum of weights a hair past its total; a certain seat is exactly 0 or 1.
@@ -64,4 +67,5 @@ def deduce(
         facts=facts,
         log_weights=log_w,
         evidence=pieces,
+        arrays=arrays,
     )

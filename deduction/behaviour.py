@@ -19,13 +19,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from deduction.features import TEAM_SPY_BUCKETS, VOTE_FEATURES, RecordArrays, vote_feature_tensor
+from deduction.features import (
+    FEATURE_SOURCE,
+    PROPOSAL_SOURCES,
+    SITUATION_PATTERN,
+    TEAM_SPY_BUCKETS,
+    VOTE_FEATURES,
+    VOTER_SOURCES,
+    RecordArrays,
+    vote_sources,
+)
 
 PARAMS_FORMAT = "resistance-behaviour/2"
 MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
@@ -42,6 +51,24 @@ class BehaviourParams:
     sabotage_score_log_prob: np.ndarray  # (6, 3, 3, 5, 5)
     # log P(this very team | leader role, players, team size, spies on team, leader on team)
     proposal_log_prob: np.ndarray  # (2, 11, 6, 5, 2)
+
+    @cached_property
+    def source_vote_weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The vote weights regrouped by the public number each feature multiplies
+        (`features.FEATURE_SOURCE`), for every voter role x leader spy x team bucket at once:
+        (12,) for the constant, (PROPOSAL_SOURCES, 12) and (VOTER_SOURCES, 12).
+        `features.vote_feature_tensor` times the weights, spelled out without building it."""
+        by_feature = self.vote_weights[:, None, None, :] * SITUATION_PATTERN[None]  # (2, 2, 3, F)
+        by_feature = by_feature.reshape(-1, len(VOTE_FEATURES)).T  # (F, 12)
+
+        def summed(source: str) -> np.ndarray:
+            return sum(by_feature[f] for f, name in enumerate(VOTE_FEATURES) if FEATURE_SOURCE[name] == source)
+
+        return (
+            summed("one"),
+            np.array([summed(source) for source in PROPOSAL_SOURCES]),
+            np.array([summed(source) for source in VOTER_SOURCES]),
+        )
 
     def to_json(self) -> dict:
         def table(values: np.ndarray):
@@ -110,11 +137,13 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
 
 def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams) -> np.ndarray:
     """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket)."""
-    tensor = vote_feature_tensor(arrays)
-    # As one 2-D product (numpy's batched product over the leading axes is several times slower).
-    logits = (tensor.reshape(-1, tensor.shape[-1]) @ params.vote_weights.T).reshape(*tensor.shape[:-1], 2)
-    logits = np.moveaxis(logits, -1, 2)  # (P, players, role, 2, 3)
-    return _log_sigmoid(np.where(arrays.votes[:, :, None, None, None], logits, -logits))
+    count, players = arrays.votes.shape
+    per_proposal, per_vote = vote_sources(arrays)
+    constant, proposal_weights, voter_weights = params.source_vote_weights
+    logits = (per_vote.reshape(count * players, -1) @ voter_weights).reshape(count, players, -1)
+    logits += (per_proposal @ proposal_weights + constant)[:, None, :]
+    logits *= np.where(arrays.votes, 1.0, -1.0)[:, :, None]
+    return _log_sigmoid(logits).reshape(count, players, 2, 2, TEAM_SPY_BUCKETS)
 
 
 @dataclass(frozen=True)

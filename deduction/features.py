@@ -70,54 +70,50 @@ class RecordArrays:
 
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
-    leaders, teams, votes, numbers, missions, prefix, succ, fail = [], [], [], [], [], [], [], []
-    team_chosen, auto_votes = [], []
-    played_index, played_missions, played_fails, played_required, card_players = [], [], [], [], []
-    successes = failures = 0
-    for m in record.missions:
-        for number, p in enumerate(m.proposals, 1):
-            row = len(leaders)
-            leaders.append(p.leader)
-            team_chosen.append(not p.auto_team)
-            auto_votes += [(row, seat) for seat in p.auto_votes]
-            teams += [(row, seat) for seat in p.team]
-            votes.append(p.votes)
-            numbers.append(number)
-            missions.append(m.mission)
-            prefix.append(len(played_index))
-            succ.append(successes)
-            fail.append(failures)
-        if m.played:
-            played_index.append(len(leaders) - 1)
-            played_missions.append(m.mission)
-            played_fails.append(m.fails)
-            played_required.append(m.fails_required)
-            card_players += [(len(played_index) - 1, seat) for seat in m.card_players]
-            successes += bool(m.succeeded)
-            failures += not m.succeeded
-    count = len(leaders)
-    teams_array = _marked(count, players, teams)
+    proposals = [(m, number, p) for m in record.missions for number, p in enumerate(m.proposals, 1)]
+    played = [m for m in record.missions if m.played]
+    count = len(proposals)
+    # Row of each played mission's approved proposal, and how many missions were played and
+    # failed before each proposal, from the running totals of the missions before it.
+    per_mission = np.array([len(m.proposals) for m in record.missions], dtype=np.intp)
+    is_played = np.array([m.played for m in record.missions], dtype=bool)
+    failed = np.array([m.played and not m.succeeded for m in record.missions], dtype=bool)
+    mission_of_row = np.repeat(np.arange(len(record.missions)), per_mission)
+    played_before = (np.cumsum(is_played) - is_played)[mission_of_row]
+    failures = (np.cumsum(failed) - failed)[mission_of_row]
+    team_lengths = [len(p.team) for _, _, p in proposals]
+    teams = np.zeros((count, players), dtype=bool)
+    teams[np.repeat(np.arange(count), team_lengths), [s for _, _, p in proposals for s in p.team]] = True
+    card_players = np.zeros((len(played), players), dtype=bool)
+    card_players[
+        np.repeat(np.arange(len(played)), [len(m.card_players) for m in played]),
+        [s for m in played for s in m.card_players],
+    ] = True
+    vote_chosen = np.ones((count, players), dtype=bool)
+    for row, (_, _, p) in enumerate(proposals):
+        if p.auto_votes:
+            vote_chosen[row, list(p.auto_votes)] = False
     arrays = RecordArrays(
         players=players,
         spies=record.spies,
-        leaders=np.array(leaders, dtype=np.intp),
-        teams=teams_array,
-        votes=np.array(votes, dtype=bool).reshape(count, players),
-        proposal_numbers=np.array(numbers, dtype=np.intp),
-        mission_numbers=np.array(missions, dtype=np.intp),
-        successes_before=np.array(succ, dtype=np.intp),
-        failures_before=np.array(fail, dtype=np.intp),
+        leaders=np.array([p.leader for _, _, p in proposals], dtype=np.intp),
+        teams=teams,
+        votes=np.array([p.votes for _, _, p in proposals], dtype=bool).reshape(count, players),
+        proposal_numbers=np.array([number for _, number, _ in proposals], dtype=np.intp),
+        mission_numbers=np.array([m.mission for m, _, _ in proposals], dtype=np.intp),
+        successes_before=played_before - failures,
+        failures_before=failures,
         team_suspicion=np.zeros((count, players)),
-        played_index=np.array(played_index, dtype=np.intp),
-        played_missions=np.array(played_missions, dtype=np.intp),
-        played_fails=np.array(played_fails, dtype=np.intp),
-        played_fails_required=np.array(played_required, dtype=np.intp),
-        card_players=_marked(len(played_index), players, card_players),
-        team_chosen=np.array(team_chosen, dtype=bool),
-        vote_chosen=~_marked(count, players, auto_votes),
+        played_index=(np.cumsum(per_mission) - 1)[is_played],
+        played_missions=np.array([m.mission for m in played], dtype=np.intp),
+        played_fails=np.array([m.fails for m in played], dtype=np.intp),
+        played_fails_required=np.array([m.fails_required for m in played], dtype=np.intp),
+        card_players=card_players,
+        team_chosen=np.array([not p.auto_team for _, _, p in proposals], dtype=bool),
+        vote_chosen=vote_chosen,
     )
     if count:
-        arrays.team_suspicion[:] = _team_suspicion(arrays, np.array(prefix, dtype=np.intp))
+        arrays.team_suspicion[:] = _team_suspicion(arrays, played_before)
     return arrays
 
 
@@ -148,47 +144,89 @@ def _team_suspicion(arrays: RecordArrays, prefix: np.ndarray) -> np.ndarray:
     return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0)
 
 
+# Every vote feature is a number the voter can see (its multiplier, per vote) times a 0/1
+# pattern over the hidden situations (leader a spy, the team's spies bucket): the public
+# features are on in every situation, the others only in the situations they describe.
+_ANY_SPY_ON_TEAM = np.array([0.0, 1.0, 1.0])  # by team bucket
+_SITUATION_PATTERNS = {
+    "leader_is_spy": np.array([[0.0] * 3, [1.0] * 3]),
+    "team_spies_1": np.array([[0.0, 1.0, 0.0]] * 2),
+    "team_spies_2plus": np.array([[0.0, 0.0, 1.0]] * 2),
+    "on_team_with_spy": np.array([_ANY_SPY_ON_TEAM] * 2),
+    "on_team_with_2plus": np.array([[0.0, 0.0, 1.0]] * 2),
+    "leader_spy_x_on_team": np.array([[0.0] * 3, [1.0] * 3]),
+    "spy_team_x_failures": np.array([_ANY_SPY_ON_TEAM] * 2),
+    "spy_team_x_successes": np.array([_ANY_SPY_ON_TEAM] * 2),
+    "spy_team_x_suspicion": np.array([_ANY_SPY_ON_TEAM] * 2),
+}
+# (2 leader spy, 3 team buckets, F): where each feature is on.
+SITUATION_PATTERN = np.stack(
+    [_SITUATION_PATTERNS.get(name, np.ones((2, TEAM_SPY_BUCKETS))) for name in VOTE_FEATURES], axis=-1
+)
+SITUATION_PATTERN.setflags(write=False)
+
+
+# Each feature's multiplier is one of a few public numbers: 1, a number about the proposal
+# (the same for every voter), or a number about the voter on that proposal.
+PROPOSAL_SOURCES = ("proposal_number", "fifth_proposal", "mission_number", "successes", "failures")
+VOTER_SOURCES = ("on_team", "is_leader", "team_suspicion", "team_suspicion_on_team")
+FEATURE_SOURCE = {
+    "bias": "one",
+    "on_team": "on_team",
+    "is_leader": "is_leader",
+    "team_spies_1": "one",
+    "team_spies_2plus": "one",
+    "leader_is_spy": "one",
+    "on_team_with_spy": "on_team",
+    "proposal_number": "proposal_number",
+    "fifth_proposal": "fifth_proposal",
+    "mission_number": "mission_number",
+    "successes": "successes",
+    "failures": "failures",
+    "team_suspicion": "team_suspicion",
+    "team_suspicion_on_team": "team_suspicion_on_team",
+    "on_team_with_2plus": "on_team",
+    "spy_team_x_failures": "failures",
+    "spy_team_x_successes": "successes",
+    "spy_team_x_suspicion": "team_suspicion",
+    "leader_spy_x_on_team": "on_team",
+}
+
+
+def vote_sources(arrays: RecordArrays) -> tuple[np.ndarray, np.ndarray]:
+    """The public numbers behind every vote feature: per proposal (P, PROPOSAL_SOURCES) and
+    per vote (P, players, VOTER_SOURCES)."""
+    count, players = arrays.votes.shape
+    per_proposal = np.empty((count, len(PROPOSAL_SOURCES)))
+    per_proposal[:, 0] = arrays.proposal_numbers / 5.0
+    per_proposal[:, 1] = arrays.proposal_numbers == 5
+    per_proposal[:, 2] = arrays.mission_numbers / 5.0
+    per_proposal[:, 3] = arrays.successes_before
+    per_proposal[:, 4] = arrays.failures_before
+    per_vote = np.zeros((count, players, len(VOTER_SOURCES)))
+    per_vote[:, :, 0] = arrays.teams
+    per_vote[np.arange(count), arrays.leaders, 1] = 1.0
+    per_vote[:, :, 2] = arrays.team_suspicion
+    per_vote[:, :, 3] = arrays.team_suspicion * arrays.teams
+    return per_proposal, per_vote
+
+
+def vote_multipliers(arrays: RecordArrays) -> np.ndarray:
+    """Each feature's public number for every vote: shape (P, players, F)."""
+    per_proposal, per_vote = vote_sources(arrays)
+    count, players = arrays.votes.shape
+    sources = {"one": np.ones((count, players))}
+    sources.update(
+        {name: np.broadcast_to(per_proposal[:, None, k], (count, players)) for k, name in enumerate(PROPOSAL_SOURCES)}
+    )
+    sources.update({name: per_vote[:, :, k] for k, name in enumerate(VOTER_SOURCES)})
+    return np.stack([sources[FEATURE_SOURCE[name]] for name in VOTE_FEATURES], axis=-1)
+
+
 def vote_feature_tensor(arrays: RecordArrays) -> np.ndarray:
     """Features of every vote under every hidden situation: shape (P, players, 2, 3, F).
 
     Axis 2 is whether the leader is a spy, axis 3 the team's spies bucket (0, 1, 2+); the
     voter's own role picks the weight vector, not a feature.
     """
-    count, players = arrays.votes.shape
-    features = np.zeros((count, players, 2, TEAM_SPY_BUCKETS, len(VOTE_FEATURES)))
-    index = {name: i for i, name in enumerate(VOTE_FEATURES)}
-    on_team = arrays.teams.astype(float)
-    is_leader = np.zeros((count, players))
-    is_leader[np.arange(count), arrays.leaders] = 1.0
-
-    def per_proposal(values: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(values.astype(float)[:, None], (count, players))
-
-    # What the voter can see, the same under every hidden situation: written once for all six.
-    public = {
-        "bias": np.ones((count, players)),
-        "on_team": on_team,
-        "is_leader": is_leader,
-        "proposal_number": per_proposal(arrays.proposal_numbers / 5.0),
-        "fifth_proposal": per_proposal(arrays.proposal_numbers == 5),
-        "mission_number": per_proposal(arrays.mission_numbers / 5.0),
-        "successes": per_proposal(arrays.successes_before),
-        "failures": per_proposal(arrays.failures_before),
-        "team_suspicion": arrays.team_suspicion,
-        "team_suspicion_on_team": arrays.team_suspicion * on_team,
-    }
-    columns = [index[name] for name in public]
-    features[..., columns] = np.stack(list(public.values()), axis=-1)[:, :, None, None, :]
-
-    # The hidden situation, alone and with what the voter sees.
-    spy_team = np.array([0.0, 1.0, 1.0])  # by team bucket: any spy on the team
-    features[:, :, 1, :, index["leader_is_spy"]] = 1.0
-    features[:, :, :, 1, index["team_spies_1"]] = 1.0
-    features[:, :, :, 2, index["team_spies_2plus"]] = 1.0
-    features[:, :, :, 1:, index["on_team_with_spy"]] = on_team[:, :, None, None]
-    features[:, :, :, 2, index["on_team_with_2plus"]] = on_team[:, :, None]
-    features[:, :, 1, :, index["leader_spy_x_on_team"]] = on_team[:, :, None]
-    features[..., index["spy_team_x_failures"]] = spy_team * arrays.failures_before[:, None, None, None]
-    features[..., index["spy_team_x_successes"]] = spy_team * arrays.successes_before[:, None, None, None]
-    features[..., index["spy_team_x_suspicion"]] = spy_team * arrays.team_suspicion[:, :, None, None]
-    return features
+    return vote_multipliers(arrays)[:, :, None, None, :] * SITUATION_PATTERN

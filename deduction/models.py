@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from deduction.behaviour import BehaviourParams, Evidence, default_params, evidence
-from deduction.features import record_arrays
-from engine import GameRecord
+from deduction.features import RecordArrays
 
 MODELS = ("behaviour", "uniform")
 DEFAULT_MODEL = "behaviour"
@@ -14,7 +13,7 @@ DEFAULT_MODEL = "behaviour"
 
 def assignment_evidence(
     model: str,
-    record: GameRecord,
+    arrays: RecordArrays,
     assignments: np.ndarray,
     params: BehaviourParams | None = None,
     own_seat: int | None = None,
@@ -23,18 +22,7 @@ def assignment_evidence(
     at all under `uniform`). `own_seat`: the asking Resistance player, whose own choices weigh nothing."""
     if model == "uniform":
         rows = len(assignments)
-        return Evidence(np.zeros((rows, 0)), np.zeros((rows, record.players)), np.zeros((rows, record.players)))
+        return Evidence(np.zeros((rows, 0)), np.zeros((rows, arrays.players)), np.zeros((rows, arrays.players)))
     if model == "behaviour":
-        return evidence(record_arrays(record), assignments, params or default_params(), own_seat)
+        return evidence(arrays, assignments, params or default_params(), own_seat)
     raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
-
-
-def assignment_log_weights(
-    model: str,
-    record: GameRecord,
-    assignments: np.ndarray,
-    params: BehaviourParams | None = None,
-    own_seat: int | None = None,
-) -> np.ndarray:
-    """Unnormalised log weight of each assignment (rows) under the named model."""
-    return assignment_evidence(model, record, assignments, params, own_seat).total()

@@ -15,6 +15,7 @@ import numpy as np
 
 from deduction.analysis import Deduction
 from deduction.attribution import MISSION_RESULT, PROPOSALS, VOTES, Attribution, attribute
+from deduction.features import RecordArrays
 from engine import GameRecord
 
 MAX_REASONS_PER_SEAT = 3
@@ -46,7 +47,7 @@ def explain(
 ) -> Explanation:
     rows = deduction.facts.assignments[deduction.facts.possible]
     attribution = attribute(rows, deduction.evidence)
-    facts = _Facts(record, attribution)
+    facts = _Facts(record, deduction.arrays, attribution)
     points = np.rint(attribution.effects * 100).astype(int).tolist()  # (groups, players)
     # Per seat, the groups by the size of their effect on it, largest first; no more than can be shown.
     order = np.argsort(-np.abs(attribution.effects), axis=0, kind="stable")[:per_seat].T.tolist()
@@ -86,14 +87,14 @@ def _table_reasons(d: Deduction) -> list[Reason]:
 class _Facts:
     """True facts about the record's evidence groups, counted once per explanation."""
 
-    def __init__(self, record: GameRecord, attribution: Attribution) -> None:
-        self.record = record
+    def __init__(self, record: GameRecord, arrays: RecordArrays, attribution: Attribution) -> None:
+        self.arrays = arrays
         self.played = record.played_missions
         self.groups = attribution.groups
         self.effects = attribution.effects
         self._facts: dict[int, tuple[str, int]] = {}  # per vote or proposal group: the fact cited
-        self._votes: list[dict[str, int]] | None = None
-        self._proposals: list[dict[str, int]] | None = None
+        self._votes: dict[str, list[int]] | None = None
+        self._proposals: dict[str, list[int]] | None = None
 
     def reason(self, g: int, seat: int, points: int) -> Reason:
         group = self.groups[g]
@@ -129,62 +130,62 @@ class _Facts:
         looked_like_a_spy = bool(self.effects[g, group.index] > 0)
         if group.kind == VOTES:
             if self._votes is None:
-                self._votes = vote_counts(self.record)
-            found = _vote_fact(self._votes[group.index], looked_like_a_spy)
+                self._votes = vote_counts(self.arrays)
+            found = _vote_fact(self._votes, group.index, looked_like_a_spy)
         else:
             if self._proposals is None:
-                self._proposals = proposal_counts(self.record)
-            found = _proposal_fact(self._proposals[group.index], looked_like_a_spy)
+                self._proposals = proposal_counts(self.arrays)
+            found = _proposal_fact(self._proposals, group.index, looked_like_a_spy)
         self._facts[g] = found
         return found
 
 
-def vote_counts(record: GameRecord) -> list[dict[str, int]]:
-    """Per seat, how its own votes (not the deadline's) went: on every proposal ("cast"), and on
-    the teams that went on a mission, by vote and result ("approved_failed", ...)."""
-    counts = [dict.fromkeys(VOTE_FACTS, 0) for _ in range(record.players)]
-    for mission in record.missions:
-        last = len(mission.proposals) if mission.played else 0
-        result = "succeeded" if mission.succeeded else "failed"
-        for number, proposal in enumerate(mission.proposals, 1):
-            if proposal.votes is None:
-                continue
-            deadline = proposal.auto_votes
-            for voter, approved in enumerate(proposal.votes):
-                if deadline and voter in deadline:
-                    continue
-                mine = counts[voter]
-                mine["cast"] += 1
-                if number == last:
-                    mine[("approved_" if approved else "rejected_") + result] += 1
-    return counts
+def vote_counts(arrays: RecordArrays) -> dict[str, list[int]]:
+    """Per fact, per seat: how the seat's own votes (not the deadline's) went, on every proposal
+    ("cast") and on the teams that went on a mission, by vote and result ("approved_failed", ...)."""
+    played = arrays.played_index
+    succeeded = arrays.played_fails < arrays.played_fails_required
+    chosen = arrays.vote_chosen[played]
+    approved = arrays.votes[played] & chosen
+    rejected = ~arrays.votes[played] & chosen
+    counts = {
+        "cast": arrays.vote_chosen.sum(axis=0),
+        "approved_failed": approved[~succeeded].sum(axis=0),
+        "rejected_succeeded": rejected[succeeded].sum(axis=0),
+        "rejected_failed": rejected[~succeeded].sum(axis=0),
+        "approved_succeeded": approved[succeeded].sum(axis=0),
+    }
+    return {fact: counts[fact].tolist() for fact in VOTE_FACTS}
 
 
-def proposal_counts(record: GameRecord) -> list[dict[str, int]]:
-    """Per seat, the teams it chose as leader (not the deadline): all of them ("proposed"), and
-    those that went on a mission that failed or succeeded."""
-    counts = [{"proposed": 0, "led_failed": 0, "led_succeeded": 0} for _ in range(record.players)]
-    for mission in record.missions:
-        last = len(mission.proposals) if mission.played else 0
-        for number, proposal in enumerate(mission.proposals, 1):
-            if proposal.auto_team:
-                continue
-            counts[proposal.leader]["proposed"] += 1
-            if number == last:
-                counts[proposal.leader]["led_succeeded" if mission.succeeded else "led_failed"] += 1
-    return counts
+def proposal_counts(arrays: RecordArrays) -> dict[str, list[int]]:
+    """Per fact, per seat: the teams the seat chose as leader (not the deadline): all of them
+    ("proposed"), and those that went on a mission that failed or succeeded."""
+    played = arrays.played_index
+    succeeded = arrays.played_fails < arrays.played_fails_required
+    chosen = arrays.team_chosen[played]
+    leaders = arrays.leaders[played]
+
+    def per_seat(seats: np.ndarray) -> list[int]:
+        return np.bincount(seats, minlength=arrays.players).tolist()
+
+    return {
+        "proposed": per_seat(arrays.leaders[arrays.team_chosen]),
+        "led_failed": per_seat(leaders[chosen & ~succeeded]),
+        "led_succeeded": per_seat(leaders[chosen & succeeded]),
+    }
 
 
-def _vote_fact(counts: dict[str, int], looked_like_a_spy: bool) -> tuple[str, int]:
+def _vote_fact(counts: dict[str, list[int]], seat: int, looked_like_a_spy: bool) -> tuple[str, int]:
     preferred = (
         ("approved_failed", "rejected_succeeded") if looked_like_a_spy else ("rejected_failed", "approved_succeeded")
     )
     for fact in preferred:
-        if counts[fact]:
-            return fact, counts[fact]
-    return "cast", counts["cast"]
+        if counts[fact][seat]:
+            return fact, counts[fact][seat]
+    return "cast", counts["cast"][seat]
 
 
-def _proposal_fact(counts: dict[str, int], looked_like_a_spy: bool) -> tuple[str, int]:
+def _proposal_fact(counts: dict[str, list[int]], seat: int, looked_like_a_spy: bool) -> tuple[str, int]:
     fact = "led_failed" if looked_like_a_spy else "led_succeeded"
-    return (fact, counts[fact]) if counts[fact] else ("proposed", counts["proposed"])
+    return (fact, counts[fact][seat]) if counts[fact][seat] else ("proposed", counts["proposed"][seat])
