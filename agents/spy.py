@@ -1,0 +1,137 @@
+"""A spy's choices: teams with a spy on them that look clean to the table, votes that keep the
+spy's own suspicion low, and Fail cards as often as people play them, coordinated with the
+other spies on the team when the spies know each other."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+
+from agents import resistance
+from agents.beliefs import Belief, team_row, teams_of
+from agents.difficulty import Difficulty
+from agents.sabotage import SabotageRates
+from agents.view import AgentView
+from engine import CastVote, PlayCard, ProposeTeam, rules
+
+# How strongly a spy leader prefers being on its own team, in chance-of-looking-clean points.
+OWN_SEAT_PREFERENCE = 0.03
+# Chance of voting against a clean team that a Resistance member would approve, by whether the
+# spy looks less (or more) suspicious than an average seat to the table.
+REJECT_CLEAN_WHEN_TRUSTED = 0.5
+REJECT_CLEAN_WHEN_SUSPECTED = 0.1
+# Against a clean team whose success would win the game for the Resistance.
+REJECT_CLEAN_WHEN_DECISIVE = 0.9
+
+
+def spies_wanted(view: AgentView, mission: int) -> int:
+    """How many spies a spy leader puts on a team: enough to fail it, as far as it knows them."""
+    return min(rules.fails_required(view.players, mission), len(view.own.known_spies))
+
+
+def propose(view: AgentView, belief: Belief, table: Belief, rng: random.Random) -> ProposeTeam:
+    """The team that looks cleanest to the table among those holding exactly as many known spies
+    as the mission needs (the leader preferably one of them)."""
+    players = view.players
+    known = np.zeros(players, dtype=bool)
+    known[list(view.own.known_spies)] = True
+    candidates: list[tuple[float, int, tuple[int, ...]]] = []
+    for mission in view.public.open_missions:
+        teams, matrix = teams_of(players, rules.team_size(players, mission))
+        looks = table.success_chance(matrix, rules.fails_required(players, mission))
+        fitting = (matrix @ known) == spies_wanted(view, mission)
+        score = looks + OWN_SEAT_PREFERENCE * matrix[:, view.seat]
+        score = np.where(fitting, score, -1.0)
+        top = score.max()
+        candidates.extend((float(score[i]), mission, teams[i]) for i in np.flatnonzero(score >= top - resistance.TIE))
+    top = max(c[0] for c in candidates)
+    _, mission, team = rng.choice([c for c in candidates if c[0] >= top - resistance.TIE])
+    return ProposeTeam(view.seat, team, mission if view.public.variants.targeting else None)
+
+
+def vote(view: AgentView, belief: Belief, table: Belief, cover: Belief, rng: random.Random) -> CastVote:
+    """Approve a team that can fail its mission; otherwise vote as a Resistance member in this
+    seat would, rejecting a clean team now and then when the spy's own suspicion allows it."""
+    public = view.public
+    assert public.team is not None and public.current_mission is not None
+    needed = rules.fails_required(view.players, public.current_mission)
+    can_fail = float(belief.reaching(team_row(view.players, public.team), needed)[0]) >= 0.5
+    if public.proposal_number >= rules.MAX_PROPOSALS_PER_MISSION:
+        return CastVote(view.seat, can_fail)  # a rejection now wins the game
+    if can_fail:
+        return CastVote(view.seat, True)
+    if not resistance.approves(view, cover):
+        return CastVote(view.seat, False)
+    if view.successes == rules.MISSIONS_TO_WIN - 1:
+        reject = REJECT_CLEAN_WHEN_DECISIVE
+    elif table.spy_probability[view.seat] <= public.spy_count / public.players:
+        reject = REJECT_CLEAN_WHEN_TRUSTED
+    else:
+        reject = REJECT_CLEAN_WHEN_SUSPECTED
+    return CastVote(view.seat, rng.random() >= reject)
+
+
+def decisive(view: AgentView) -> bool:
+    """Whether this mission decides the game: its failure wins it for the spies or its success
+    wins it for the Resistance."""
+    return rules.MISSIONS_TO_WIN - 1 in (view.failures, view.successes)
+
+
+def failers(view: AgentView) -> tuple[int, ...]:
+    """The known spies on the team who play Fail if the team sabotages: as many as the mission
+    needs, taken in turn from a rotation every spy who knows the others can work out alike."""
+    assert view.public.team is not None and view.public.current_mission is not None
+    on_team = [s for s in view.public.team if s in view.own.known_spies]
+    needed = rules.fails_required(view.players, view.public.current_mission)
+    if len(on_team) < needed:
+        return ()
+    start = (view.public.current_mission + view.public.ballot) % len(on_team)
+    return tuple(on_team[(start + i) % len(on_team)] for i in range(needed))
+
+
+def shared_draw(view: AgentView) -> float:
+    """A number in [0, 1) that every spy on the team who knows the others draws alike: their
+    agreed coin for a decision they must take together."""
+    key = f"{sorted(view.own.known_spies)}:{view.public.ballot}:{view.public.team}"
+    return random.Random(key).random()
+
+
+def sabotage_chance(view: AgentView, rates: SabotageRates, spies_on_team: int) -> float:
+    mission = view.public.current_mission
+    assert mission is not None
+    if spies_on_team >= 2:
+        return rates.team(mission)
+    return rates.lone(mission, view.successes, view.failures)
+
+
+def play(view: AgentView, belief: Belief, rates: SabotageRates, difficulty: Difficulty, rng: random.Random) -> PlayCard:
+    public = view.public
+    assert public.team is not None and public.current_mission is not None
+    needed = rules.fails_required(view.players, public.current_mission)
+    if not difficulty.coordinate:
+        # Every spy for itself, as a lone spy would.
+        return PlayCard(view.seat, rng.random() < rates.lone(public.current_mission, view.successes, view.failures))
+    if view.knows_all_spies:
+        chosen = failers(view)
+        if view.seat not in chosen:
+            return PlayCard(view.seat, False)
+        if decisive(view):
+            return PlayCard(view.seat, True)
+        on_team = sum(1 for s in public.team if s in view.own.known_spies)
+        chance = sabotage_chance(view, rates, on_team)
+        # Two failers must agree; a single one decides alone.
+        draw = shared_draw(view) if len(chosen) > 1 else rng.random()
+        return PlayCard(view.seat, draw < chance)
+    # Blind Spies: the other spies on the team, if any, are unknown; each decides alone.
+    others = float(belief.reaching(team_row(view.players, public.team), 2)[0])  # this spy and one more
+    lone = 1.0 if decisive(view) else rates.lone(public.current_mission, view.successes, view.failures)
+    together = 1.0 if decisive(view) else rates.team(public.current_mission)
+    if needed == 1:
+        # Alone, fail at the lone rate; with another spy, each at the rate that makes one Fail
+        # between the two as likely as a team's sabotage (and two Fails unlikely).
+        chance = (1 - others) * lone + others * (1 - math.sqrt(1 - together))
+    else:
+        chance = others * together
+    return PlayCard(view.seat, rng.random() < chance)

@@ -1,0 +1,56 @@
+"""What one seat knows: the only thing a computer player decides from.
+
+An `AgentView` is built from the public view, the seat's own view and the public record,
+never from the game state itself, so two states the seat cannot tell apart give equal
+views and therefore the same decision for the same random draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine import GameRecord, GameState, PublicView, Role, SeatView, public_view, record_of, seat_view
+
+# Every view's record carries this id: the game's real id is no part of what a seat decides from.
+RECORD_ID = "agent-view"
+
+
+@dataclass(frozen=True)
+class AgentView:
+    public: PublicView
+    own: SeatView
+    record: GameRecord  # the public record so far, without outcome
+
+    @property
+    def seat(self) -> int:
+        return self.own.seat
+
+    @property
+    def players(self) -> int:
+        return self.public.players
+
+    @property
+    def is_spy(self) -> bool:
+        return self.own.role is Role.SPY
+
+    @property
+    def knows_all_spies(self) -> bool:
+        """A spy who was told who the other spies are (every spy, unless Blind Spies)."""
+        return self.is_spy and len(self.own.known_spies) == self.public.spy_count
+
+    @property
+    def successes(self) -> int:
+        return sum(1 for r in self.public.mission_track if r is True)
+
+    @property
+    def failures(self) -> int:
+        return sum(1 for r in self.public.mission_track if r is False)
+
+
+def view_of(state: GameState, seat: int) -> AgentView:
+    """What `seat` knows of `state`."""
+    return AgentView(
+        public=public_view(state),
+        own=seat_view(state, seat),
+        record=record_of(state, RECORD_ID).without_outcome(),
+    )
