@@ -8,6 +8,7 @@ are the same computer spies both times.
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from agents.beliefs import Deductions
-from agents.difficulty import NORMAL, Difficulty
+from agents.difficulty import NORMAL, Difficulty, difficulty_named
 from agents.policy import decide, random_choice
 from agents.sabotage import default_rates
 from agents.view import RECORD_ID, view_of
@@ -187,3 +188,16 @@ def table(report: dict) -> str:
         lines.append(f"    after mission {cut}: Brier {s['brier']:.3f}, ECE {s['ece']:.3f} ({s['predictions']})")
     lines.append(f"  {report['seconds']:.1f} s")
     return "\n".join(lines)
+
+
+def main(args) -> int:
+    """The `resistance-bot simulate` command: `args` has games, players, seed, difficulty,
+    targeting, blind_spies and json."""
+    if args.games < 1:
+        raise SystemExit("resistance-bot simulate: --games must be at least 1")
+    variants = Variants(targeting=args.targeting, blind_spies=args.blind_spies)
+    report = simulate(args.games, args.players, args.seed, variants, difficulty_named(args.difficulty))
+    print(table(report))
+    if args.json:
+        print(json.dumps(report, sort_keys=True))
+    return 0

@@ -4,6 +4,8 @@ resistance-bot                       run with long polling (TELEGRAM_BOT_TOKEN, 
 resistance-bot demo --players 7 --seed 1 [--targeting] [--blind-spies]
                                      a game of simulated players through the same stack,
                                      with no token and no network
+resistance-bot simulate --games 300 --players 7 --seed 1 [--json]
+                                     computer players against each other (no Telegram)
 """
 
 from __future__ import annotations
@@ -106,7 +108,19 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser.add_argument("--seed", type=int, default=None)
     demo_parser.add_argument("--targeting", action="store_true")
     demo_parser.add_argument("--blind-spies", action="store_true")
+    simulate_parser = commands.add_parser("simulate", help="computer players against each other, win rates")
+    simulate_parser.add_argument("--games", type=int, default=300)
+    simulate_parser.add_argument("--players", type=int, default=7, choices=range(5, 11), metavar="5-10")
+    simulate_parser.add_argument("--seed", type=int, default=0)
+    simulate_parser.add_argument("--difficulty", choices=("easy", "normal"), default="normal")
+    simulate_parser.add_argument("--targeting", action="store_true")
+    simulate_parser.add_argument("--blind-spies", action="store_true")
+    simulate_parser.add_argument("--json", action="store_true", help="end with the report as one JSON line")
     args = parser.parse_args(argv)
+    if args.command == "simulate":
+        from agents.simulate import main as simulate
+
+        return simulate(args)
     if args.command == "demo":
         return asyncio.run(demo(args.players, args.seed, args.targeting, args.blind_spies))
     return run()
