@@ -43,11 +43,11 @@ def deduce(
     """
     viewer = viewer if viewer is not None else Viewer.outsider()
     record = record.without_outcome()
-    facts = exact_facts(record, viewer)
+    arrays = record_arrays(record)
+    facts = exact_facts(record, viewer, arrays.consistent)
     rows = facts.assignments[facts.possible]
     # A Resistance asker's own votes and teams are no evidence to them about the others.
     own_seat = viewer.seat if not viewer.is_spy else None
-    arrays = record_arrays(record)
     pieces = assignment_evidence(model, arrays, rows, params, own_seat)
     log_w = pieces.total()
     weights = np.exp(log_w - log_w.max()) if np.isfinite(log_w.max()) else np.ones(len(rows))

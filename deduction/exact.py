@@ -56,9 +56,11 @@ def viewer_mask(viewer: Viewer, assignments: np.ndarray) -> np.ndarray:
     return (assignments == wanted).all(axis=1)
 
 
-def exact_facts(record: GameRecord, viewer: Viewer) -> ExactFacts:
+def exact_facts(record: GameRecord, viewer: Viewer, consistent: np.ndarray | None = None) -> ExactFacts:
+    """`consistent`: the record's `consistent_mask`, when the caller has it already."""
     assignments = all_assignments(record.players, record.spies)
-    consistent = consistent_mask(record, assignments)
+    if consistent is None:
+        consistent = consistent_mask(record, assignments)
     possible = consistent & viewer_mask(viewer, assignments)
     if not possible.any():
         if viewer.is_spy:

@@ -62,6 +62,8 @@ class RecordArrays:
     # What a deadline filled in is nobody's choice, so no habit is read into it:
     team_chosen: np.ndarray  # (P,) False for a team drawn at random for a leader who missed the deadline
     vote_chosen: np.ndarray  # (P, players) False for a vote the deadline filled in
+    # (A,) for every assignment of `assignments.all_assignments`: the played missions allow it
+    consistent: np.ndarray
 
     @property
     def proposal_count(self) -> int:
@@ -70,77 +72,90 @@ class RecordArrays:
 
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
-    proposals = [(m, number, p) for m in record.missions for number, p in enumerate(m.proposals, 1)]
-    played = [m for m in record.missions if m.played]
-    count = len(proposals)
-    # Row of each played mission's approved proposal, and how many missions were played and
-    # failed before each proposal, from the running totals of the missions before it.
-    per_mission = np.array([len(m.proposals) for m in record.missions], dtype=np.intp)
-    is_played = np.array([m.played for m in record.missions], dtype=bool)
-    failed = np.array([m.played and not m.succeeded for m in record.missions], dtype=bool)
-    mission_of_row = np.repeat(np.arange(len(record.missions)), per_mission)
-    played_before = (np.cumsum(is_played) - is_played)[mission_of_row]
-    failures = (np.cumsum(failed) - failed)[mission_of_row]
-    team_lengths = [len(p.team) for _, _, p in proposals]
-    teams = np.zeros((count, players), dtype=bool)
-    teams[np.repeat(np.arange(count), team_lengths), [s for _, _, p in proposals for s in p.team]] = True
-    card_players = np.zeros((len(played), players), dtype=bool)
-    card_players[
-        np.repeat(np.arange(len(played)), [len(m.card_players) for m in played]),
-        [s for m in played for s in m.card_players],
-    ] = True
-    vote_chosen = np.ones((count, players), dtype=bool)
-    for row, (_, _, p) in enumerate(proposals):
-        if p.auto_votes:
-            vote_chosen[row, list(p.auto_votes)] = False
+    # One pass over the record into flat lists, then one array each: a hint reads a whole
+    # record every time, and numpy's cost here is per call, not per element.
+    # leader, number in its round, mission, successes and failures before it, team chosen
+    per_proposal: list[tuple[int, int, int, int, int, bool]] = []
+    per_played: list[tuple[int, int, int, int]] = []  # row, mission, fails, fails required
+    votes: list[tuple[bool, ...]] = []
+    on_team: list[int] = []  # flat cells of (P, players)
+    filled_votes: list[int] = []  # flat cells of (P, players)
+    card_players: list[int] = []  # flat cells of (M, players)
+    successes = failures = 0
+    for m in record.missions:
+        for number, p in enumerate(m.proposals, 1):
+            row = len(per_proposal)
+            per_proposal.append((p.leader, number, m.mission, successes, failures, not p.auto_team))
+            votes.append(p.votes)
+            on_team += [row * players + seat for seat in p.team]
+            if p.auto_votes:
+                filled_votes += [row * players + seat for seat in p.auto_votes]
+        if m.fails is not None:
+            played_row = len(per_played)
+            per_played.append((len(per_proposal) - 1, m.mission, m.fails, m.fails_required))
+            card_players += [played_row * players + seat for seat in m.team or () if seat not in m.auto_cards]
+            if m.fails < m.fails_required:
+                successes += 1
+            else:
+                failures += 1
+    count, played = len(per_proposal), len(per_played)
+    proposal_table = np.array(per_proposal, dtype=np.intp).reshape(count, 6)
+    played_table = np.array(per_played, dtype=np.intp).reshape(played, 4)
+    teams = _cells(count, players, on_team)
+    playing = _cells(played, players, card_players)
+    consistent_after = _consistent_after(all_assignments(players, record.spies), playing, played_table[:, 2])
     arrays = RecordArrays(
         players=players,
         spies=record.spies,
-        leaders=np.array([p.leader for _, _, p in proposals], dtype=np.intp),
+        leaders=proposal_table[:, 0],
         teams=teams,
-        votes=np.array([p.votes for _, _, p in proposals], dtype=bool).reshape(count, players),
-        proposal_numbers=np.array([number for _, number, _ in proposals], dtype=np.intp),
-        mission_numbers=np.array([m.mission for m, _, _ in proposals], dtype=np.intp),
-        successes_before=played_before - failures,
-        failures_before=failures,
+        votes=np.array(votes, dtype=bool).reshape(count, players),
+        proposal_numbers=proposal_table[:, 1],
+        mission_numbers=proposal_table[:, 2],
+        successes_before=proposal_table[:, 3],
+        failures_before=proposal_table[:, 4],
         team_suspicion=np.zeros((count, players)),
-        played_index=(np.cumsum(per_mission) - 1)[is_played],
-        played_missions=np.array([m.mission for m in played], dtype=np.intp),
-        played_fails=np.array([m.fails for m in played], dtype=np.intp),
-        played_fails_required=np.array([m.fails_required for m in played], dtype=np.intp),
-        card_players=card_players,
-        team_chosen=np.array([not p.auto_team for _, _, p in proposals], dtype=bool),
-        vote_chosen=vote_chosen,
+        played_index=played_table[:, 0],
+        played_missions=played_table[:, 1],
+        played_fails=played_table[:, 2],
+        played_fails_required=played_table[:, 3],
+        card_players=playing,
+        team_chosen=proposal_table[:, 5].astype(bool),
+        vote_chosen=~_cells(count, players, filled_votes),
+        consistent=consistent_after[:, -1],
     )
     if count:
-        arrays.team_suspicion[:] = _team_suspicion(arrays, played_before)
+        played_before = proposal_table[:, 3] + proposal_table[:, 4]
+        arrays.team_suspicion[:] = _team_suspicion(arrays, consistent_after, played_before)
     return arrays
 
 
-def _marked(rows: int, columns: int, cells: list[tuple[int, int]]) -> np.ndarray:
-    """A boolean matrix, True at the (row, column) cells listed."""
-    marked = np.zeros((rows, columns), dtype=bool)
-    if cells:
-        marked[tuple(np.array(cells, dtype=np.intp).T)] = True
-    return marked
+def _cells(rows: int, columns: int, flat: list[int]) -> np.ndarray:
+    """A boolean (rows, columns) matrix, True at the listed flat positions."""
+    marked = np.zeros(rows * columns, dtype=bool)
+    marked[flat] = True
+    return marked.reshape(rows, columns)
 
 
-def _team_suspicion(arrays: RecordArrays, prefix: np.ndarray) -> np.ndarray:
+def _consistent_after(assignments: np.ndarray, card_players: np.ndarray, fails: np.ndarray) -> np.ndarray:
+    """(A, M + 1): column j is True for the assignments the first j played missions allow
+    (at least as many spies among the members who played their own card as Fail cards shown)."""
+    # Counts as float products: numpy multiplies float matrices with BLAS, integer ones in a slow loop.
+    spies_playing = assignments.astype(float) @ card_players.T  # (A, M)
+    allowed = np.ones((len(assignments), len(fails) + 1), dtype=bool)
+    np.logical_and.accumulate(spies_playing >= fails, axis=1, out=allowed[:, 1:])
+    return allowed
+
+
+def _team_suspicion(arrays: RecordArrays, consistent_after: np.ndarray, prefix: np.ndarray) -> np.ndarray:
     """For each proposal and seat: the share of assignments, consistent with the missions
     played before it and with that seat in the Resistance, that put a spy on the team."""
     assignments = all_assignments(arrays.players, arrays.spies)
-    # Counts as float products: numpy multiplies float matrices with BLAS, integer ones in a slow loop.
-    as_float = assignments.astype(float)
-    spies_on_teams = as_float @ arrays.teams.T  # (A, P)
-    spies_playing = as_float @ arrays.card_players.T  # (A, M)
-    # consistent_after[j]: consistent with the first j played missions.
-    consistent_after = np.ones((len(arrays.played_index) + 1, len(assignments)), dtype=bool)
-    for j, fails in enumerate(arrays.played_fails):
-        consistent_after[j + 1] = consistent_after[j] & (spies_playing[:, j] >= fails)
+    spies_on_teams = assignments.astype(float) @ arrays.teams.T  # (A, P)
     resistance_seat = (~assignments).astype(float)  # (A, players)
-    before = consistent_after[prefix]  # (P, A)
-    total = before.astype(float) @ resistance_seat  # (P, players)
-    with_spy = (before & (spies_on_teams.T > 0)).astype(float) @ resistance_seat
+    before = consistent_after[:, prefix]  # (A, P)
+    total = before.T.astype(float) @ resistance_seat  # (P, players)
+    with_spy = (before & (spies_on_teams > 0)).T.astype(float) @ resistance_seat
     return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0)
 
 
