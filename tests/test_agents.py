@@ -1,0 +1,338 @@
+"""Computer players: legal and honest actions from one seat's knowledge, games that end, spies who
+coordinate their Fail cards, the fitted sabotage rates, and the simulate command."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import replace
+from itertools import combinations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agents import EASY, NORMAL, Deductions, act, decide, view_of
+from agents.fit import count, fit
+from agents.sabotage import SabotageRates, default_rates
+from agents.simulate import play_game, simulate
+from engine import (
+    CastVote,
+    GameState,
+    PlayCard,
+    ProposeTeam,
+    StateFormatError,
+    Variants,
+    apply,
+    check_state,
+    legal_actions,
+    new_game,
+    record_of,
+    waiting_for,
+)
+from engine.simulate import play_to_end
+from tests.strategies import played, tables
+
+difficulties = st.sampled_from([NORMAL, EASY])
+
+
+def _approve_all(state: GameState) -> GameState:
+    for seat in waiting_for(state):
+        state, _ = apply(state, CastVote(seat, True))
+    return state
+
+
+# ---------------------------------------------------------------- legal actions, whole games
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=tables, steps=st.integers(0, 120), difficulty=difficulties, seed=st.integers(0, 2**16))
+def test_every_seat_the_game_waits_for_gets_a_legal_action(table, steps, difficulty, seed):
+    state = played(table, steps, spy_fail_rate=0.5)
+    deductions = Deductions()
+    for seat in waiting_for(state):
+        action = act(state, seat, random.Random(seed), difficulty, deductions)
+        assert action in set(legal_actions(state, seat))
+        if state.role_of(seat).value == "resistance":
+            assert not (isinstance(action, PlayCard) and action.fail)
+
+
+@pytest.mark.parametrize("players", [5, 6, 7, 8, 9, 10])
+@pytest.mark.parametrize(
+    "variants", [Variants(), Variants(targeting=True), Variants(blind_spies=True)], ids=["plain", "targeting", "blind"]
+)
+def test_whole_ai_games_end_and_the_resistance_never_fails(players, variants):
+    rng = random.Random(players)
+    for difficulty in (NORMAL, EASY):
+        state = new_game(players, rng, variants)
+        deductions = Deductions()
+        actions = 0
+        while not state.is_over:
+            seat = waiting_for(state)[0]
+            action = act(state, seat, rng, difficulty, deductions)
+            if isinstance(action, PlayCard) and seat not in state.spies:
+                assert not action.fail
+            state, _ = apply(state, action)
+            actions += 1
+            assert actions < 500
+        assert state.winner is not None
+        assert 3 <= len(state.played_rounds) <= 5 or state.end_reason.value == "five_rejections"
+
+
+def test_a_seat_the_game_does_not_wait_for_is_refused():
+    state = new_game(5, random.Random(1), spies=(3, 4), first_leader=0)
+    with pytest.raises(ValueError):
+        act(state, 1, random.Random(1))
+
+
+# ---------------------------------------------------------------- what each side does
+
+
+def _mission_one_failed_by_both_spies() -> GameState:
+    """5 players, spies 3 and 4 failed mission 1 together; seat 0 leads next."""
+    state = new_game(5, random.Random(1), spies=(3, 4), first_leader=4)
+    state, _ = apply(state, ProposeTeam(4, (3, 4)))
+    state = _approve_all(state)
+    state, _ = apply(state, PlayCard(3, True))
+    state, _ = apply(state, PlayCard(4, True))
+    return state
+
+
+def test_the_resistance_leader_proposes_the_team_without_the_known_spies():
+    state = _mission_one_failed_by_both_spies()
+    assert state.leader == 0
+    for seed in range(5):
+        assert act(state, 0, random.Random(seed)) == ProposeTeam(0, (0, 1, 2))
+
+
+def test_the_resistance_rejects_a_team_with_a_certain_spy_and_the_spy_on_it_approves():
+    state = _mission_one_failed_by_both_spies()
+    state, _ = apply(state, ProposeTeam(0, (0, 1, 3)))
+    for seat in (0, 1, 2):
+        assert act(state, seat, random.Random(seat)) == CastVote(seat, False)
+    for seat in (3, 4):
+        assert act(state, seat, random.Random(seat)) == CastVote(seat, True)
+
+
+def test_everyone_but_the_spies_approves_the_fifth_proposal():
+    state = new_game(5, random.Random(1), spies=(3, 4), first_leader=0)
+    for leader in range(4):
+        state, _ = apply(state, ProposeTeam(leader, (leader, (leader + 1) % 5)))
+        for seat in range(5):
+            state, _ = apply(state, CastVote(seat, False))
+    state, _ = apply(state, ProposeTeam(4, (0, 1)))
+    assert state.proposal_number == 5
+    assert [act(state, seat, random.Random(seat)).approve for seat in range(5)] == [True, True, True, False, False]
+
+
+def _mission_with_spies_on_team(
+    players: int, spies: tuple[int, ...], team: tuple[int, ...], variants=None
+) -> GameState:
+    """Mission 1 with `team` approved, its cards about to be played (Targeting: mission 1 named)."""
+    state = new_game(players, random.Random(1), variants, spies=spies, first_leader=team[0])
+    state, _ = apply(state, ProposeTeam(team[0], team, 1 if state.variants.targeting else None))
+    return _approve_all(state)
+
+
+def _cards(state: GameState, seeds: tuple[int, ...], difficulty=NORMAL) -> list[bool]:
+    """Every team member plays in seat order, each from its own view and its own random source."""
+    fails = []
+    for seat, seed in zip(waiting_for(state), seeds, strict=True):
+        action = act(state, seat, random.Random(seed), difficulty)
+        assert isinstance(action, PlayCard)
+        fails.append(action.fail)
+        state, _ = apply(state, action)
+    return fails
+
+
+def test_two_spies_who_know_each_other_never_both_fail_a_mission_one_fail_sinks():
+    # 5 players, mission 1 (one Fail sinks it): spies 0 and 1 on the team of two.
+    state = _mission_with_spies_on_team(5, (0, 1), (0, 1))
+    outcomes = [sum(_cards(state, (seed, seed + 1000))) for seed in range(200)]
+    assert max(outcomes) == 1  # never two Fail cards
+    assert 0 < sum(outcomes) < 200  # the team does sabotage, sometimes
+
+
+def test_without_coordination_two_spies_sometimes_both_fail():
+    state = _mission_with_spies_on_team(5, (0, 1), (0, 1))
+    outcomes = [sum(_cards(state, (seed, seed + 1000), EASY)) for seed in range(300)]
+    assert max(outcomes) == 2
+
+
+def test_two_spies_on_a_two_fail_mission_fail_together_or_not_at_all():
+    # 7 players under Targeting, mission 4 (two Fail cards needed) first: spies 0 and 2 on it.
+    targeting = Variants(targeting=True)
+    state = new_game(7, random.Random(1), targeting, spies=(0, 2, 5), first_leader=0)
+    state, _ = apply(state, ProposeTeam(0, (0, 2, 3, 4), 4))
+    state = _approve_all(state)
+    assert state.current_round.fails_required == 2
+    outcomes = [tuple(_cards(state, (s, s + 1000, s + 2000, s + 3000))) for s in range(20)]
+    for fails in outcomes:
+        assert fails[0] == fails[1]  # seats 0 and 2, the spies
+        assert not fails[2] and not fails[3]
+    # Their agreed coin depends on the situation (who the spies are), not on either spy's own draws.
+    together = set()
+    for pair in combinations((0, 2, 3, 4), 2):
+        for third in (1, 5, 6):
+            state = new_game(7, random.Random(1), targeting, spies=tuple(sorted((*pair, third))), first_leader=0)
+            state, _ = apply(state, ProposeTeam(0, (0, 2, 3, 4), 4))
+            fails = _cards(_approve_all(state), (1, 2, 3, 4))
+            assert sum(fails) in (0, 2)
+            together.add(sum(fails))
+    assert together == {0, 2}
+
+
+def test_two_spies_fail_a_two_fail_mission_that_decides_the_game():
+    # 7 players, two successes and a failure: mission 4 decides the game, so both spies fail it.
+    state = new_game(7, random.Random(1), spies=(0, 2, 5), first_leader=0)
+    for leader, team, fail in ((0, (0, 1), False), (1, (1, 2, 3), True), (2, (2, 3, 4), False)):
+        state, _ = apply(state, ProposeTeam(leader, team))
+        state = _approve_all(state)
+        for seat in waiting_for(state):
+            state, _ = apply(state, PlayCard(seat, fail and seat in state.spies))
+    state, _ = apply(state, ProposeTeam(3, (0, 2, 3, 4)))
+    state = _approve_all(state)
+    for s in range(20):
+        assert _cards(state, (s, s + 1000, s + 2000, s + 3000)) == [True, True, False, False]
+
+
+def test_a_fail_that_wins_the_game_is_played_by_exactly_one_spy():
+    state = new_game(5, random.Random(1), spies=(0, 1), first_leader=0)
+    for leader, team in ((0, (0, 2)), (1, (1, 2, 3))):
+        state, _ = apply(state, ProposeTeam(leader, team))
+        state = _approve_all(state)
+        for seat in waiting_for(state):
+            state, _ = apply(state, PlayCard(seat, seat in (0, 1)))
+    state, _ = apply(state, ProposeTeam(2, (0, 1)))
+    state = _approve_all(state)
+    for seed in range(20):
+        assert sorted(_cards(state, (seed, seed + 1))) == [False, True]
+
+
+def test_blind_spies_fail_less_often_where_another_spy_may_be_on_the_team():
+    # Rates where a lone spy fails 90% of the time and a team of spies 50%: a blind spy on a team
+    # with a seat that may be a spy fails less often than a spy who knows it is alone there.
+    rates = SabotageRates(lone_weights=(math.log(9), 0, 0, 0, 0, 0, 0), team_rate=(0.5,) * 5)
+    blind = _mission_with_spies_on_team(5, (0, 1), (0, 1), Variants(blind_spies=True))
+    alone = _mission_with_spies_on_team(5, (0, 2), (0, 1))
+    assert view_of(blind, 0).own.known_spies == (0,)
+
+    def fails(state):
+        return sum(decide(view_of(state, 0), random.Random(seed), rates=rates).fail for seed in range(400))
+
+    assert fails(blind) < 330 < fails(alone)
+
+
+# ---------------------------------------------------------------- nothing leaks
+
+
+def _other_spy_sets(state: GameState, seat: int, spy: bool) -> list[tuple[int, ...]]:
+    """Spy sets the seat cannot rule out from its own role (and, as a blind spy, its own seat)."""
+    sets = []
+    for spies in combinations(range(state.players), state.spy_count):
+        if (seat in spies) != spy:
+            continue
+        candidate = replace(state, spies=spies, pending_cards=tuple((s, False) for s, _ in state.pending_cards))
+        try:
+            check_state(candidate)
+        except StateFormatError:
+            continue
+        sets.append(spies)
+    return sets
+
+
+def _twin(state: GameState, seat: int, rng: random.Random) -> GameState:
+    """A state `seat` cannot tell from `state`: other spies where the seat does not know them,
+    other pending votes and cards of the other seats."""
+    spy = seat in state.spies
+    knows_spies = spy and not state.variants.blind_spies
+    spies = state.spies if knows_spies else rng.choice(_other_spy_sets(state, seat, spy))
+    votes = tuple(v if (v is None or s == seat) else rng.random() < 0.5 for s, v in enumerate(state.pending_votes))
+    cards = tuple((s, fail if s == seat else (s in spies and rng.random() < 0.5)) for s, fail in state.pending_cards)
+    twin = replace(state, spies=spies, pending_votes=votes, pending_cards=cards)
+    check_state(twin)
+    return twin
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=tables, steps=st.integers(0, 120), difficulty=difficulties, seed=st.integers(0, 2**16), pick=st.integers())
+def test_states_a_seat_cannot_tell_apart_give_the_same_action(table, steps, difficulty, seed, pick):
+    state = played(table, steps, spy_fail_rate=0.3)
+    waiting = waiting_for(state)
+    if not waiting:
+        return
+    seat = waiting[pick % len(waiting)]
+    twin = _twin(state, seat, random.Random(seed))
+    assert view_of(state, seat) == view_of(twin, seat)
+    for s in range(3):
+        assert act(state, seat, random.Random(seed + s), difficulty) == act(
+            twin, seat, random.Random(seed + s), difficulty
+        )
+
+
+def test_the_twin_really_differs_in_hidden_things():
+    # The leak test above is only as good as its twins: they must differ in what is hidden.
+    state = played({"players": 7, "targeting": False, "blind_spies": False, "seed": 3}, 0)
+    seat = 0 if 0 not in state.spies else next(s for s in range(7) if s not in state.spies)
+    twins = {_twin(state, seat, random.Random(s)).spies for s in range(20)}
+    assert len(twins) > 1
+    assert all(seat not in spies for spies in twins)
+
+
+# ---------------------------------------------------------------- fitted rates
+
+
+def test_the_shipped_sabotage_rates_load_and_are_probabilities():
+    rates = default_rates()
+    for mission in range(1, 6):
+        assert 0.0 < rates.team(mission) < 1.0
+        for successes in range(3):
+            for failures in range(3):
+                assert 0.0 < rates.lone(mission, successes, failures) < 1.0
+    # People's lone spies let mission 1 pass far more often than the later ones.
+    assert rates.lone(1, 0, 0) < 0.5 < rates.lone(2, 1, 0)
+
+
+def test_fit_counts_only_the_chosen_roles_and_gives_loadable_rates():
+    rng = random.Random(5)
+    games = []
+    for i in range(40):
+        state = new_game(5 + i % 6, rng)
+        state = play_to_end(state, rng, spy_fail_rate=0.7)[-1][1]
+        games.append(replace(record_of(state, f"g{i}"), source={"roles": "resistance" if i % 2 else "avalon"}))
+    counts = count(games)
+    assert counts.games == 20
+    rates = SabotageRates.from_dict(fit(counts))
+    assert 0.5 < rates.lone(3, 1, 1) < 0.9  # random spies failed at 0.7
+    with pytest.raises(ValueError):
+        SabotageRates.from_dict({"lone_spy_fail": {"bias": 0.0}, "team_fail_rate": {}})
+
+
+# ---------------------------------------------------------------- simulation and its command
+
+
+def test_the_ai_resistance_beats_the_random_baseline():
+    report = simulate(30, 5, seed=2)
+    assert report["games"] == 30
+    assert report["resistance_win_rate"] + report["spy_win_rate"] == pytest.approx(1.0)
+    assert report["resistance_win_rate"] >= report["baseline_resistance_win_rate"] + 0.15
+    assert 0.0 < report["calibration"]["all"]["brier"] < 0.25
+
+
+def test_a_simulated_game_is_the_same_for_the_same_seed():
+    first = play_game(7, random.Random("s"), Variants(targeting=True))
+    second = play_game(7, random.Random("s"), Variants(targeting=True))
+    assert first == second
+
+
+def test_the_simulate_command_ends_with_one_json_line(capsys):
+    from tgbot.__main__ import main
+
+    assert main(["simulate", "--games", "3", "--players", "6", "--seed", "4", "--blind-spies", "--json"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    report = json.loads(last)
+    for field in ("games", "players", "resistance_win_rate", "spy_win_rate", "baseline_resistance_win_rate"):
+        assert field in report
+    assert report["games"] == 3 and report["players"] == 6
+    assert report["variants"] == {"targeting": False, "blind_spies": True}
