@@ -44,7 +44,7 @@ def decide(
             return spy.propose(view, belief, table_belief(view, deductions), rng)
         return resistance.propose(view, belief, rng)
     if view.is_spy:
-        return spy.vote(view, belief, table_belief(view, deductions), cover_belief(view, deductions), rng)
+        return spy.vote(view, belief, cover_belief(view, deductions), deductions, rng)
     return resistance.vote(view, belief)
 
 

@@ -6,23 +6,26 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import replace
 
 import numpy as np
 
 from agents import resistance
-from agents.beliefs import Belief, team_row, teams_of
+from agents.beliefs import Belief, Deductions, team_row, teams_of
 from agents.difficulty import Difficulty
 from agents.sabotage import SabotageRates
 from agents.view import AgentView
-from engine import CastVote, PlayCard, ProposeTeam, rules
+from deduction.knowledge import Viewer
+from engine import CastVote, GameRecord, PlayCard, ProposeTeam, rules
 
 # How strongly a spy leader prefers being on its own team, in chance-of-looking-clean points.
 OWN_SEAT_PREFERENCE = 0.03
-# Chance of voting against a clean team that a Resistance member would approve, by whether the
-# spy looks less (or more) suspicious than an average seat to the table.
-REJECT_CLEAN_WHEN_TRUSTED = 0.5
-REJECT_CLEAN_WHEN_SUSPECTED = 0.1
-# Against a clean team whose success would win the game for the Resistance.
+# How much more suspicious to the table (its chance of being a spy, from the public record) a
+# spy lets itself look for a vote against its cover: to approve a team that can fail its
+# mission, and to reject a clean team a Resistance member in its seat would approve.
+SUSPICION_BUDGET_FOR_A_FAILABLE_TEAM = 0.05
+SUSPICION_BUDGET_FOR_A_REJECTION = 0.02
+# Chance of rejecting a clean team whose success would win the game for the Resistance.
 REJECT_CLEAN_WHEN_DECISIVE = 0.9
 
 
@@ -51,26 +54,46 @@ def propose(view: AgentView, belief: Belief, table: Belief, rng: random.Random) 
     return ProposeTeam(view.seat, team, mission if view.public.variants.targeting else None)
 
 
-def vote(view: AgentView, belief: Belief, table: Belief, cover: Belief, rng: random.Random) -> CastVote:
-    """Approve a team that can fail its mission; otherwise vote as a Resistance member in this
-    seat would, rejecting a clean team now and then when the spy's own suspicion allows it."""
+def vote(view: AgentView, belief: Belief, cover: Belief, deductions: Deductions, rng: random.Random) -> CastVote:
+    """Approve a team that can fail its mission, reject one that cannot, unless that vote differs
+    from what a Resistance member in this seat would vote (its cover) and would make the spy look
+    more suspicious to the table than the vote is worth."""
     public = view.public
     assert public.team is not None and public.current_mission is not None
     needed = rules.fails_required(view.players, public.current_mission)
     can_fail = float(belief.reaching(team_row(view.players, public.team), needed)[0]) >= 0.5
     if public.proposal_number >= rules.MAX_PROPOSALS_PER_MISSION:
         return CastVote(view.seat, can_fail)  # a rejection now wins the game
-    if can_fail:
-        return CastVote(view.seat, True)
-    if not resistance.approves(view, cover):
-        return CastVote(view.seat, False)
-    if view.successes == rules.MISSIONS_TO_WIN - 1:
-        reject = REJECT_CLEAN_WHEN_DECISIVE
-    elif table.spy_probability[view.seat] <= public.spy_count / public.players:
-        reject = REJECT_CLEAN_WHEN_TRUSTED
-    else:
-        reject = REJECT_CLEAN_WHEN_SUSPECTED
-    return CastVote(view.seat, rng.random() >= reject)
+    covered = resistance.approves(view, cover)
+    if covered == can_fail:
+        return CastVote(view.seat, can_fail)
+    if not can_fail and view.successes == rules.MISSIONS_TO_WIN - 1:
+        return CastVote(view.seat, rng.random() >= REJECT_CLEAN_WHEN_DECISIVE)
+    cost = suspicion_after(view, can_fail, covered, deductions) - suspicion_after(view, covered, covered, deductions)
+    budget = SUSPICION_BUDGET_FOR_A_FAILABLE_TEAM if can_fail else SUSPICION_BUDGET_FOR_A_REJECTION
+    return CastVote(view.seat, can_fail if cost <= budget else covered)
+
+
+def suspicion_after(view: AgentView, own: bool, others: bool, deductions: Deductions) -> float:
+    """The table's chance that this seat is a spy once the votes on the team are revealed, if it
+    votes `own` and everyone else votes `others`."""
+    votes = tuple(own if seat == view.seat else others for seat in range(view.players))
+    return float(deductions.belief(record_with_votes(view, votes), Viewer.outsider()).spy_probability[view.seat])
+
+
+def record_with_votes(view: AgentView, votes: tuple[bool, ...]) -> GameRecord:
+    """The public record as it would read once the team on the table got `votes`."""
+    current = view.public.rounds[-1]
+    proposal = replace(current.proposals[-1], votes=votes)
+    mission = replace(
+        current,
+        mission=proposal.mission,
+        team_size=len(proposal.team),
+        fails_required=rules.fails_required(view.players, proposal.mission),
+        proposals=(*current.proposals[:-1], proposal),
+    )
+    earlier = view.record.missions[: len(view.public.rounds) - 1]
+    return replace(view.record, missions=(*earlier, mission))
 
 
 def decisive(view: AgentView) -> bool:

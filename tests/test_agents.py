@@ -13,13 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents import EASY, NORMAL, Deductions, act, decide, view_of
+from agents import EASY, NORMAL, Deductions, act, decide, spy, view_of
 from agents.fit import count, fit
 from agents.sabotage import SabotageRates, default_rates
 from agents.simulate import play_game, simulate
+from agents.view import RECORD_ID
 from engine import (
     CastVote,
     GameState,
+    Phase,
     PlayCard,
     ProposeTeam,
     StateFormatError,
@@ -336,3 +338,16 @@ def test_the_simulate_command_ends_with_one_json_line(capsys):
         assert field in report
     assert report["games"] == 3 and report["players"] == 6
     assert report["variants"] == {"targeting": False, "blind_spies": True}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=tables, steps=st.integers(0, 120), votes=st.lists(st.booleans(), min_size=10, max_size=10))
+def test_a_spy_foresees_the_record_its_vote_makes_exactly(table, steps, votes):
+    state = played(table, steps)
+    if state.phase is not Phase.VOTING:
+        return
+    votes = tuple(v if v is not None else votes[s] for s, v in enumerate(state.pending_votes))
+    foreseen = spy.record_with_votes(view_of(state, 0), votes)
+    for seat in waiting_for(state):
+        state, _ = apply(state, CastVote(seat, votes[seat]))
+    assert foreseen == record_of(state, RECORD_ID).without_outcome()
