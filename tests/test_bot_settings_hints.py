@@ -187,6 +187,8 @@ async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(ma
         "Vote time: 2 min": setting_data(chat, "vt", 2),
         "Card time: 2 min": setting_data(chat, "mt", 2),
         "Lobby time: 15 min": setting_data(chat, "lt", 3),
+        "Computer players: normal": setting_data(chat, "cl", 1),
+        "Computer takes over: off": setting_data(chat, "co", 1),
         "English": setting_data(chat, "la", 0),
         "Done": setting_data(chat, "ok", 0),
     }

@@ -24,7 +24,7 @@ from collections.abc import Callable
 import pytest
 from telegram import Update
 
-from engine import Phase, Variants, export_record, parse_record, public_view, replay
+from engine import Phase, Variants, export_record, parse_record, public_view, replay, waiting_for
 from engine import rules as game_rules
 from tests.servers import own_redis_url
 from tgbot import keys
@@ -234,7 +234,7 @@ class Fuzzer:
 
     def made_up(self, presser: int, chat_id: int | None) -> str:
         """Data of one of the bot's kinds of button, for any game, decision or chat."""
-        kind = self.rng.choice("vctmwxhrsl")
+        kind = self.rng.choice("vctmwxhrslb")
         game_id = self.game_id()
         chat = chat_id if chat_id is not None and self.rng.random() < 0.7 else self.group_chat()["id"]
         if kind == "v":
@@ -254,6 +254,8 @@ class Fuzzer:
             return f"x:{game_id}:{confirm}"
         if kind in "whr":
             return f"{kind}:{game_id}"
+        if kind == "b":
+            return f"b:{game_id}:{self.rng.choice('ar')}"
         if kind == "s":
             return f"s:{chat}:{self.rng.choice([*SETTING_CODES.values(), 'zz'])}:{self.rng.choice([0, 1, 2, 9])}"
         return f"l:{chat}:{self.rng.choice([*LANGUAGES, 'de'])}"
@@ -371,12 +373,17 @@ class Fuzzer:
         if table is None or table.game is None:
             return None
         game = table.game
+        # Computer players act on the clock, not through Telegram.
+        people = [s for s, p in enumerate(table.players) if not p.computer]
+        waiting = [s for s in waiting_for(game) if s in people]
+        if not waiting:
+            return None
         if game.phase is Phase.MISSION:
-            seat = self.rng.choice([s for s in game.current_round.team if s not in game.played_seats])
+            seat = self.rng.choice(waiting)
             chat = user = table.players[seat].user_id
             prefix = f"c:{table.id}:"
         elif game.phase is Phase.VOTING:
-            seat = self.rng.choice([s for s, v in enumerate(game.pending_votes) if v is None])
+            seat = self.rng.choice(waiting)
             prefix = f"v:{table.id}:"
             chat, user = table.chat_id, table.players[seat].user_id
         else:
@@ -449,7 +456,7 @@ async def assert_indexes(redis, tables: dict[str, Table]) -> None:
         current = await redis.get(keys.chat_game(table.chat_id))
         if table.is_active:
             assert current == game_id, (table.chat_id, current, game_id)
-            for player in table.players:
+            for player in table.people:
                 assert await redis.sismember(keys.user_games(player.user_id), game_id)
         else:
             assert current != game_id

@@ -99,6 +99,14 @@ class CancelPress:
 
 
 @dataclass(frozen=True)
+class ComputerPress:
+    """Add a computer player to the lobby, or remove the one seated last."""
+
+    game_id: str
+    add: bool
+
+
+@dataclass(frozen=True)
 class HintsPress:
     game_id: str
 
@@ -131,6 +139,8 @@ SETTING_CODES = {
     "vote_seconds": "vt",
     "mission_seconds": "mt",
     "lobby_seconds": "lt",
+    "computer_level": "cl",
+    "computer_takeover": "co",
     "language": "la",
     "done": "ok",
 }
@@ -167,6 +177,7 @@ KINDS = (
     ButtonKind("m", MissionPress, (GAME_ID, NUMBER, MISSION)),
     ButtonKind("w", WaitingPress, (GAME_ID,)),
     ButtonKind("x", CancelPress, (GAME_ID, flag("y", "n"))),
+    ButtonKind("b", ComputerPress, (GAME_ID, flag("a", "r"))),
     ButtonKind("h", HintsPress, (GAME_ID,)),
     ButtonKind("r", RematchPress, (GAME_ID,)),
     ButtonKind("s", SettingsPress, (CHAT_ID, choice(SETTING_CODES), NUMBER)),
@@ -175,7 +186,7 @@ KINDS = (
 _BY_PRESS = {kind.press: kind for kind in KINDS}
 _BY_PREFIX = {kind.prefix: kind for kind in KINDS}
 
-GamePress = VotePress | CardPress | TeamPress | MissionPress | CancelPress
+GamePress = VotePress | CardPress | TeamPress | MissionPress | CancelPress | ComputerPress
 
 
 def kind_of(press_type: type) -> ButtonKind:

@@ -16,6 +16,7 @@ from engine import Variants
 from tgbot.buttons import (
     CancelPress,
     CardPress,
+    ComputerPress,
     HintsPress,
     LanguagePress,
     MissionPress,
@@ -207,6 +208,26 @@ async def start_game(update: Update, context: BotContext) -> None:
     await service.deliver(answer)
 
 
+async def add_computer(update: Update, context: BotContext) -> None:
+    """/addbot: a computer player takes a seat in the open lobby."""
+    await seat_computer(update, context, add=True)
+
+
+async def remove_computer(update: Update, context: BotContext) -> None:
+    """/removebot: the computer player seated last leaves the open lobby."""
+    await seat_computer(update, context, add=False)
+
+
+async def seat_computer(update: Update, context: BotContext, add: bool) -> None:
+    request = await group_request(update, context)
+    if request is None:
+        return
+    service = context.service
+    answer = await service.seat_computer(request.chat_id, request.user_id, await request.is_admin(), request.lang, add)
+    await reply(update, answer.text)
+    await service.deliver(answer)
+
+
 async def cancel(update: Update, context: BotContext) -> None:
     """/cancel: end the lobby or the game, after a confirmation."""
     request = await group_request(update, context)
@@ -350,6 +371,19 @@ async def cancel_button(update: Update, context: BotContext) -> None:
     await context.service.deliver(answer)
 
 
+async def computer_button(update: Update, context: BotContext) -> None:
+    """🤖 Add a computer player / Remove one, under the lobby."""
+    query, press, user_id, chat_id = pressed(update, ComputerPress)
+    lang = await language_of(update, context, game_id=press.game_id)
+
+    async def is_admin_in(group_id: int) -> bool:
+        return await is_admin(context, group_id, user_id)
+
+    answer = await context.service.computer_button(press, user_id, chat_id, lang, is_admin_in)
+    await answer_query(query, answer.text, answer.alert)
+    await context.service.deliver(answer)
+
+
 async def hints_button(update: Update, context: BotContext) -> None:
     """🔎 Hints under a player's private messages."""
     query, press, user_id, chat_id = pressed(update, HintsPress)
@@ -397,6 +431,7 @@ BUTTON_HANDLERS = {
     MissionPress: mission_button,
     WaitingPress: waiting_button,
     CancelPress: cancel_button,
+    ComputerPress: computer_button,
     HintsPress: hints_button,
     RematchPress: rematch_button,
     SettingsPress: settings_button,

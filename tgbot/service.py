@@ -19,11 +19,11 @@ from telegram.error import TelegramError
 
 from engine import Variants, export_record
 from tgbot import keys, once
-from tgbot.buttons import CancelPress, CardPress, MissionPress, TeamPress, VotePress, WaitingPress
+from tgbot.buttons import CancelPress, CardPress, ComputerPress, MissionPress, TeamPress, VotePress, WaitingPress
 from tgbot.changes import Change, Refused, Reply
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
-from tgbot.moves import clock, lobby, play
+from tgbot.moves import clock, computers, lobby, play
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Keyboard, Send
 from tgbot.render import board
@@ -74,7 +74,7 @@ class GameService:
         processing = once.current.get()
 
         def change_of(table: Table) -> Change:
-            return clock.rescheduled(mutate(table), now)
+            return clock.settled(mutate(table), now, self.rng)
 
         try:
             change = await self.store.update(
@@ -156,7 +156,7 @@ class GameService:
         game_id = Table.new_id()
         change = lobby.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
         try:
-            await self.store.create(clock.rescheduled(change, self.clock()))
+            await self.store.create(clock.settled(change, self.clock(), self.rng))
         except ChatBusy:
             # The group's pointer may name a game that is over, or that was never written (its
             # lookups were left behind: `game_of_chat` lets them go), or one whose stored state is
@@ -165,7 +165,7 @@ class GameService:
             if current is not None:
                 return _busy_answer(current, lang)
             try:
-                await self.store.create(clock.rescheduled(change, self.clock()))
+                await self.store.create(clock.settled(change, self.clock(), self.rng))
             except ChatBusy:
                 return _busy_answer(None, lang)
         log.info("game %s: lobby opened", game_id)
@@ -211,6 +211,16 @@ class GameService:
             lang,
             lambda table: lobby.start_game(table, user_id, is_admin, lang, random.Random(seed), self.bot_username),
             chat_id=chat_id,
+        )
+
+    async def seat_computer(self, chat_id: int, user_id: int, is_admin: bool, lang: str, add: bool) -> Reply:
+        """/addbot, /removebot: a computer player takes a seat in the group's lobby, or the one seated last leaves."""
+        game_id = await self.store.game_of_chat(chat_id)
+        if game_id is None:
+            return Reply(t(lang, "No game is open here. Start one with /newgame."))
+        move = computers.add if add else computers.remove
+        return await self._in_game(
+            game_id, lang, lambda table: move(table, user_id, is_admin, lang, self.bot_username), chat_id=chat_id
         )
 
     async def ask_cancel(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> Reply:
@@ -265,6 +275,22 @@ class GameService:
         is_admin = table is not None and await is_admin_in(table.chat_id)
         return await self._press(
             press, chat_id, user_id, lang, lambda table: lobby.cancel(table, user_id, is_admin, press, lang)
+        )
+
+    async def computer_button(
+        self,
+        press: ComputerPress,
+        user_id: int,
+        chat_id: int | None,
+        lang: str,
+        is_admin_in: Callable[[int], Awaitable[bool]],
+    ) -> Reply:
+        """The lobby's computer player buttons; `is_admin_in(chat_id)` asks Telegram, for the game's own group only."""
+        table = await self._load(press.game_id)
+        is_admin = table is not None and await is_admin_in(table.chat_id)
+        move = computers.add if press.add else computers.remove
+        return await self._press(
+            press, chat_id, user_id, lang, lambda table: move(table, user_id, is_admin, lang, self.bot_username)
         )
 
     async def waiting(self, press: WaitingPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
@@ -367,8 +393,8 @@ class GameService:
         try:
             change = await self.store.update(
                 game_id,
-                lambda table: clock.rescheduled(
-                    clock.on_clock(table, now, random.Random(seed), self.bot_username), now
+                lambda table: clock.settled(
+                    clock.on_clock(table, now, random.Random(seed), self.bot_username), now, random.Random(seed + 1)
                 ),
                 record=finished_record,
                 settle_deadline=True,

@@ -1,4 +1,5 @@
-"""A group's settings: variants, hints, deadlines, what a missing vote counts as, language.
+"""A group's settings: variants, hints, deadlines, what a missing vote counts as, computer
+players, language.
 
 Stored per group; a lobby takes a copy when it opens (and follows changes until the game
 starts), so a running game never changes its rules.
@@ -22,6 +23,8 @@ CHOICES: dict[str, tuple] = {
     "vote_seconds": (60, 120, 180, 300),
     "mission_seconds": (60, 120, 180, 300),
     "lobby_seconds": (300, 600, 900, 1800, 3600),
+    "computer_level": ("normal", "easy"),
+    "computer_takeover": (False, True),
     "language": LANGUAGES,
 }
 
@@ -36,6 +39,9 @@ class GroupSettings:
     vote_seconds: int = 120
     mission_seconds: int = 120
     lobby_seconds: int = 900
+    computer_level: str = "normal"  # how well computer players play (`agents.DIFFICULTIES`)
+    # A computer player takes the turns of a person who missed two deadlines in a row, until they act again.
+    computer_takeover: bool = False
     language: str | None = None  # None until the group's first lobby sets it
 
     @property

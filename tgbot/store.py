@@ -456,8 +456,8 @@ class Store:
 
     async def _ahead(self, before: Table | None, after: Table, pending: bool) -> None:
         """The lookups written before a write of `after` (see `tgbot.indexes`)."""
-        then = {p.user_id for p in before.players} if before is not None and before.is_active else set()
-        now = {p.user_id for p in after.players} if after.is_active else set()
+        then = {p.user_id for p in before.people} if before is not None and before.is_active else set()
+        now = {p.user_id for p in after.people} if after.is_active else set()
         # Only a deadline that comes sooner is written ahead: one that moves later is no later in the
         # index than the table's until the write after the table's (and a late write of an older
         # revision leaves it sooner still, never later).
@@ -473,7 +473,7 @@ class Store:
         """The lookups let go once a game is over, after its last write; again by whoever finds them
         behind (`game_of_chat`). `recorded`: whether the game's record was written (None: look)."""
         await self.indexes.release_chat(table.chat_id, table.id)
-        await self.indexes.remove_player_games(table.id, [p.user_id for p in table.players])
+        await self.indexes.remove_player_games(table.id, [p.user_id for p in table.people])
         if recorded is None:
             recorded = bool(await self.redis.exists(keys.record(table.id)))
         if recorded:

@@ -18,6 +18,7 @@ from tgbot.i18n import DEFAULT_LANGUAGE, supported
 from tgbot.settings import GroupSettings
 
 DOCUMENT_SCHEMA = 1
+MIN_PEOPLE = 2  # computer players fill seats, but a game of one person against them is not a group's game
 
 
 class TableFormatError(ValueError):
@@ -36,9 +37,10 @@ class Stage(StrEnum):
 
 @dataclass(frozen=True)
 class Player:
-    user_id: int
+    user_id: int  # a computer player's is negative: no Telegram user has it, and nothing is sent to it
     name: str
     language: str | None = None
+    computer: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,12 @@ class Table:
     deadline: float | None = None  # when the current step times out (seconds since the epoch)
     reminder_at: float | None = None  # when to remind the group, once per step; None once reminded
     step: str = ""  # names the step the deadline belongs to
+    # When the next computer-played seat the game waits for acts (None: the game waits for none).
+    computer_at: float | None = None
+    # Seats of people whose turns a computer player takes (the group lets it take over a seat
+    # whose player missed two deadlines in a row), and each seat's deadlines missed in a row.
+    autopilot: tuple[int, ...] = ()
+    missed: tuple[int, ...] = ()
     # Webhook mode: the ids of the last updates that changed this table, so that an update processed
     # again (its worker died before it could say it was done) is not applied twice (tgbot.once).
     applied_updates: tuple[int, ...] = ()
@@ -78,7 +86,7 @@ class Table:
     @property
     def next_wake(self) -> float | None:
         """When the clock next has something to do for this table."""
-        times = [t for t in (self.reminder_at, self.deadline) if t is not None]
+        times = [t for t in (self.reminder_at, self.deadline, self.computer_at) if t is not None]
         return min(times) if times and self.is_active else None
 
     @staticmethod
@@ -88,6 +96,14 @@ class Table:
     @property
     def is_active(self) -> bool:
         return self.stage in (Stage.LOBBY, Stage.PLAYING)
+
+    @property
+    def people(self) -> tuple[Player, ...]:
+        return tuple(p for p in self.players if not p.computer)
+
+    def played_by_computer(self, seat: int) -> bool:
+        """A computer player's seat, or a person's whose turns a computer player takes now."""
+        return self.players[seat].computer or seat in self.autopilot
 
     def seat_of(self, user_id: int) -> int | None:
         return next((seat for seat, p in enumerate(self.players) if p.user_id == user_id), None)
@@ -108,7 +124,7 @@ class Table:
                 "chat_id": self.chat_id,
                 "chat_title": self.chat_title,
                 "creator_id": self.creator_id,
-                "players": [[p.user_id, p.name, p.language] for p in self.players],
+                "players": [[p.user_id, p.name, p.language, p.computer] for p in self.players],
                 "stage": self.stage.value,
                 "settings": json.loads(self.settings.to_json()),
                 "game": None if self.game is None else state_to_dict(self.game),
@@ -117,6 +133,9 @@ class Table:
                 "deadline": self.deadline,
                 "reminder_at": self.reminder_at,
                 "step": self.step,
+                "computer_at": self.computer_at,
+                "autopilot": list(self.autopilot),
+                "missed": list(self.missed),
                 "applied_updates": list(self.applied_updates),
                 "revision": self.revision,
                 "write_id": self.write_id,
@@ -137,7 +156,7 @@ class Table:
                 chat_id=data["chat_id"],
                 chat_title=data["chat_title"],
                 creator_id=data["creator_id"],
-                players=tuple(Player(user_id, name, language) for user_id, name, language in data["players"]),
+                players=tuple(_player(entry) for entry in data["players"]),
                 stage=Stage(data["stage"]),
                 settings=GroupSettings.from_json(json.dumps(data["settings"])),
                 game=None if data["game"] is None else state_from_dict(data["game"]),
@@ -146,6 +165,9 @@ class Table:
                 deadline=data["deadline"],
                 reminder_at=data["reminder_at"],
                 step=data["step"],
+                computer_at=data.get("computer_at"),
+                autopilot=tuple(data.get("autopilot", ())),
+                missed=tuple(data.get("missed", ())),
                 applied_updates=tuple(data.get("applied_updates", ())),
                 revision=data.get("revision", 0),
                 write_id=data.get("write_id", ""),
@@ -174,10 +196,19 @@ class Table:
             and len({p.user_id for p in self.players}) == len(self.players),
             "players: each seat is one user, once",
         )
+        require(
+            all(p.computer is (p.user_id < 0) for p in self.players), "players: computer players, and only they, < 0"
+        )
+        require(
+            all(_is_int(s) and 0 <= s < len(self.players) for s in self.autopilot)
+            and len(set(self.autopilot)) == len(self.autopilot),
+            "autopilot: seats at the table, once each",
+        )
+        require(all(_is_int(m) and m >= 0 for m in self.missed), "missed: counts")
         require(all(_is_int(u) for u in self.applied_updates), "applied_updates: not update ids")
         require(_is_int(self.revision) and self.revision >= 0, "revision: not a count")
         require(isinstance(self.write_id, str), "write_id: not text")
-        for when in (self.deadline, self.reminder_at):
+        for when in (self.deadline, self.reminder_at, self.computer_at):
             require(when is None or (isinstance(when, int | float) and not isinstance(when, bool)), "deadline: a time")
         game = self.game
         if self.stage is Stage.LOBBY:
@@ -200,6 +231,15 @@ class Table:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _player(entry: list) -> Player:
+    """A stored seat: [user_id, name, language] (older documents) or [..., computer]."""
+    user_id, name, language, *rest = entry
+    computer = rest[0] if rest else False
+    if not isinstance(computer, bool) or len(rest) > 1:
+        raise TableFormatError("players: not a seat the bot writes")
+    return Player(user_id, name, language, computer)
 
 
 @dataclass(frozen=True)

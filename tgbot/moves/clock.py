@@ -1,4 +1,5 @@
-"""The clock: every step has a deadline and a half-way reminder; what a deadline does is the engine's."""
+"""The clock: every step has a deadline and a half-way reminder; what a deadline does is the engine's.
+Computer players' turns come on the clock too (`computers`)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from dataclasses import replace
 from engine import CardsTimedOut, Phase, VotesTimedOut, apply, draw_team, public_view
 from engine import rules as game_rules
 from tgbot.changes import Change
-from tgbot.moves import announcements
+from tgbot.moves import absence, announcements, computers
 from tgbot.moves.lobby import LOBBY_KEY, start_game
 from tgbot.moves.play import step
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import board, private
 from tgbot.render.common import seat_scene
-from tgbot.table import Stage, Table
+from tgbot.table import MIN_PEOPLE, Stage, Table
 
 
 def step_of(table: Table) -> str:
@@ -38,6 +39,14 @@ def step_seconds(table: Table) -> int:
     return settings.mission_seconds
 
 
+def settled(change: Change, now: float, rng: random.Random) -> Change:
+    """What every change needs before it is stored: its step's deadline, when the next
+    computer-played seat acts, and no private message for a computer player."""
+    new_step = step_of(change.table) != change.table.step
+    change = computers.scheduled(rescheduled(change, now), new_step, now, rng)
+    return computers.without_computer_mail(change)
+
+
 def rescheduled(change: Change, now: float) -> Change:
     """Give the table's step a fresh deadline (and half-way reminder) if the step is new."""
     table = change.table
@@ -56,6 +65,8 @@ def on_clock(table: Table, now: float, rng: random.Random, bot_username: str) ->
         return Change(table)
     if now >= table.deadline:
         return _deadline(table, rng, bot_username)
+    if table.computer_at is not None and now >= table.computer_at:
+        return computers.take_turn(table, now, rng, bot_username)
     if table.reminder_at is not None and now >= table.reminder_at:
         return Change(replace(table, reminder_at=None), _reminders(table, bot_username))
     return Change(table)
@@ -69,15 +80,16 @@ def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
     return [
         announcements.to_player(table, seat, private.reminder(seat_scene(table, seat)), (), "", bot_username)
         for seat in public_view(table.game).waiting_for
+        if not table.played_by_computer(seat)
     ]
 
 
 def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     if table.stage is Stage.LOBBY:
-        if len(table.players) >= game_rules.MIN_PLAYERS:
+        if len(table.players) >= game_rules.MIN_PLAYERS and len(table.people) >= MIN_PEOPLE:
             return start_game(table, table.creator_id, True, table.language, rng, bot_username)
         closed = replace(table, stage=Stage.CANCELLED)
-        return Change(closed, [Edit(table.chat_id, LOBBY_KEY, board.lobby_timed_out(table.language))])
+        return Change(closed, [Edit(table.chat_id, LOBBY_KEY, board.lobby_timed_out(table.players, table.language))])
     game = table.game
     if game.phase is Phase.PROPOSING:
         # The engine draws the team with the clock's random source; a mission the leader had
@@ -88,4 +100,6 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     else:
         action = CardsTimedOut()
     after, events = apply(game, action)
-    return step(replace(table, draft_team=(), draft_mission=None), after, events, None, bot_username)
+    table, takeovers = absence.missed_deadline(table, public_view(game).waiting_for)
+    change = step(replace(table, draft_team=(), draft_mission=None), after, events, None, bot_username)
+    return replace(change, outgoing=change.outgoing + takeovers)

@@ -16,7 +16,7 @@ from tgbot.outgoing import Button, Edit, Outgoing, Send
 from tgbot.render import board
 from tgbot.render.common import group_scene, title
 from tgbot.settings import GroupSettings
-from tgbot.table import Player, Stage, Table
+from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
 LOBBY_KEY = "board:0"  # the lobby's message becomes the game's first board
 
@@ -101,10 +101,18 @@ _HOST_ONLY = {
         N_("Only %(name)s, who opened the game, or a group admin can cancel it."),
         N_("Only the person who opened the game or a group admin can cancel it."),
     ),
+    "add_computer": (
+        N_("Only %(name)s, who opened the game, or a group admin can add computer players."),
+        N_("Only the person who opened the game or a group admin can add computer players."),
+    ),
+    "remove_computer": (
+        N_("Only %(name)s, who opened the game, or a group admin can remove computer players."),
+        N_("Only the person who opened the game or a group admin can remove computer players."),
+    ),
 }
 
 
-def _require_host(table: Table, user_id: int, is_admin: bool, lang: str, action: str) -> None:
+def require_host(table: Table, user_id: int, is_admin: bool, lang: str, action: str) -> None:
     if user_id == table.creator_id or is_admin:
         return
     named, unnamed = _HOST_ONLY[action]
@@ -115,7 +123,7 @@ def _require_host(table: Table, user_id: int, is_admin: bool, lang: str, action:
 def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: random.Random, bot_username: str) -> Change:
     if table.stage is not Stage.LOBBY:
         raise refuse(lang, "This game has already started.")
-    _require_host(table, user_id, is_admin, lang, "start")
+    require_host(table, user_id, is_admin, lang, "start")
     count = len(table.players)
     if not game_rules.MIN_PLAYERS <= count <= game_rules.MAX_PLAYERS:
         message = tn(
@@ -127,6 +135,8 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
             max=game_rules.MAX_PLAYERS,
         )
         raise Refused(Reply(message))
+    if len(table.people) < MIN_PEOPLE:
+        raise refuse(lang, "A game needs at least %(n)d people besides computer players.", n=MIN_PEOPLE)
     table = replace(table, stage=Stage.PLAYING, game=new_game(count, rng, table.variants))
     out: list[Outgoing] = [Edit(table.chat_id, LOBBY_KEY, board.started(group_scene(table)))]
     out += [announcements.role_message(table, seat, bot_username) for seat in range(count)]
@@ -137,7 +147,7 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
 def ask_cancel(table: Table, user_id: int, is_admin: bool, lang: str) -> Reply:
     if not table.is_active:
         raise refuse(lang, "There is no game to cancel.")
-    _require_host(table, user_id, is_admin, lang, "cancel")
+    require_host(table, user_id, is_admin, lang, "cancel")
     return Reply(
         t(lang, "Cancel this game for everyone?"),
         buttons=(
@@ -152,7 +162,7 @@ def ask_cancel(table: Table, user_id: int, is_admin: bool, lang: str) -> Reply:
 def cancel(table: Table, user_id: int, is_admin: bool, press: CancelPress, lang: str) -> Change:
     if not table.is_active:
         raise refuse(lang, "This game is already over.")
-    _require_host(table, user_id, is_admin, lang, "cancel")
+    require_host(table, user_id, is_admin, lang, "cancel")
     if not press.confirm:
         return Change(table, [], Reply(t(lang, "The game goes on.")))
     if table.game is None:

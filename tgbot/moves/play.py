@@ -11,7 +11,7 @@ from engine import rules as game_rules
 from tgbot.buttons import CardPress, MissionPress, TeamPress, VotePress, WaitingPress
 from tgbot.changes import Change, Refused, Reply, refuse
 from tgbot.i18n import N_, t, tn
-from tgbot.moves import announcements
+from tgbot.moves import absence, announcements
 from tgbot.moves.lobby import LOBBY_KEY, lobby_message
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import board, private
@@ -56,7 +56,7 @@ def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: 
         else N_("You voted 👎 Reject (mission %(mission)d, «%(group)s»).")
     )
     reply = Reply(t(lang, message, mission=game.current_round.mission, group=title(table.chat_title)))
-    return step(table, after, events, reply, bot_username)
+    return step(absence.acted(table, seat), after, events, reply, bot_username)
 
 
 def play_card(table: Table, user_id: int, press: CardPress, lang: str, bot_username: str) -> Change:
@@ -64,7 +64,7 @@ def play_card(table: Table, user_id: int, press: CardPress, lang: str, bot_usern
     seat = _seat(table, user_id, lang)
     after, events = _apply(game, PlayCard(seat, press.fail), lang)
     answer = t(lang, "You played ❌ Fail.") if press.fail else t(lang, "You played ✅ Success.")
-    change = step(table, after, events, Reply(answer), bot_username)
+    change = step(absence.acted(table, seat), after, events, Reply(answer), bot_username)
     played = private.card_played(seat_scene(table, seat), game.current_round.mission, press.fail)
     return replace(
         change, outgoing=[Edit(user_id, private.card_key(press.ballot, seat), played, protected=True), *change.outgoing]
@@ -78,6 +78,7 @@ def pick_team_member(table: Table, user_id: int, press: TeamPress, lang: str, bo
     if not 0 <= press.seat < game.players:
         raise refuse(lang, "There is no such player.")
     ticked = set(table.draft_team) ^ {press.seat}
+    table = absence.acted(table, game.leader)
     return _redraw_leader_prompt(replace(table, draft_team=tuple(sorted(ticked))), bot_username)
 
 
@@ -87,6 +88,7 @@ def pick_mission(table: Table, user_id: int, press: MissionPress, lang: str, bot
     game = _leader_turn(table, user_id, press.ballot, lang)
     if press.mission not in game.open_missions():
         raise refuse(lang, "That mission cannot be chosen now.")
+    table = absence.acted(table, game.leader)
     return _redraw_leader_prompt(replace(table, draft_mission=press.mission), bot_username)
 
 
@@ -113,7 +115,7 @@ def _propose(table: Table, game: GameState, lang: str, bot_username: str) -> Cha
             message = tn(lang, "Choose exactly %(n)d player.", "Choose exactly %(n)d players.", size)
             raise Refused(Reply(message)) from None
         raise _refusal(refusal, lang) from None
-    table = replace(table, draft_team=(), draft_mission=None)
+    table = absence.acted(replace(table, draft_team=(), draft_mission=None), game.leader)
     return step(table, after, events, Reply(t(lang, "Team proposed.")), bot_username)
 
 

@@ -136,6 +136,13 @@ class SimulatedGroup:
         game = table.game
         if game is None or not table.is_active:
             return False
+        people = [seat for seat in waiting_for(game) if not table.played_by_computer(seat)]
+        if not people:
+            # Computer players act on the clock: move it to the time the next one is due.
+            if table.computer_at is None:
+                raise RuntimeError("the game waits for computer players that have no turn scheduled")
+            await self.application.bot_data["service"].fire_due(table.computer_at)
+            return True
         if game.phase is Phase.PROPOSING:
             leader = game.leader
             user = table.players[leader].user_id
@@ -151,11 +158,11 @@ class SimulatedGroup:
                 await self.press(user, user, "t:", f":{seat}")
             await self.press(user, user, "t:", ":ok")
         elif game.phase is Phase.VOTING:
-            for seat in waiting_for(game):
+            for seat in people:
                 choice = "a" if policy.vote(table, seat) else "r"
                 await self.press(table.players[seat].user_id, self.chat_id, "v:", f":{choice}")
         else:
-            for seat in waiting_for(game):
+            for seat in people:
                 user = table.players[seat].user_id
                 await self.press(user, user, "c:", ":f" if policy.fail(table, seat) else ":s")
         return True

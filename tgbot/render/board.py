@@ -13,12 +13,12 @@ from html import escape
 
 from engine import EndReason, MissionRound, Phase, Proposal, Side
 from engine import rules as game_rules
-from tgbot.buttons import RematchPress, VotePress, WaitingPress, encode
+from tgbot.buttons import ComputerPress, RematchPress, VotePress, WaitingPress, encode
 from tgbot.i18n import t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render.common import GroupScene, join_link, mention, minutes, names, setup_line, track
 from tgbot.settings import GroupSettings
-from tgbot.table import Player
+from tgbot.table import MIN_PEOPLE, Player
 
 # ---------------------------------------------------------------- lobby
 
@@ -41,13 +41,26 @@ def lobby(
         ),
     ]
     missing = game_rules.MIN_PLAYERS - len(players)
+    people = sum(1 for p in players if not p.computer)
     if missing > 0:
         lines.append(tn(lang, "%(n)d more player needed.", "%(n)d more players needed.", missing))
+    elif people < MIN_PEOPLE:
+        lines.append(
+            tn(
+                lang,
+                "At least %(n)d person must play: computer players do not count.",
+                "At least %(n)d people must play: computer players do not count.",
+                MIN_PEOPLE,
+            )
+        )
     else:
         who = escape(creator.name) if creator else t(lang, "the host")
         lines.append(t(lang, "%(name)s or a group admin can start with /startgame.", name=who))
     lines.append(t(lang, "Press Join: it opens a private chat with me, where your role and cards will come."))
-    return "\n".join(lines), ((Button(t(lang, "Join"), url=join_link(bot_username, game_id)),),)
+    computers = (Button(t(lang, "🤖 Add a computer player"), data=encode(ComputerPress(game_id, True))),)
+    if people < len(players):
+        computers += (Button(t(lang, "Remove one"), data=encode(ComputerPress(game_id, False))),)
+    return "\n".join(lines), ((Button(t(lang, "Join"), url=join_link(bot_username, game_id)),), computers)
 
 
 def variants_line(settings: GroupSettings, lang: str) -> str:
@@ -75,7 +88,24 @@ def settings_line(settings: GroupSettings, lang: str) -> str:
     )
 
 
-def lobby_timed_out(lang: str) -> str:
+def computer_took_over(players: tuple[Player, ...], seats: list[int], lang: str) -> str:
+    return tn(
+        lang,
+        "🤖 %(names)s missed two deadlines in a row: a computer player takes their turns until they act again.",
+        "🤖 %(names)s missed two deadlines in a row: computer players take their turns until they act again.",
+        len(seats),
+        names=names(players, seats),
+    )
+
+
+def lobby_timed_out(players: tuple[Player, ...], lang: str) -> str:
+    if len(players) >= game_rules.MIN_PLAYERS:
+        return tn(
+            lang,
+            "🕵️ This lobby closed: fewer than %(n)d person joined in time.",
+            "🕵️ This lobby closed: fewer than %(n)d people joined in time.",
+            MIN_PEOPLE,
+        )
     return t(lang, "🕵️ This lobby closed: fewer than %(min)d players joined in time.", min=game_rules.MIN_PLAYERS)
 
 

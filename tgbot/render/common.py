@@ -67,6 +67,8 @@ def seat_scene(table: Table, seat: int) -> SeatScene:
 
 
 def mention(player: Player) -> str:
+    if player.computer:
+        return escape(player.name)  # no Telegram user to link to
     return f'<a href="tg://user?id={player.user_id}">{escape(player.name)}</a>'
 
 

@@ -66,6 +66,23 @@ def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str
             ),
         ),
         (
+            Button(
+                _switch(
+                    lang,
+                    settings.computer_level == "easy",
+                    N_("Computer players: easy"),
+                    N_("Computer players: normal"),
+                ),
+                data=press("computer_level"),
+            ),
+            Button(
+                _switch(
+                    lang, settings.computer_takeover, N_("Computer takes over: on"), N_("Computer takes over: off")
+                ),
+                data=press("computer_takeover"),
+            ),
+        ),
+        (
             Button(LANGUAGE_NAMES[settings.language or lang], data=press("language")),
             Button(t(lang, "Done"), data=press("done")),
         ),
@@ -85,22 +102,30 @@ def language_menu(chat_id: int, lang: str) -> tuple[str, Keyboard]:
 def help_text(lang: str) -> str:
     # Who may use /settings and /language is `GameService.may_configure`: a group admin, or
     # whoever opened the lobby while it is open.
-    return t(
-        lang,
-        "<b>The Resistance</b>: commands\n"
-        "/newgame — open a game in this group; add targeting, blind or both for those variants "
-        "(/newgame targeting blind)\n"
-        "/join — join the open game (or press Join)\n"
-        "/leave — leave the game before it starts\n"
-        "/startgame — start with 5 to 10 players (whoever opened the game, or an admin)\n"
-        "/status — the missions, the leader, whose turn it is\n"
-        "/cancel — end the lobby or the game (whoever opened it, or an admin)\n"
-        "/record — the last finished game's record as a file\n"
-        "/hints — in private: who could the spies be, and why\n"
-        "/settings — variants, deadlines, hints, language (a group admin, or whoever opened the lobby "
-        "while it is open)\n"
-        "/language — the language I speak in this group (the same people as /settings)\n"
-        "/rules — how to play",
+    return (
+        t(
+            lang,
+            "<b>The Resistance</b>: commands\n"
+            "/newgame — open a game in this group; add targeting, blind or both for those variants "
+            "(/newgame targeting blind)\n"
+            "/join — join the open game (or press Join)\n"
+            "/leave — leave the game before it starts\n"
+            "/startgame — start with 5 to 10 players (whoever opened the game, or an admin)\n"
+            "/status — the missions, the leader, whose turn it is\n"
+            "/cancel — end the lobby or the game (whoever opened it, or an admin)\n"
+            "/record — the last finished game's record as a file\n"
+            "/hints — in private: who could the spies be, and why\n"
+            "/settings — variants, deadlines, hints, language (a group admin, or whoever opened the lobby "
+            "while it is open)\n"
+            "/language — the language I speak in this group (the same people as /settings)\n"
+            "/rules — how to play",
+        )
+        + "\n"
+        + t(
+            lang,
+            "/addbot, /removebot — seat a computer player in the lobby, or let the last one go (whoever "
+            "opened the game, or an admin); a game needs at least two people",
+        )
     )
 
 

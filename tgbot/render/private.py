@@ -177,3 +177,12 @@ def reminder(scene: SeatScene) -> str:
         "⏰ «%(group)s»: half the time is gone and the game is waiting for you.",
         group=title(scene.group.chat_title),
     )
+
+
+def computer_took_over(scene: SeatScene) -> str:
+    return t(
+        scene.lang,
+        "You missed two deadlines in a row in «%(group)s», so a computer player takes your turns for now. "
+        "Press any of your buttons in this game to play again yourself.",
+        group=title(scene.group.chat_title),
+    )

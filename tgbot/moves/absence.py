@@ -1,0 +1,48 @@
+"""Missed deadlines: each seat's count in a row, and a computer player taking over the seat of a
+person who keeps missing them (only where the group's settings allow it, off by default)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tgbot.outgoing import Outgoing, Send
+from tgbot.render import board, private
+from tgbot.render.common import seat_scene
+from tgbot.table import Table
+
+TAKEOVER_AFTER = 2  # deadlines missed in a row before a computer player takes the seat
+
+
+def acted(table: Table, seat: int) -> Table:
+    """A person acted for their seat: their missed deadlines start again from none, and a
+    computer player that was taking their turns gives the seat back."""
+    missed = _counts(table)
+    if missed[seat] == 0 and seat not in table.autopilot:
+        return table
+    missed[seat] = 0
+    return replace(table, missed=tuple(missed), autopilot=tuple(s for s in table.autopilot if s != seat))
+
+
+def missed_deadline(table: Table, seats: tuple[int, ...]) -> tuple[Table, list[Outgoing]]:
+    """`seats` let a deadline pass: count it, and where the group allows it and a person missed
+    `TAKEOVER_AFTER` in a row, a computer player takes their turns until they act again."""
+    missed = _counts(table)
+    taken: list[int] = []
+    for seat in seats:
+        if table.played_by_computer(seat):
+            continue
+        missed[seat] += 1
+        if table.settings.computer_takeover and missed[seat] >= TAKEOVER_AFTER:
+            taken.append(seat)
+    table = replace(table, missed=tuple(missed), autopilot=tuple(sorted(set(table.autopilot) | set(taken))))
+    out: list[Outgoing] = []
+    if taken:
+        out.append(Send(table.chat_id, board.computer_took_over(table.players, taken, table.language)))
+        for seat in taken:
+            scene = seat_scene(table, seat)
+            out.append(Send(table.players[seat].user_id, private.computer_took_over(scene), protected=True))
+    return table, out
+
+
+def _counts(table: Table) -> list[int]:
+    return list(table.missed) + [0] * (len(table.players) - len(table.missed))
