@@ -52,10 +52,12 @@ def exact_belief(players: int, spies: tuple[int, ...]) -> Belief:
 
 
 class Deductions:
-    """Deductions per public record and viewer, as beliefs; `clear()` between games keeps it small."""
+    """Deductions per public record and viewer, as beliefs; `clear()` between games keeps it small,
+    and it empties itself once it holds `max_entries` (a long-lived cache in the bot stays bounded)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_entries: int = 4096) -> None:
         self._cache: dict[tuple, Belief] = {}
+        self.max_entries = max_entries
 
     def clear(self) -> None:
         self._cache.clear()
@@ -67,6 +69,8 @@ class Deductions:
         key = (record.players, record.variants, record.missions, viewer)
         found = self._cache.get(key)
         if found is None:
+            if len(self._cache) >= self.max_entries:
+                self._cache.clear()
             found = self._cache[key] = _belief(record, viewer)
         return found
 

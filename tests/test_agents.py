@@ -18,6 +18,7 @@ from agents.fit import count, fit
 from agents.sabotage import SabotageRates, default_rates
 from agents.simulate import play_game, simulate
 from agents.view import RECORD_ID
+from deduction.knowledge import Viewer
 from engine import (
     CastVote,
     GameState,
@@ -351,3 +352,16 @@ def test_a_spy_foresees_the_record_its_vote_makes_exactly(table, steps, votes):
     for seat in waiting_for(state):
         state, _ = apply(state, CastVote(seat, votes[seat]))
     assert foreseen == record_of(state, RECORD_ID).without_outcome()
+
+
+def test_the_deduction_cache_stays_bounded_and_answers_alike():
+    state = _mission_one_failed_by_both_spies()
+    view = view_of(state, 0)
+    deductions = Deductions(max_entries=2)
+    first = deductions.belief(view.record, Viewer.resistance(0))
+    for seat in range(5):
+        deductions.belief(view.record, Viewer.resistance(seat) if seat not in (3, 4) else Viewer.outsider())
+        assert len(deductions) <= 2
+    again = deductions.belief(view.record, Viewer.resistance(0))
+    assert list(again.spy_probability) == list(first.spy_probability)
+    assert again.spy_probability[3] == again.spy_probability[4] == 1.0
