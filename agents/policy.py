@@ -23,11 +23,14 @@ def decide(
 
     Everything random comes from `rng`; `deductions` may be shared by every seat of a game (it
     only caches answers that depend on the public record and the viewer). Raises `ValueError`
-    when the game does not wait for this seat and `NotImplementedError` in a phase it does not know.
+    when the game does not wait for this seat and `NotImplementedError` in a phase it does not know
+    or under Plot cards.
     """
     public = view.public
     if view.seat not in public.waiting_for:
         raise ValueError(f"the game does not wait for seat {view.seat}")
+    if getattr(public.variants, "plot_cards", False):
+        raise NotImplementedError("computer players do not play with Plot cards yet")
     deductions = deductions if deductions is not None else Deductions()
     rates = rates if rates is not None else default_rates()
     if public.phase is Phase.MISSION:

@@ -8,6 +8,7 @@ import math
 import random
 from dataclasses import replace
 from itertools import combinations
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -365,3 +366,13 @@ def test_the_deduction_cache_stays_bounded_and_answers_alike():
     again = deductions.belief(view.record, Viewer.resistance(0))
     assert list(again.spy_probability) == list(first.spy_probability)
     assert again.spy_probability[3] == again.spy_probability[4] == 1.0
+
+
+def test_what_the_players_do_not_know_how_to_play_fails_loudly():
+    state = new_game(5, random.Random(1), spies=(3, 4), first_leader=0)
+    view = view_of(state, 0)
+    plot = SimpleNamespace(targeting=False, blind_spies=False, plot_cards=True)
+    with pytest.raises(NotImplementedError):
+        decide(replace(view, public=replace(view.public, variants=plot)), random.Random(1))
+    with pytest.raises(NotImplementedError):
+        decide(replace(view, public=replace(view.public, phase=Phase.OVER)), random.Random(1))
