@@ -87,6 +87,7 @@ def test_the_command_stops_with_one_line_and_no_traceback():
 
 
 def test_the_offline_demo_plays_a_whole_game():
+    """Two simulated people and three computer players; one person's /hints after every mission."""
     done = subprocess.run(
         [sys.executable, "-m", "tgbot", "demo", "--players", "5", "--seed", "2"],
         capture_output=True,
@@ -94,7 +95,14 @@ def test_the_offline_demo_plays_a_whole_game():
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    group = done.stdout.split("'s private chat")[0]
+    group = done.stdout.split("'s /hints after mission")[0]
     assert "🏁" in group and "Spies:" in group and "Resistance:" in group
-    assert done.stdout.count("'s private chat") == 5
+    assert group.count("🤖 Ada") and group.count("🤖 Alan") and group.count("🤖 Grace")
+    assert done.stdout.count("'s private chat") == 2
+    track = next(line for line in group.split("🏁")[1].splitlines() if line.startswith("Missions:"))
+    played = track.count("✅") + track.count("❌")
+    # After every mission but the last, the asker's hints: a bar per other player.
+    assert done.stdout.count("'s /hints after mission") == played - 1
+    hints = done.stdout.split("'s private chat")[0]
+    assert hints.count("how likely each other player is to be a spy") == played - 1
     assert "you are a spy" not in group.lower()

@@ -1,9 +1,9 @@
 """Run the bot, or watch a whole game offline.
 
 resistance-bot                       run with long polling (TELEGRAM_BOT_TOKEN, REDIS_URL, ...)
-resistance-bot demo --players 7 --seed 1 [--targeting] [--blind-spies]
-                                     a game of simulated players through the same stack,
-                                     with no token and no network
+resistance-bot demo --players 7 --seed 1 [--people 2] [--targeting] [--blind-spies]
+                                     a game of simulated people and computer players through
+                                     the same stack, with no token and no network
 resistance-bot simulate --games 300 --players 7 --seed 1 [--json]
                                      computer players against each other (no Telegram)
 """
@@ -68,29 +68,50 @@ def run() -> int:
     return 0
 
 
-async def demo(players: int, seed: int | None, targeting: bool, blind_spies: bool) -> int:
+async def demo(players: int, people: int, seed: int | None, targeting: bool, blind_spies: bool) -> int:
+    """`people` simulated people (who decide as computer players do) and computer players in the
+    other seats play a whole game; one Resistance person asks for /hints after every mission."""
     import fakeredis
 
-    from engine import Variants
+    from engine import Role, Variants, seat_view
     from tgbot.offline.fake_telegram import FakeTelegram
     from tgbot.offline.harness import start_offline_bot
-    from tgbot.offline.simulation import Policy, SimulatedGroup
+    from tgbot.offline.simulation import ComputerPolicy, SimulatedGroup, plain_text
 
     rng = random.Random(seed)
     telegram = FakeTelegram()
     application = await start_offline_bot(
         telegram, fakeredis.FakeAsyncRedis(decode_responses=True), rng.getrandbits(64)
     )
+    hints: list[tuple[int, str]] = []  # (missions played, the hints as the asker read them)
     try:
-        group = SimulatedGroup(telegram, application, players=players)
+        group = SimulatedGroup(telegram, application, players=people)
         await group.open_lobby_and_join(variants=Variants(targeting=targeting, blind_spies=blind_spies))
+        await group.add_computers(players - people)
         await group.start()
-        await group.play(Policy(rng=rng))
+        table = await group.table()
+        # The person who asks: a Resistance member if there is one (a spy sees how the table sees them).
+        asker = next(
+            (u for u in group.user_ids if seat_view(table.game, table.seat_of(u)).role is Role.RESISTANCE),
+            group.user_ids[0],
+        )
+        policy = ComputerPolicy(rng=rng)
+        played = 0
+        while await group.step(policy):
+            table = await group.table()
+            now_played = len(table.game.played_rounds)
+            if now_played > played and not table.game.is_over:
+                played = now_played
+                await group.send(telegram.command(asker, asker, "/hints"))
+                hints.append((played, plain_text(telegram.messages(asker)[-1].text or "")))
     finally:
         await application.shutdown()
 
     print("=" * 30, "the group", "=" * 30)
     for text in group.transcript(group.chat_id):
+        print(text, end="\n\n")
+    for played, text in hints:
+        print("=" * 30, f"{group.name_of(asker)}'s /hints after mission {played}", "=" * 30)
         print(text, end="\n\n")
     for user_id in group.user_ids:
         print("=" * 30, f"{group.name_of(user_id)}'s private chat", "=" * 30)
@@ -103,8 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="resistance-bot", description="The Resistance for Telegram groups")
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("run", help="run the bot with long polling (the default)")
-    demo_parser = commands.add_parser("demo", help="play a game of simulated players offline and print it")
+    demo_parser = commands.add_parser("demo", help="play a game offline with computer players and print it")
     demo_parser.add_argument("--players", type=int, default=7, choices=range(5, 11), metavar="5-10")
+    demo_parser.add_argument(
+        "--people", type=int, default=2, choices=range(2, 11), metavar="2-10", help="simulated people among them"
+    )
     demo_parser.add_argument("--seed", type=int, default=None)
     demo_parser.add_argument("--targeting", action="store_true")
     demo_parser.add_argument("--blind-spies", action="store_true")
@@ -122,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return simulate(args)
     if args.command == "demo":
-        return asyncio.run(demo(args.players, args.seed, args.targeting, args.blind_spies))
+        if args.people > args.players:
+            parser.error("--people cannot exceed --players")
+        return asyncio.run(demo(args.players, args.people, args.seed, args.targeting, args.blind_spies))
     return run()
 
 

@@ -15,6 +15,7 @@ from html import unescape
 from telegram import Update
 from telegram.ext import Application
 
+from agents import act
 from engine import Phase, Variants, waiting_for
 from engine import rules as game_rules
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
@@ -45,6 +46,27 @@ class Policy:
 
     def fail(self, table: Table, seat: int) -> bool:
         return seat in table.game.spies and self.rng.random() < self.spy_fail_rate
+
+
+class ComputerPolicy(Policy):
+    """Simulated people who decide as computer players do (`agents`), from their own seat's view."""
+
+    def _action(self, table: Table, seat: int):
+        return act(table.game, seat, self.rng)
+
+    def choose_mission(self, table: Table, seat: int, missions: tuple[int, ...]) -> int:
+        return self._action(table, seat).mission or missions[0]
+
+    def choose_team(self, table: Table, seat: int, size: int) -> list[int]:
+        team = self._action(table, seat).team
+        # Under Targeting the mission was picked a press earlier; a team for another one will not do.
+        return list(team) if len(team) == size else super().choose_team(table, seat, size)
+
+    def vote(self, table: Table, seat: int) -> bool:
+        return self._action(table, seat).approve
+
+    def fail(self, table: Table, seat: int) -> bool:
+        return self._action(table, seat).fail
 
 
 def plain_text(html: str) -> str:
@@ -126,6 +148,10 @@ class SimulatedGroup:
         link = next(b["url"] for b in lobby.buttons() if "url" in b)
         for user_id in joining if joining is not None else self.user_ids:
             await self.send(self.telegram.open_link(user_id, link))
+
+    async def add_computers(self, count: int) -> None:
+        for _ in range(count):
+            await self.send(self.telegram.command(self.user_ids[0], self.chat_id, "/addbot"))
 
     async def start(self) -> None:
         await self.send(self.telegram.command(self.user_ids[0], self.chat_id, "/startgame"))
