@@ -4,16 +4,49 @@ Start with `new_game`, then feed actions to `apply`, which returns the next stat
 what happened. `public_view` and `seat_view` are the only ways secrets leave.
 """
 
-from engine.actions import Action, CardsTimedOut, CastVote, LeaderTimedOut, PlayCard, ProposeTeam, VotesTimedOut
-from engine.deadlines import draw_team
+from engine.actions import (
+    Action,
+    CardsTimedOut,
+    CastVote,
+    ChanceTimedOut,
+    DealCard,
+    DealTimedOut,
+    ImmediateTimedOut,
+    LeaderTimedOut,
+    OpenUp,
+    Overhear,
+    Pass,
+    PlayCard,
+    ProposeTeam,
+    Spotlight,
+    TakeCard,
+    UseNoConfidence,
+    UseStrongLeader,
+    VotesTimedOut,
+    Watch,
+)
+from engine.deadlines import draw_deal, draw_immediate, draw_team
 from engine.errors import IllegalAction, Reason, RecordError, StateFormatError
 from engine.events import (
+    CardDealt,
     CardPlayed,
+    CardsDrawn,
     CardsFilled,
+    CardTaken,
+    CardWatched,
+    ChancePassed,
+    ConfidenceEstablished,
+    ConversationOverheard,
     Event,
     GameOver,
     LeaderChanged,
     MissionCompleted,
+    NoConfidenceUsed,
+    OpenedUp,
+    OpenVotesShown,
+    SpotlightCardShown,
+    SpotlightUsed,
+    StrongLeaderUsed,
     TeamProposed,
     VoteCast,
     VotesFilled,
@@ -21,6 +54,7 @@ from engine.events import (
 )
 from engine.game import apply, new_game
 from engine.invariants import check_state
+from engine.plot import Card, CardSeen, PlotState, PlotUse, RoleSeen, UseKind, cards_per_mission, deck_counts
 from engine.record import (
     RECORD_FORMAT,
     GameRecord,
@@ -34,9 +68,45 @@ from engine.record import (
 from engine.serialization import SCHEMA_VERSION, state_from_dict, state_to_dict
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Role, Side, Variants
 from engine.turns import ballot, legal_actions, waiting_for
-from engine.views import PublicView, SeatView, public_view, seat_view
+from engine.views import PlotView, PublicView, SeatView, public_view, seat_view
 
 __all__ = [
+    "Card",
+    "CardSeen",
+    "PlotState",
+    "PlotUse",
+    "PlotView",
+    "RoleSeen",
+    "UseKind",
+    "cards_per_mission",
+    "deck_counts",
+    "ChanceTimedOut",
+    "DealCard",
+    "DealTimedOut",
+    "ImmediateTimedOut",
+    "OpenUp",
+    "Overhear",
+    "Pass",
+    "Spotlight",
+    "TakeCard",
+    "UseNoConfidence",
+    "UseStrongLeader",
+    "Watch",
+    "draw_deal",
+    "draw_immediate",
+    "CardDealt",
+    "CardsDrawn",
+    "CardTaken",
+    "CardWatched",
+    "ChancePassed",
+    "ConfidenceEstablished",
+    "ConversationOverheard",
+    "NoConfidenceUsed",
+    "OpenedUp",
+    "OpenVotesShown",
+    "SpotlightCardShown",
+    "SpotlightUsed",
+    "StrongLeaderUsed",
     "Action",
     "CardsTimedOut",
     "LeaderTimedOut",

@@ -1,6 +1,6 @@
 """Command line for the rules engine: play a seeded random game, or validate record files.
 
-    python -m engine play --players 7 --seed 1 [--targeting] [--blind-spies]
+    python -m engine play --players 7 --seed 1 [--targeting] [--blind-spies] [--plot] [--record]
     python -m engine validate GAMES.jsonl [...]
 
 This is the engine's only module that does I/O.
@@ -14,9 +14,22 @@ import random
 import sys
 
 from engine import (
+    CardDealt,
+    CardsDrawn,
+    CardTaken,
+    CardWatched,
+    ConfidenceEstablished,
+    ConversationOverheard,
+    Event,
     GameOver,
     MissionCompleted,
+    NoConfidenceUsed,
+    OpenedUp,
+    OpenVotesShown,
     RecordError,
+    SpotlightCardShown,
+    SpotlightUsed,
+    StrongLeaderUsed,
     TeamProposed,
     Variants,
     VotesRevealed,
@@ -29,8 +42,11 @@ from engine.simulate import play_to_end
 
 def _play(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
-    state = new_game(args.players, rng, Variants(targeting=args.targeting, blind_spies=args.blind_spies))
+    variants = Variants(targeting=args.targeting, blind_spies=args.blind_spies, plot_cards=args.plot)
+    state = new_game(args.players, rng, variants)
     print(f"{args.players} players, {state.spy_count} spies; seat {state.leader} leads first.")
+    if state.plot is not None:
+        print(f"  seat {state.leader} draws {[card.value for card in state.plot.drawn]}")
     steps = play_to_end(state, rng)
     for _, _, events in steps:
         for event in events:
@@ -50,10 +66,41 @@ def _play(args: argparse.Namespace) -> int:
                 )
             elif isinstance(event, GameOver):
                 print(f"{event.winner.value} win ({event.reason.value}); spies were {list(event.spies)}")
+            elif (line := _plot_line(event)) is not None:
+                print(f"  {line}")
     if args.record:
         final_state = steps[-1][1]
         print(json.dumps(export_record(final_state, f"seed-{args.seed}")))
     return 0
+
+
+def _plot_line(event: Event) -> str | None:
+    """What the table saw of a Plot card, in one line."""
+    if isinstance(event, CardsDrawn):
+        return f"seat {event.leader} draws {[card.value for card in event.cards]}"
+    if isinstance(event, CardDealt):
+        return f"{event.card.value} goes to seat {event.to}" + (" (dealt at random)" if event.drawn else "")
+    if isinstance(event, CardTaken):
+        return f"seat {event.by} takes {event.card.value} from seat {event.holder}"
+    if isinstance(event, ConversationOverheard):
+        return f"seat {event.by} looks at the role of seat {event.target}"
+    if isinstance(event, OpenedUp):
+        return f"seat {event.by} shows their role to seat {event.to}"
+    if isinstance(event, ConfidenceEstablished):
+        return f"leader {event.by} shows their role to seat {event.to}"
+    if isinstance(event, StrongLeaderUsed):
+        return f"seat {event.seat} takes the lead with Strong Leader"
+    if isinstance(event, OpenVotesShown):
+        return "open votes: " + ", ".join(f"seat {s} {'approves' if v else 'rejects'}" for s, v in event.votes)
+    if isinstance(event, NoConfidenceUsed):
+        return f"seat {event.seat} uses No Confidence: the team is thrown out"
+    if isinstance(event, SpotlightUsed):
+        return f"seat {event.by} puts seat {event.target} in the spotlight"
+    if isinstance(event, SpotlightCardShown):
+        return f"seat {event.seat} plays {'Fail' if event.fail else 'Success'} face up"
+    if isinstance(event, CardWatched):
+        return f"seat {event.by} watches the card of seat {event.target}"
+    return None
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -85,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     play.add_argument("--seed", type=int, default=None)
     play.add_argument("--targeting", action="store_true")
     play.add_argument("--blind-spies", action="store_true")
+    play.add_argument("--plot", action="store_true", help="play with the Plot cards of The Plot Thickens")
     play.add_argument("--record", action="store_true", help="also print the game's resistance-record/1 JSON")
     play.set_defaults(run=_play)
     validate = commands.add_parser("validate", help="check resistance-record/1 JSON Lines files")

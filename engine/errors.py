@@ -26,6 +26,19 @@ class Reason(StrEnum):
     RESISTANCE_CANNOT_FAIL = "resistance_cannot_fail"
     NOT_A_CHOICE = "not_a_choice"  # a vote or card that is not exactly true or false
     UNKNOWN_ACTION = "unknown_action"
+    # The Plot Thickens
+    PLOT_CARDS_NOT_IN_PLAY = "plot_cards_not_in_play"  # a Plot action in a game without Plot cards
+    WRONG_WINDOW = "wrong_window"  # the card cannot be used at this step of the proposal
+    NOT_ASKED = "not_asked"  # another holder is asked now, or this seat has had its chance
+    NOT_THE_HOLDER = "not_the_holder"  # the seat does not hold the card it uses
+    NOT_DRAWN = "not_drawn"  # the leader deals a card that is not among the drawn ones
+    WRONG_CARD = "wrong_card"  # the receiver answers for another immediate card than the one received
+    NOT_THE_RECEIVER = "not_the_receiver"  # someone else must resolve the immediate card now
+    CARD_TO_RESOLVE = "card_to_resolve"  # an immediate card must be resolved before the next is dealt
+    BAD_TARGET = "bad_target"  # the card does not allow this seat (or card) as its target
+    TOO_MANY_TARGETS = "too_many_targets"  # more watched members than watch cards held
+    OPINION_MAKERS_FIRST = "opinion_makers_first"  # the Opinion Makers vote before anyone else
+    SETTING_CHANGED = "setting_changed"  # missing votes of one vote are filled with one setting
 
 
 class IllegalAction(Exception):

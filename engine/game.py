@@ -13,6 +13,8 @@ from engine import rules
 from engine.actions import (
     DEADLINE_ACTIONS,
     PLAYER_ACTIONS,
+    PLOT_DEADLINE_ACTIONS,
+    PLOT_PLAYER_ACTIONS,
     Action,
     CardsTimedOut,
     CastVote,
@@ -26,15 +28,25 @@ from engine.events import (
     CardPlayed,
     CardsFilled,
     Event,
-    GameOver,
-    LeaderChanged,
-    MissionCompleted,
+    OpenVotesShown,
+    SpotlightCardShown,
     TeamProposed,
     VoteCast,
     VotesFilled,
     VotesRevealed,
 )
-from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Role, Side, Variants
+from engine.plot import Card, PlotState, PlotUse, UseKind, full_deck
+from engine.state import GameState, MissionRound, Phase, Proposal, Role, Variants
+from engine.steps import (
+    after_approval,
+    after_cards,
+    after_rejection,
+    begin_proposal,
+    proposal_index,
+    round_index,
+    voters_now,
+)
+from engine.windows import apply_plot
 
 
 def new_game(
@@ -44,8 +56,10 @@ def new_game(
     *,
     spies: tuple[int, ...] | None = None,
     first_leader: int | None = None,
+    deck: tuple[Card, ...] | None = None,
 ) -> GameState:
-    """Deal roles and pick the first leader at random (from `rng`), unless they are given."""
+    """Deal roles, pick the first leader and, with Plot cards, shuffle the deck at random
+    (from `rng`), unless they are given. A game with Plot cards starts at its first window."""
     rng = rng if rng is not None else random.Random()
     variants = variants if variants is not None else Variants()
     count = rules.spy_count(players)
@@ -57,13 +71,22 @@ def new_game(
         first_leader = rng.randrange(players)
     if not 0 <= first_leader < players:
         raise ValueError(f"no seat {first_leader} at a table of {players}")
-    return GameState(
+    state = GameState(
         players=players,
         spies=tuple(sorted(spies)),
         variants=variants,
         leader=first_leader,
         phase=Phase.PROPOSING,
     )
+    if not variants.plot_cards:
+        return state
+    if deck is None:
+        deck = full_deck(players)
+        deck = tuple(rng.sample(deck, len(deck)))
+    if sorted(deck) != sorted(full_deck(players)):
+        raise ValueError(f"a deck of {players} players holds {sorted(full_deck(players))}, not {sorted(deck)}")
+    state = replace(state, plot=PlotState(deck=tuple(deck), hands=((),) * players))
+    return begin_proposal(state, [])[0]
 
 
 def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...]]:
@@ -73,7 +96,9 @@ def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...
         raise IllegalAction(Reason.GAME_OVER)
     if isinstance(action, PLAYER_ACTIONS) and not _is_seat(action.seat, state.players):
         raise IllegalAction(Reason.NOT_A_PLAYER, f"no seat {action.seat!r}")
-    if isinstance(action, ProposeTeam):
+    if isinstance(action, PLOT_PLAYER_ACTIONS + PLOT_DEADLINE_ACTIONS):
+        new_state, events = apply_plot(state, action)
+    elif isinstance(action, ProposeTeam):
         new_state, events = _propose(state, action)
     elif isinstance(action, CastVote):
         new_state, events = _vote(state, action)
@@ -85,7 +110,15 @@ def apply(state: GameState, action: Action) -> tuple[GameState, tuple[Event, ...
         new_state, events = _fill_votes(state, action)
     else:
         new_state, events = _fill_cards(state, action)
+    if new_state.plot is not None and _moved_on(state, new_state):
+        new_state = replace(new_state, plot=replace(new_state.plot, decisions=new_state.plot.decisions + 1))
     return replace(new_state, version=state.version + 1), events
+
+
+def _moved_on(before: GameState, after: GameState) -> bool:
+    """Whether an action opened a new decision: anything but one more vote or mission card
+    (the Opinion Makers' open votes and the rest are one vote)."""
+    return not (before.phase is after.phase and before.phase in (Phase.VOTING, Phase.MISSION))
 
 
 def _is_seat(value: object, players: int) -> bool:
@@ -151,6 +184,13 @@ def _put_forward(
     team = tuple(sorted(team))
 
     proposal = Proposal(leader=state.leader, team=team, mission=mission, auto_team=drawn)
+    if state.plot is not None:
+        proposal = replace(
+            proposal,
+            strong_leader=state.plot.took_lead,
+            open_votes=state.plot.holders(Card.OPINION_MAKER),
+        )
+        state = replace(state, plot=replace(state.plot, took_lead=False))
     # The round takes the mission of its latest proposal: under Targeting a later leader may name another.
     current = state.current_round or MissionRound(mission, size, rules.fails_required(state.players, mission))
     current = replace(
@@ -176,28 +216,55 @@ def _vote(state: GameState, action: CastVote) -> tuple[GameState, tuple[Event, .
     _require_phase(state, Phase.VOTING)
     if state.pending_votes[action.seat] is not None:
         raise IllegalAction(Reason.ALREADY_VOTED)
+    if action.seat not in voters_now(state):
+        raise IllegalAction(Reason.OPINION_MAKERS_FIRST, "the Opinion Makers vote first, in the open")
     votes = list(state.pending_votes)
     votes[action.seat] = _require_choice(action.approve, "a vote")
     events: list[Event] = [VoteCast(seat=action.seat)]
-    if any(v is None for v in votes):
-        return replace(state, pending_votes=tuple(votes)), tuple(events)
-    return _reveal_votes(state, tuple(bool(v) for v in votes), events)
+    return _count_votes(state, tuple(votes), events)
 
 
 def _fill_votes(state: GameState, action: VotesTimedOut) -> tuple[GameState, tuple[Event, ...]]:
+    """The votes the game waits for count as the group's setting (the Opinion Makers' first,
+    when theirs are still missing: the others then vote as usual)."""
     _require_phase(state, Phase.VOTING)
     approve = _require_choice(action.approve, "the missing votes' setting")
-    missing = tuple(seat for seat, vote in enumerate(state.pending_votes) if vote is None)
-    votes = tuple(approve if vote is None else vote for vote in state.pending_votes)
-    return _reveal_votes(state, votes, [VotesFilled(seats=missing, approve=approve)], filled=missing)
+    current = state.current_round
+    assert current is not None
+    proposal = current.proposals[-1]
+    if any(state.pending_votes[seat] is not approve for seat in proposal.auto_votes):
+        raise IllegalAction(Reason.SETTING_CHANGED, "the missing votes of this vote were filled otherwise")
+    missing = voters_now(state)
+    votes = tuple(approve if seat in missing else vote for seat, vote in enumerate(state.pending_votes))
+    proposal = replace(proposal, auto_votes=tuple(sorted(proposal.auto_votes + missing)))
+    current = replace(current, proposals=current.proposals[:-1] + (proposal,))
+    state = replace(state, rounds=state.rounds[:-1] + (current,))
+    return _count_votes(state, votes, [VotesFilled(seats=missing, approve=approve)])
+
+
+def _count_votes(
+    state: GameState, votes: tuple[bool | None, ...], events: list[Event]
+) -> tuple[GameState, tuple[Event, ...]]:
+    """Reveal the votes once all are in; show the Opinion Makers' once theirs are."""
+    if all(v is not None for v in votes):
+        return _reveal_votes(state, tuple(bool(v) for v in votes), events)
+    before = voters_now(state)
+    state = replace(state, pending_votes=votes)
+    current = state.current_round
+    assert current is not None
+    open_seats = current.proposals[-1].open_votes
+    opinion_makers_voting = bool(open_seats) and set(before) <= set(open_seats)
+    if opinion_makers_voting and all(votes[seat] is not None for seat in open_seats):
+        events.append(OpenVotesShown(votes=tuple((seat, bool(votes[seat])) for seat in open_seats)))
+    return state, tuple(events)
 
 
 def _reveal_votes(
-    state: GameState, revealed: tuple[bool, ...], events: list[Event], filled: tuple[int, ...] = ()
+    state: GameState, revealed: tuple[bool, ...], events: list[Event]
 ) -> tuple[GameState, tuple[Event, ...]]:
     current = state.current_round
     assert current is not None
-    proposal = replace(current.proposals[-1], votes=revealed, auto_votes=filled)
+    proposal = replace(current.proposals[-1], votes=revealed)
     current = replace(current, proposals=current.proposals[:-1] + (proposal,))
     state = replace(state, rounds=state.rounds[:-1] + (current,), pending_votes=())
     events.append(
@@ -210,18 +277,8 @@ def _reveal_votes(
         )
     )
     if proposal.approved:
-        return replace(state, phase=Phase.MISSION, pending_cards=()), tuple(events)
-    return _after_rejection(state, current, events)
-
-
-def _after_rejection(
-    state: GameState, current: MissionRound, events: list[Event]
-) -> tuple[GameState, tuple[Event, ...]]:
-    if current.rejections >= rules.MAX_PROPOSALS_PER_MISSION:
-        return _end(state, Side.SPIES, EndReason.FIVE_REJECTIONS, events)
-    leader = state.next_seat(state.leader)
-    events.append(LeaderChanged(leader=leader))
-    return replace(state, phase=Phase.PROPOSING, leader=leader), tuple(events)
+        return after_approval(state, events)
+    return after_rejection(state, current, events)
 
 
 def _play_card(state: GameState, action: PlayCard) -> tuple[GameState, tuple[Event, ...]]:
@@ -237,9 +294,10 @@ def _play_card(state: GameState, action: PlayCard) -> tuple[GameState, tuple[Eve
         raise IllegalAction(Reason.RESISTANCE_CANNOT_FAIL, "Resistance members must play Success")
     cards = state.pending_cards + ((action.seat, fail),)
     events: list[Event] = [CardPlayed(seat=action.seat)]
+    state = _show_spotlighted(state, action.seat, fail, events)
     if len(cards) < len(current.team):
         return replace(state, pending_cards=cards), tuple(events)
-    return _complete_mission(state, cards, events)
+    return after_cards(state, cards, events)
 
 
 def _fill_cards(state: GameState, action: CardsTimedOut) -> tuple[GameState, tuple[Event, ...]]:
@@ -249,35 +307,18 @@ def _fill_cards(state: GameState, action: CardsTimedOut) -> tuple[GameState, tup
     assert current is not None and current.team is not None
     missing = tuple(seat for seat in current.team if seat not in state.played_seats)
     cards = state.pending_cards + tuple((seat, False) for seat in missing)
-    return _complete_mission(state, cards, [CardsFilled(seats=missing)], filled=missing)
+    events: list[Event] = [CardsFilled(seats=missing)]
+    for seat in missing:
+        state = _show_spotlighted(state, seat, False, events)
+    return after_cards(state, cards, events, filled=missing)
 
 
-def _complete_mission(
-    state: GameState, cards: tuple[tuple[int, bool], ...], events: list[Event], filled: tuple[int, ...] = ()
-) -> tuple[GameState, tuple[Event, ...]]:
-    current = state.current_round
-    assert current is not None and current.team is not None
-    fails = sum(1 for _, is_fail in cards if is_fail)
-    current = replace(current, fails=fails, auto_cards=filled)
-    state = replace(state, rounds=state.rounds[:-1] + (current,), pending_cards=())
-    events.append(
-        MissionCompleted(
-            mission=current.mission,
-            team=current.team,
-            fails=fails,
-            fails_required=current.fails_required,
-            succeeded=bool(current.succeeded),
-        )
-    )
-    if state.successes >= rules.MISSIONS_TO_WIN:
-        return _end(state, Side.RESISTANCE, EndReason.THREE_SUCCESSFUL_MISSIONS, events)
-    if state.failures >= rules.MISSIONS_TO_WIN:
-        return _end(state, Side.SPIES, EndReason.THREE_FAILED_MISSIONS, events)
-    leader = state.next_seat(state.leader)
-    events.append(LeaderChanged(leader=leader))
-    return replace(state, phase=Phase.PROPOSING, leader=leader), tuple(events)
-
-
-def _end(state: GameState, winner: Side, reason: EndReason, events: list[Event]) -> tuple[GameState, tuple[Event, ...]]:
-    events.append(GameOver(winner=winner, reason=reason, spies=state.spies))
-    return replace(state, phase=Phase.OVER, winner=winner, end_reason=reason), tuple(events)
+def _show_spotlighted(state: GameState, seat: int, fail: bool, events: list[Event]) -> GameState:
+    """The spotlighted member's card is played face up: everyone sees it, and the record has it."""
+    plot = state.plot
+    if plot is None or plot.spotlight is None or plot.spotlight[1] != seat:
+        return state
+    by, target = plot.spotlight
+    use = PlotUse(UseKind.SPOTLIGHT, proposal_index(state), by=by, target=target, fail=fail)
+    events.append(SpotlightCardShown(seat=seat, fail=fail))
+    return replace(state, plot=plot.log(round_index(state), use))

@@ -8,9 +8,17 @@ missions...), so that no play ever continues from a state the rules could not re
 
 from __future__ import annotations
 
+from collections import Counter
+
 from engine import rules
 from engine.errors import StateFormatError
+from engine.plot import IMMEDIATE_CARDS, Card, CardSeen, RoleSeen, cards_per_mission, deck_counts, full_deck
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side
+from engine.steps import WINDOW_CARDS, may_use
+
+# The steps in which a proposed team is on the table, and those before a team is named.
+_TEAM_IN_PLAY = (Phase.VOTING, Phase.OVERTURN, Phase.SPOTLIGHT, Phase.MISSION, Phase.WATCH)
+_BEFORE_TEAM = (Phase.LEAD, Phase.DEAL, Phase.PROPOSING)
 
 
 def _require(condition: bool, problem: str) -> None:
@@ -47,7 +55,9 @@ def check_state(state: GameState) -> None:
         _require(1 <= len(current.proposals) <= rules.MAX_PROPOSALS_PER_MISSION, f"{field}: 1 to 5 proposals")
         for number, proposal in enumerate(current.proposals):
             pfield = f"{field}.proposals[{number}]"
-            _require(leader is None or proposal.leader == leader, f"{pfield}.leader: out of turn")
+            _require(
+                leader is None or proposal.leader == leader or proposal.strong_leader, f"{pfield}.leader: out of turn"
+            )
             _check_proposal(state, proposal, pfield, played_before, successes)
             last = number == len(current.proposals) - 1
             if not last:
@@ -69,8 +79,12 @@ def check_state(state: GameState) -> None:
             played_before.append(current.mission)
         else:
             _require(last_round, f"{field}: a round before the last was not played")
-            _require(not current.auto_cards, f"{field}.auto_cards: the mission was not played")
+            _require(
+                not current.auto_cards or state.phase is Phase.WATCH, f"{field}.auto_cards: the mission was not played"
+            )
     _check_phase(state, successes, failures, leader)
+    if state.plot is not None or state.variants.plot_cards:
+        _check_plot(state)
 
 
 def _check_proposal(state: GameState, proposal: Proposal, field: str, played_before: list[int], successes: int) -> None:
@@ -87,8 +101,23 @@ def _check_proposal(state: GameState, proposal: Proposal, field: str, played_bef
         )
     _require(_seats_in_order(proposal.team, players), f"{field}.team: distinct seats, in order")
     _require(len(proposal.team) == rules.team_size(players, proposal.mission), f"{field}.team: wrong size")
+    plot_cards = state.variants.plot_cards
+    _require(
+        plot_cards or (not proposal.strong_leader and not proposal.open_votes and proposal.no_confidence is None),
+        f"{field}: Plot card fields in a game without Plot cards",
+    )
+    _require(_seats_in_order(proposal.open_votes, players), f"{field}.open_votes: distinct seats, in order")
+    _require(
+        proposal.no_confidence is None or (proposal.majority and 0 <= proposal.no_confidence < players),
+        f"{field}.no_confidence: only a seat overturns, and only an approved team",
+    )
     if proposal.votes is None:
-        _require(not proposal.auto_votes, f"{field}.auto_votes: the votes are not in")
+        # With Opinion Makers the deadline may already have filled their votes.
+        _require(
+            not proposal.auto_votes
+            or (set(proposal.auto_votes) <= set(proposal.open_votes) and state.phase is Phase.VOTING),
+            f"{field}.auto_votes: the votes are not in",
+        )
     else:
         _require(len(proposal.votes) == players, f"{field}.votes: one per seat")
         _require(_seats_in_order(proposal.auto_votes, players), f"{field}.auto_votes: distinct seats, in order")
@@ -134,28 +163,98 @@ def _check_phase(state: GameState, successes: int, failures: int, next_leader: i
 
     voting = state.phase is Phase.VOTING
     mission = state.phase is Phase.MISSION
+    watch = state.phase is Phase.WATCH
     _require(len(state.pending_votes) == (state.players if voting else 0), "pending_votes: only while voting")
-    _require(not state.pending_cards or mission, "pending_cards: only during a mission")
+    _require(not state.pending_cards or mission or watch, "pending_cards: only during a mission")
     if not voting:
         _require(latest is None or latest.votes is not None, "phase: a proposal is waiting for its votes")
     if state.phase is Phase.OVER and latest is not None:
         _require(state.leader == latest.leader, "leader: the card stays with the last leader when the game ends")
-    if state.phase is Phase.PROPOSING:
-        _require(next_leader is None or state.leader == next_leader, "leader: the leader card passes clockwise")
-    if voting or mission:
+    took_lead = state.plot is not None and state.plot.took_lead
+    if state.phase in _BEFORE_TEAM:
+        _require(
+            next_leader is None or state.leader == next_leader or took_lead, "leader: the leader card passes clockwise"
+        )
+    if state.phase in _TEAM_IN_PLAY:
         _require(open_round and latest is not None, f"phase: {state.phase.value} needs a proposal in play")
         _require(state.leader == latest.leader, "leader: the proposal's leader holds the card until it is settled")
     if voting:
         _require(latest.votes is None, "phase: voting on a proposal whose votes are revealed")
         _require(any(v is None for v in state.pending_votes), "pending_votes: all in, but not revealed")
-    if mission:
+    if state.phase is Phase.OVERTURN:
+        _require(latest.majority and latest.no_confidence is None, "phase: No Confidence needs an approved team")
+    if state.phase in (Phase.SPOTLIGHT, Phase.MISSION, Phase.WATCH):
         _require(latest.approved, "phase: a mission needs an approved team")
+    if mission or watch:
         seats = tuple(seat for seat, _ in state.pending_cards)
+        every_card = set(seats) == set(latest.team) if watch else set(seats) < set(latest.team)
         _require(
-            _distinct_seats(seats, state.players) and set(seats) < set(latest.team),
-            "pending_cards: one card from each team member, not all yet",
+            _distinct_seats(seats, state.players) and every_card,
+            "pending_cards: one card from each team member, all of them only in the watch window",
         )
         _require(
             all(not fail or seat in state.spies for seat, fail in state.pending_cards),
             "pending_cards: only a spy can play Fail",
         )
+
+
+def _check_plot(state: GameState) -> None:
+    """The Plot cards: none more than the deck holds, each where the step allows it."""
+    plot = state.plot
+    _require(plot is not None and state.variants.plot_cards, "plot: present exactly in a game with Plot cards")
+    assert plot is not None
+    players, phase = state.players, state.phase
+    _require(len(plot.hands) == players, "plot.hands: one hand per seat")
+    _require(
+        all(card not in IMMEDIATE_CARDS for hand in plot.hands for card in hand),
+        "plot.hands: immediate cards are never held",
+    )
+    in_play = plot.cards_in_play()
+    _require(in_play <= Counter(deck_counts(players)), "plot: more cards than the deck holds")
+    new_round = state.current_round is None and not state.is_over
+    deals = len(state.rounds) + (1 if new_round and phase in (Phase.DEAL, Phase.PROPOSING) else 0)
+    _require(
+        len(plot.deck) == len(full_deck(players)) - deals * cards_per_mission(players),
+        "plot.deck: the deck loses its cards at each mission's deal only",
+    )
+    dealing = phase is Phase.DEAL
+    _require(dealing or (not plot.drawn and plot.receiving is None and not plot.deal_queue), "plot: a deal is over")
+    if dealing:
+        _require(new_round, "phase: the deal comes before a mission's first proposal")
+        _require(bool(plot.drawn) or plot.receiving is not None, "plot.drawn: a deal with nothing left to do")
+        _require(
+            (plot.receiving is None) == (plot.receiving_card is None)
+            and plot.receiving_card in (None, Card.TAKE_RESPONSIBILITY, Card.OVERHEARD_CONVERSATION, Card.OPEN_UP)
+            and (plot.receiving is None or 0 <= plot.receiving < players),
+            "plot.receiving: a receiver with an immediate card to resolve",
+        )
+        queued = Counter(card for card, _ in plot.deal_queue)
+        _require(not queued or queued == Counter(plot.drawn), "plot.deal_queue: deals the drawn cards, once each")
+    if phase in WINDOW_CARDS:
+        _require(bool(plot.asked) and _distinct_seats(plot.asked, players), "plot.asked: a window asks someone")
+        _require(
+            all(plot.holds(seat, WINDOW_CARDS[phase]) for seat in plot.asked) and may_use(state, plot.asked[0]),
+            "plot.asked: only holders who can use the window's card",
+        )
+    else:
+        _require(not plot.asked, "plot.asked: only in a window")
+    _require(not plot.took_lead or phase in (Phase.DEAL, Phase.PROPOSING), "plot.took_lead: before the team only")
+    if plot.spotlight is not None:
+        current = state.current_round
+        by, target = plot.spotlight
+        _require(
+            phase in (Phase.MISSION, Phase.WATCH)
+            and current is not None
+            and target in (current.team or ())
+            and by != target
+            and 0 <= by < players,
+            "plot.spotlight: on another member of the team playing",
+        )
+    _require(len(plot.uses) <= len(state.rounds) + 1, "plot.uses: one list per round")
+    for seen in plot.seen:
+        _require(seen.viewer != seen.seat, "plot.seen: nobody is shown their own role or card")
+        if isinstance(seen, RoleSeen):
+            _require(seen.spy == (seen.seat in state.spies), "plot.seen: a role seen is the seat's role")
+        else:
+            assert isinstance(seen, CardSeen)
+            _require(not seen.fail or seen.seat in state.spies, "plot.seen: only a spy plays Fail")

@@ -7,14 +7,34 @@ first offending field; nothing is guessed or repaired.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from engine import rules
-from engine.actions import CardsTimedOut, CastVote, LeaderTimedOut, PlayCard, ProposeTeam, VotesTimedOut
+from engine import plot_record, rules
+from engine.actions import (
+    Action,
+    CardsTimedOut,
+    CastVote,
+    DealCard,
+    LeaderTimedOut,
+    OpenUp,
+    Overhear,
+    Pass,
+    PlayCard,
+    ProposeTeam,
+    Spotlight,
+    TakeCard,
+    UseNoConfidence,
+    UseStrongLeader,
+    VotesTimedOut,
+    Watch,
+)
 from engine.errors import RecordError
 from engine.game import apply, new_game
+from engine.plot import Card, PlotUse, RoleSeen, Seen, UseKind, clockwise_from, full_deck
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side, Variants
 
 RECORD_FORMAT = "resistance-record/1"
@@ -31,11 +51,23 @@ _RECORD_KEYS = (
     "source",
     "seat_players",
     "played_at",
+    "private",
 )
-_MISSION_KEYS = ("mission", "team_size", "fails_required", "proposals", "fails", "auto_cards")
-_MISSION_OPTIONAL = ("fails", "auto_cards")
-_PROPOSAL_KEYS = ("leader", "mission", "team", "votes", "auto_team", "auto_votes")
-_PROPOSAL_OPTIONAL = ("mission", "auto_team", "auto_votes")
+_MISSION_KEYS = ("mission", "team_size", "fails_required", "proposals", "fails", "auto_cards", "plot")
+_MISSION_OPTIONAL = ("fails", "auto_cards", "plot")
+_PROPOSAL_KEYS = (
+    "leader",
+    "mission",
+    "team",
+    "votes",
+    "auto_team",
+    "auto_votes",
+    "strong_leader",
+    "open_votes",
+    "no_confidence",
+)
+_PROPOSAL_OPTIONAL = ("mission", "auto_team", "auto_votes", "strong_leader", "open_votes", "no_confidence")
+_PLOT_FIELDS = ("plot", "strong_leader", "open_votes", "no_confidence")
 _VARIANT_KEYS = ("targeting", "blind_spies", "plot_cards")
 _OUTCOME_KEYS = ("winner", "reason", "spies")
 
@@ -60,6 +92,7 @@ class GameRecord:
     variants: Variants | None = None  # None: the record does not say (old records)
     seat_players: tuple[str, ...] | None = None  # a stable pseudonymous id per seat
     played_at: str | None = None  # ISO 8601 start time
+    private: dict[int, tuple[Seen, ...]] | None = None  # Plot cards: what one seat alone was shown
 
     @property
     def played_missions(self) -> tuple[MissionRound, ...]:
@@ -127,10 +160,13 @@ def parse_record(data: Any) -> GameRecord:
     expected_leader: int | None = None
     successes = failures = 0
     ended = False
+    table = plot_record.PlotTable.start(players)
     for i, raw in enumerate(data["missions"]):
         field = f"missions[{i}]"
         _require(not ended, field, "the game was already over")
         mission, expected_leader = _parse_mission(raw, field, players, variants, expected_leader, successes, missions)
+        if variants is not None and variants.plot_cards:
+            mission, table = _parse_plot(raw, field, players, mission, table)
         missions.append(mission)
         if mission.played:
             successes += bool(mission.succeeded)
@@ -160,6 +196,12 @@ def parse_record(data: Any) -> GameRecord:
     )
     played_at = data.get("played_at")
     _require(played_at is None or _is_iso_time(played_at), "played_at", "must be an ISO 8601 time")
+    private = None
+    if "private" in data:
+        _require(variants is not None and variants.plot_cards, "private", "only a game with Plot cards has one")
+        private = plot_record.parse_private(data["private"], players)
+        if outcome is not None:
+            _check_private_against_outcome(private, outcome)
     return GameRecord(
         id=data["id"],
         players=players,
@@ -170,7 +212,27 @@ def parse_record(data: Any) -> GameRecord:
         variants=variants,
         seat_players=None if seat_players is None else tuple(seat_players),
         played_at=played_at,
+        private=private,
     )
+
+
+def _parse_plot(
+    raw: dict, field: str, players: int, mission: MissionRound, table: plot_record.PlotTable
+) -> tuple[MissionRound, plot_record.PlotTable]:
+    events = plot_record.parse_events(raw.get("plot", []), f"{field}.plot", players)
+    uses, table = plot_record.check_mission(
+        events, field, list(mission.proposals), mission.fails, mission.auto_cards, table, players
+    )
+    return replace(mission, plot=uses), table
+
+
+def _check_private_against_outcome(private: dict[int, tuple[Seen, ...]], outcome: Outcome) -> None:
+    for viewer, entries in private.items():
+        for i, seen in enumerate(entries):
+            spy = seen.seat in outcome.spies
+            # A role seen is the seat's side; a Fail seen proves a spy, a Success proves nothing.
+            agrees = seen.spy == spy if isinstance(seen, RoleSeen) else spy or not seen.fail
+            _require(agrees, f"private.{viewer}[{i}]", "does not match the spies of the outcome")
 
 
 def _is_iso_time(value: Any) -> bool:
@@ -187,9 +249,11 @@ def _parse_variants(raw: Any) -> Variants:
     _check_keys(raw, _VARIANT_KEYS, _VARIANT_KEYS, "variants")
     for key, value in raw.items():
         _require(isinstance(value, bool), f"variants.{key}", "must be true or false")
-    # The Plot Thickens adds fields of its own that this version does not read yet.
-    _require(not raw.get("plot_cards", False), "variants.plot_cards", "Plot cards are not supported by this reader")
-    return Variants(targeting=raw.get("targeting", False), blind_spies=raw.get("blind_spies", False))
+    return Variants(
+        targeting=raw.get("targeting", False),
+        blind_spies=raw.get("blind_spies", False),
+        plot_cards=raw.get("plot_cards", False),
+    )
 
 
 def _parse_mission(
@@ -202,6 +266,8 @@ def _parse_mission(
     earlier: list[MissionRound],
 ) -> tuple[MissionRound, int | None]:
     _check_keys(raw, _MISSION_KEYS, _MISSION_OPTIONAL, field)
+    plot_cards = variants is not None and variants.plot_cards
+    _require(plot_cards or "plot" not in raw, f"{field}.plot", "only a game with Plot cards has one")
     number = raw["mission"]
     _require(_is_int(number) and 1 <= number <= rules.MISSION_COUNT, f"{field}.mission", "must be 1 to 5")
     opened = _mission_opener(field, players, variants, successes, earlier)
@@ -224,7 +290,9 @@ def _parse_mission(
     proposals: list[Proposal] = []
     for j, raw_proposal in enumerate(raw_proposals):
         pfield = f"{field}.proposals[{j}]"
-        proposal = _parse_proposal(raw_proposal, pfield, players, number, targeting, opened, expected_leader)
+        proposal = _parse_proposal(
+            raw_proposal, pfield, players, number, targeting, opened, expected_leader, plot_cards
+        )
         _require(
             not proposal.approved or j == len(raw_proposals) - 1,
             f"{pfield}.votes",
@@ -296,12 +364,17 @@ def _parse_proposal(
     targeting: bool,
     opened,
     expected_leader: int | None,
+    plot_cards: bool = False,
 ) -> Proposal:
     _check_keys(raw, _PROPOSAL_KEYS, tuple(k for k in _PROPOSAL_OPTIONAL if not (targeting and k == "mission")), field)
+    for key in _PLOT_FIELDS:
+        _require(plot_cards or key not in raw, f"{field}.{key}", "only a game with Plot cards has one")
     leader = raw["leader"]
     _require(_is_int(leader) and 0 <= leader < players, f"{field}.leader", f"must be a seat from 0 to {players - 1}")
+    strong_leader = raw.get("strong_leader", False)
+    _require(isinstance(strong_leader, bool), f"{field}.strong_leader", "must be true or false")
     _require(
-        expected_leader is None or leader == expected_leader,
+        expected_leader is None or leader == expected_leader or strong_leader,
         f"{field}.leader",
         f"out of turn: seat {expected_leader} leads this proposal",
     )
@@ -326,8 +399,22 @@ def _parse_proposal(
     auto_team = raw.get("auto_team", False)
     _require(isinstance(auto_team, bool), f"{field}.auto_team", "must be true or false")
     auto_votes = _parse_seats(raw["auto_votes"], f"{field}.auto_votes", players) if "auto_votes" in raw else ()
+    open_votes = _parse_seats(raw["open_votes"], f"{field}.open_votes", players) if "open_votes" in raw else ()
+    _require(list(open_votes) == sorted(open_votes), f"{field}.open_votes", "must be in seat order")
+    no_confidence = raw.get("no_confidence")
+    if "no_confidence" in raw:
+        _require(_is_int(no_confidence) and 0 <= no_confidence < players, f"{field}.no_confidence", "must be a seat")
+        _require(rules.is_approved(votes), f"{field}.no_confidence", "only an approved team can be overturned")
     return Proposal(
-        leader=leader, team=tuple(team), mission=mission, votes=tuple(votes), auto_team=auto_team, auto_votes=auto_votes
+        leader=leader,
+        team=tuple(team),
+        mission=mission,
+        votes=tuple(votes),
+        auto_team=auto_team,
+        auto_votes=auto_votes,
+        strong_leader=strong_leader,
+        open_votes=open_votes,
+        no_confidence=no_confidence,
     )
 
 
@@ -369,6 +456,12 @@ def _parse_outcome(
                 "outcome.spies",
                 f"mission at missions[{i}] had {m.fails} Fail cards but fewer spies who played",
             )
+        for use in m.plot:
+            _require(
+                use.kind is not UseKind.SPOTLIGHT or not use.fail or use.target in spies,
+                "outcome.spies",
+                f"seat {use.target} played a Fail in the spotlight at missions[{i}]",
+            )
     return Outcome(winner=winner, reason=reason, spies=tuple(spies))
 
 
@@ -386,10 +479,11 @@ def record_to_dict(record: GameRecord) -> dict[str, Any]:
         data["variants"] = {
             "targeting": record.variants.targeting,
             "blind_spies": record.variants.blind_spies,
-            "plot_cards": False,
+            "plot_cards": record.variants.plot_cards,
         }
     targeting = record.variants is not None and record.variants.targeting
-    data["missions"] = [_mission_to_dict(m, targeting) for m in record.missions]
+    plot_cards = record.variants is not None and record.variants.plot_cards
+    data["missions"] = [_mission_to_dict(m, targeting, plot_cards) for m in record.missions]
     if record.outcome is not None:
         data["outcome"] = {
             "winner": record.outcome.winner.value,
@@ -402,10 +496,12 @@ def record_to_dict(record: GameRecord) -> dict[str, Any]:
         data["seat_players"] = list(record.seat_players)
     if record.played_at is not None:
         data["played_at"] = record.played_at
+    if record.private is not None:
+        data["private"] = plot_record.private_to_dict(record.private)
     return data
 
 
-def _mission_to_dict(m: MissionRound, targeting: bool) -> dict[str, Any]:
+def _mission_to_dict(m: MissionRound, targeting: bool, plot_cards: bool = False) -> dict[str, Any]:
     data: dict[str, Any] = {
         "mission": m.mission,
         "team_size": m.team_size,
@@ -416,6 +512,8 @@ def _mission_to_dict(m: MissionRound, targeting: bool) -> dict[str, Any]:
         data["fails"] = m.fails
         if m.auto_cards:
             data["auto_cards"] = list(m.auto_cards)
+    if plot_cards:
+        data["plot"] = [plot_record.event_to_dict(use) for use in m.plot]
     return data
 
 
@@ -429,19 +527,31 @@ def _proposal_to_dict(p: Proposal, targeting: bool) -> dict[str, Any]:
         data["auto_team"] = True
     if p.auto_votes:
         data["auto_votes"] = list(p.auto_votes)
+    if p.strong_leader:
+        data["strong_leader"] = True
+    if p.open_votes:
+        data["open_votes"] = list(p.open_votes)
+    if p.no_confidence is not None:
+        data["no_confidence"] = p.no_confidence
     return data
 
 
-def record_of(state: GameState, game_id: str, source: dict[str, Any] | None = None) -> GameRecord:
+def record_of(
+    state: GameState, game_id: str, source: dict[str, Any] | None = None, private_for: int | None = None
+) -> GameRecord:
     """The public record of a game, finished or not; the outcome once it is over.
 
-    A proposal whose votes are still hidden is not yet part of the public record. A game
-    played with a variant says so; a plain game's record is plain.
+    A proposal whose votes are still hidden is not yet part of the public record, nor are
+    the Plot events that came before it. A game played with a variant says so; a plain
+    game's record is plain. `private_for` adds what that seat alone was shown with Plot cards.
     """
     missions: list[MissionRound] = []
-    for r in state.rounds:
+    uses = state.plot.uses if state.plot is not None else ()
+    for index, r in enumerate(state.rounds):
         proposals = tuple(p for p in r.proposals if p.votes is not None)
         if proposals:
+            if index < len(uses):
+                r = replace(r, plot=tuple(use for use in uses[index] if use.proposal < len(proposals)))
             latest = proposals[-1]
             # Until its team is voted on, a later proposal's mission is not yet the round's.
             missions.append(
@@ -457,6 +567,9 @@ def record_of(state: GameState, game_id: str, source: dict[str, Any] | None = No
     if state.is_over:
         assert state.winner is not None and state.end_reason is not None
         outcome = Outcome(winner=state.winner, reason=state.end_reason, spies=state.spies)
+    private = None
+    if state.plot is not None and private_for is not None:
+        private = {private_for: tuple(seen for seen in state.plot.seen if seen.viewer == private_for)}
     return GameRecord(
         id=game_id,
         players=state.players,
@@ -465,19 +578,25 @@ def record_of(state: GameState, game_id: str, source: dict[str, Any] | None = No
         outcome=outcome,
         source=source,
         variants=None if state.variants == Variants() else state.variants,
+        private=private,
     )
 
 
-def export_record(state: GameState, game_id: str, source: dict[str, Any] | None = None) -> dict[str, Any]:
-    return record_to_dict(record_of(state, game_id, source))
+def export_record(
+    state: GameState, game_id: str, source: dict[str, Any] | None = None, private_for: int | None = None
+) -> dict[str, Any]:
+    return record_to_dict(record_of(state, game_id, source, private_for))
 
 
 def replay(record: GameRecord, spies: tuple[int, ...], variants: Variants | None = None) -> GameState:
     """Play a record's choices through the engine with the given spies.
 
-    Spies on a mission team play the record's Fail cards, the first of them first; what the
-    record marks automatic is replayed as the deadline that caused it. Raises
-    `IllegalAction` if the record's choices are impossible with these spies.
+    Spies on a mission team play the record's Fail cards, the first of them first (a
+    spotlighted member plays the card the table saw); what the record marks automatic is
+    replayed as the deadline that caused it. With Plot cards the deck is stacked so that
+    each deal draws the cards the record deals, and every holder the record does not show
+    using a card passes. Raises `IllegalAction` if the record's choices are impossible with
+    these spies.
     """
     if variants is None:
         variants = record.variants
@@ -485,27 +604,123 @@ def replay(record: GameRecord, spies: tuple[int, ...], variants: Variants | None
         in_order = all(m.mission == i + 1 for i, m in enumerate(record.missions))
         variants = Variants(targeting=not in_order)
     first_leader = record.missions[0].proposals[0].leader if record.missions else 0
-    state = new_game(record.players, variants=variants, spies=spies, first_leader=first_leader)
+    deck = _stacked_deck(record) if variants.plot_cards else None
+    state = new_game(record.players, variants=variants, spies=spies, first_leader=first_leader, deck=deck)
     for m in record.missions:
-        for p in m.proposals:
+        for j, p in enumerate(m.proposals):
+            if variants.plot_cards:
+                state = _through_window(state, Phase.LEAD, lambda seat, p=p: _strong_leader(p, seat))
+                state = _replay_deal(state, [use for use in m.plot if use.proposal == j and use.kind in _DEAL_KINDS])
             chosen = p.mission if variants.targeting else None
             if p.auto_team:
                 state, _ = apply(state, LeaderTimedOut(team=p.team, mission=chosen))
             else:
                 state, _ = apply(state, ProposeTeam(seat=p.leader, team=p.team, mission=chosen))
-            for seat, approve in enumerate(p.votes or ()):
-                if seat not in p.auto_votes:
-                    state, _ = apply(state, CastVote(seat=seat, approve=approve))
-            if p.auto_votes:
-                state, _ = apply(state, VotesTimedOut(approve=bool(p.votes[p.auto_votes[0]])))
-        if m.fails is not None and state.phase is Phase.MISSION:
-            fails_left = m.fails
-            for seat in m.proposals[-1].team:
-                if seat in m.auto_cards:
-                    continue
-                fail = fails_left > 0 and seat in spies
-                fails_left -= fail
-                state, _ = apply(state, PlayCard(seat=seat, fail=fail))
-            if m.auto_cards:
-                state, _ = apply(state, CardsTimedOut())
+            state = _replay_votes(state, p, p.open_votes)
+            state = _replay_votes(state, p, tuple(seat for seat in range(record.players) if seat not in p.open_votes))
+            state = _through_window(state, Phase.OVERTURN, lambda seat, p=p: _no_confidence(p, seat))
+            state = _through_window(state, Phase.SPOTLIGHT, lambda seat, m=m: _spotlight(m, seat))
+        if state.phase is Phase.MISSION:
+            state = _replay_cards(state, m, spies)
+            # A mission still being played stops at its last watch: the reveal has not come yet.
+            order = clockwise_from(state.leader, state.players)
+            watchers = sorted({use.by for use in m.plot if use.kind is UseKind.WATCH}, key=order.index)
+            last = None if m.fails is not None or not watchers else lambda seat, w=watchers[-1]: seat == w
+            state = _through_window(state, Phase.WATCH, lambda seat, m=m: _watch(m, seat), last)
+    return state
+
+
+# The events of a deal: the cards given and the immediate cards resolved.
+_DEAL_KINDS = (UseKind.DEAL, UseKind.TAKE, UseKind.OVERHEARD, UseKind.OPEN_UP, UseKind.ESTABLISH_CONFIDENCE)
+
+
+def _stacked_deck(record: GameRecord) -> tuple[Card, ...]:
+    """A deck whose draws are the cards the record deals, mission by mission; the cards
+    nobody saw drawn follow in any order."""
+    dealt = [use.card for m in record.missions for use in m.plot if use.kind is UseKind.DEAL and use.card is not None]
+    rest = Counter(full_deck(record.players)) - Counter(dealt)
+    return tuple(dealt) + tuple(rest.elements())
+
+
+def _through_window(
+    state: GameState,
+    phase: Phase,
+    choose: Callable[[int], Action | None],
+    last: Callable[[int], bool] | None = None,
+) -> GameState:
+    """Ask each holder of an open window in turn: `choose(seat)` is the card they used, or
+    None for a pass; after the seat for which `last` is true the window stays open."""
+    while state.phase is phase:
+        assert state.plot is not None
+        seat = state.plot.asked[0]
+        state, _ = apply(state, choose(seat) or Pass(seat))
+        if last is not None and last(seat):
+            break
+    return state
+
+
+def _strong_leader(p: Proposal, seat: int) -> Action | None:
+    return UseStrongLeader(seat) if p.strong_leader and seat == p.leader else None
+
+
+def _no_confidence(p: Proposal, seat: int) -> Action | None:
+    return UseNoConfidence(seat) if seat == p.no_confidence else None
+
+
+def _spotlight(m: MissionRound, seat: int) -> Action | None:
+    used = [use for use in m.plot if use.kind is UseKind.SPOTLIGHT and use.by == seat]
+    return Spotlight(seat, used[0].target) if used else None
+
+
+def _watch(m: MissionRound, seat: int) -> Action | None:
+    targets = tuple(use.target for use in m.plot if use.kind is UseKind.WATCH and use.by == seat)
+    return Watch(seat, targets) if targets else None
+
+
+def _replay_deal(state: GameState, uses: list[PlotUse]) -> GameState:
+    for use in uses:
+        action: Action | None = None
+        if use.kind is UseKind.DEAL:
+            assert use.card is not None
+            action = DealCard(seat=state.leader, card=use.card, to=use.target)
+        elif use.kind is UseKind.TAKE:
+            assert use.card is not None
+            action = TakeCard(seat=use.by, card=use.card, holder=use.target)
+        elif use.kind is UseKind.OVERHEARD:
+            action = Overhear(seat=use.by, target=use.target)
+        elif use.kind is UseKind.OPEN_UP:
+            action = OpenUp(seat=use.by, to=use.target)
+        if action is not None:  # Establish Confidence resolves as it is dealt
+            state, _ = apply(state, action)
+    return state
+
+
+def _replay_votes(state: GameState, p: Proposal, seats: tuple[int, ...]) -> GameState:
+    """The votes of `seats` (the Opinion Makers, then the others), then their missed deadline."""
+    assert p.votes is not None
+    for seat in seats:
+        if seat not in p.auto_votes:
+            state, _ = apply(state, CastVote(seat=seat, approve=p.votes[seat]))
+    if any(seat in p.auto_votes for seat in seats):
+        state, _ = apply(state, VotesTimedOut(approve=bool(p.votes[p.auto_votes[0]])))
+    return state
+
+
+def _replay_cards(state: GameState, m: MissionRound, spies: tuple[int, ...]) -> GameState:
+    """The mission's cards. A mission still being played shows only what the table saw: the
+    spotlighted card, and once someone watched, that every card was played (which ones
+    the record does not say, so they are played as Success)."""
+    spotlight = next((use for use in m.plot if use.kind is UseKind.SPOTLIGHT), None)
+    shown = {spotlight.target: bool(spotlight.fail)} if spotlight is not None else {}
+    fails_left = m.fails - sum(shown.values()) if m.fails is not None else 0
+    team = m.proposals[-1].team
+    all_played = m.fails is not None or any(use.kind is UseKind.WATCH for use in m.plot)
+    for seat in sorted(team, key=lambda seat: seat not in shown):
+        if seat in m.auto_cards or not (all_played or seat in shown):
+            continue
+        fail = shown.get(seat, fails_left > 0 and seat in spies)
+        fails_left -= fail and seat not in shown
+        state, _ = apply(state, PlayCard(seat=seat, fail=fail))
+    if m.auto_cards:
+        state, _ = apply(state, CardsTimedOut())
     return state

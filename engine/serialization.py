@@ -5,7 +5,9 @@ never coerced, and a state that breaks a rule of the game is refused too
 (`engine.invariants`), so a corrupted or foreign value cannot become a playable game.
 
 Schema 1 (before each proposal named its mission and before missed deadlines were marked
-seat by seat) is still read, so that games running across an upgrade go on.
+seat by seat) is still read, so that games running across an upgrade go on. A game with
+Plot cards is written as schema 3 (schema 2 plus the Plot fields), every other game still
+as schema 2, so that an engine that cannot play Plot cards refuses only those games.
 """
 
 from __future__ import annotations
@@ -15,13 +17,62 @@ from typing import Any
 from engine import rules
 from engine.errors import StateFormatError
 from engine.invariants import check_state
+from engine.plot import Card, CardSeen, PlotState, PlotUse, RoleSeen, Seen, UseKind
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side, Variants
 
 SCHEMA_VERSION = 2
-READABLE_SCHEMAS = (1, 2)
+PLOT_SCHEMA_VERSION = 3
+READABLE_SCHEMAS = (1, 2, 3)
 
 
 def state_to_dict(state: GameState) -> dict[str, Any]:
+    data = _plain_to_dict(state)
+    if state.plot is None:
+        return data
+    data["schema"] = PLOT_SCHEMA_VERSION
+    data["variants"]["plot_cards"] = True
+    for r, stored in zip(state.rounds, data["rounds"], strict=True):
+        for p, proposal in zip(r.proposals, stored["proposals"], strict=True):
+            proposal.update(strong_leader=p.strong_leader, open_votes=list(p.open_votes), no_confidence=p.no_confidence)
+    data["plot"] = _plot_to_dict(state.plot)
+    return data
+
+
+def _plot_to_dict(plot: PlotState) -> dict[str, Any]:
+    return {
+        "deck": [card.value for card in plot.deck],
+        "hands": [[card.value for card in hand] for hand in plot.hands],
+        "drawn": [card.value for card in plot.drawn],
+        "receiving": plot.receiving,
+        "receiving_card": None if plot.receiving_card is None else plot.receiving_card.value,
+        "deal_queue": [[card.value, to] for card, to in plot.deal_queue],
+        "asked": list(plot.asked),
+        "took_lead": plot.took_lead,
+        "spotlight": None if plot.spotlight is None else list(plot.spotlight),
+        "uses": [[_use_to_dict(use) for use in uses] for uses in plot.uses],
+        "seen": [_seen_to_dict(seen) for seen in plot.seen],
+        "decisions": plot.decisions,
+    }
+
+
+def _use_to_dict(use: PlotUse) -> dict[str, Any]:
+    return {
+        "kind": use.kind.value,
+        "proposal": use.proposal,
+        "by": use.by,
+        "target": use.target,
+        "card": None if use.card is None else use.card.value,
+        "fail": use.fail,
+    }
+
+
+def _seen_to_dict(seen: Seen) -> dict[str, Any]:
+    if isinstance(seen, RoleSeen):
+        return {"viewer": seen.viewer, "seat": seen.seat, "spy": seen.spy}
+    return {"viewer": seen.viewer, "seat": seen.seat, "mission": seen.mission, "fail": seen.fail}
+
+
+def _plain_to_dict(state: GameState) -> dict[str, Any]:
     return {
         "schema": SCHEMA_VERSION,
         "version": state.version,
@@ -103,12 +154,20 @@ def _read(data: dict, schema: int) -> GameState:
         )
         if len(pending_votes) not in (0, players):
             raise StateFormatError(f"pending_votes: expected none or {players}")
+        plot_cards = schema == PLOT_SCHEMA_VERSION
+        if plot_cards != ("plot" in data):
+            raise StateFormatError(f"plot: only schema {PLOT_SCHEMA_VERSION} has Plot cards, not schema {schema!r}")
+        if set(variants) != {"targeting", "blind_spies"} | ({"plot_cards"} if plot_cards else set()):
+            raise StateFormatError("variants: unexpected fields")
+        if plot_cards and variants["plot_cards"] is not True:
+            raise StateFormatError("variants.plot_cards: a schema 3 state is a game with Plot cards")
         return GameState(
             players=players,
             spies=spies,
             variants=Variants(
                 targeting=_bool(variants["targeting"], "variants.targeting"),
                 blind_spies=_bool(variants["blind_spies"], "variants.blind_spies"),
+                plot_cards=plot_cards,
             ),
             leader=_int(data["leader"], "leader", 0, seat),
             phase=Phase(data["phase"]),
@@ -121,6 +180,7 @@ def _read(data: dict, schema: int) -> GameState:
             winner=None if data["winner"] is None else Side(data["winner"]),
             end_reason=None if data["end_reason"] is None else EndReason(data["end_reason"]),
             version=_int(data["version"], "version"),
+            plot=_plot(data["plot"], players) if plot_cards else None,
         )
     except StateFormatError:
         raise
@@ -164,7 +224,7 @@ def _proposal(p: Any, players: int, schema: int, round_mission: int) -> Proposal
             auto_team=missed,
             auto_votes=tuple(range(players)) if missed else (),
         )
-    return Proposal(
+    proposal = Proposal(
         leader=leader,
         team=team,
         mission=_int(p["mission"], "proposals[].mission", 1, rules.MISSION_COUNT),
@@ -172,3 +232,85 @@ def _proposal(p: Any, players: int, schema: int, round_mission: int) -> Proposal
         auto_team=_bool(p["auto_team"], "proposals[].auto_team"),
         auto_votes=_seats(p["auto_votes"], "proposals[].auto_votes", players),
     )
+    if schema < PLOT_SCHEMA_VERSION:
+        return proposal
+    return Proposal(
+        leader=proposal.leader,
+        team=proposal.team,
+        mission=proposal.mission,
+        votes=proposal.votes,
+        auto_team=proposal.auto_team,
+        auto_votes=proposal.auto_votes,
+        strong_leader=_bool(p["strong_leader"], "proposals[].strong_leader"),
+        open_votes=_seats(p["open_votes"], "proposals[].open_votes", players),
+        no_confidence=_optional(p["no_confidence"], _seat_reader(players), "proposals[].no_confidence"),
+    )
+
+
+def _seat_reader(players: int):
+    return lambda value, name: _int(value, name, 0, players - 1)
+
+
+def _card(value: Any, name: str) -> Card:
+    if not isinstance(value, str):
+        raise StateFormatError(f"{name}: expected a Plot card")
+    try:
+        return Card(value)
+    except ValueError:
+        raise StateFormatError(f"{name}: no Plot card {value!r}") from None
+
+
+def _cards(value: Any, name: str) -> tuple[Card, ...]:
+    return tuple(_card(c, f"{name}[]") for c in _list(value, name))
+
+
+def _plot(p: Any, players: int) -> PlotState:
+    if not isinstance(p, dict):
+        raise StateFormatError("plot: expected an object")
+    seat = players - 1
+    spotlight = _optional(p["spotlight"], lambda v, n: _seats(_list(v, n, 2), n, players), "plot.spotlight")
+    return PlotState(
+        deck=_cards(p["deck"], "plot.deck"),
+        hands=tuple(_cards(hand, "plot.hands[]") for hand in _list(p["hands"], "plot.hands", players)),
+        drawn=_cards(p["drawn"], "plot.drawn"),
+        receiving=_optional(p["receiving"], lambda v, n: _int(v, n, 0, seat), "plot.receiving"),
+        receiving_card=_optional(p["receiving_card"], _card, "plot.receiving_card"),
+        deal_queue=tuple(
+            (_card(d[0], "plot.deal_queue[][0]"), _int(d[1], "plot.deal_queue[][1]", 0, seat))
+            for d in (_list(d, "plot.deal_queue[]", 2) for d in _list(p["deal_queue"], "plot.deal_queue"))
+        ),
+        asked=_seats(p["asked"], "plot.asked", players),
+        took_lead=_bool(p["took_lead"], "plot.took_lead"),
+        spotlight=None if spotlight is None else (spotlight[0], spotlight[1]),
+        uses=tuple(
+            tuple(_use(u, players) for u in _list(uses, "plot.uses[]")) for uses in _list(p["uses"], "plot.uses")
+        ),
+        seen=tuple(_seen(s, players) for s in _list(p["seen"], "plot.seen")),
+        decisions=_int(p["decisions"], "plot.decisions"),
+    )
+
+
+def _use(u: Any, players: int) -> PlotUse:
+    if not isinstance(u, dict) or set(u) != {"kind", "proposal", "by", "target", "card", "fail"}:
+        raise StateFormatError("plot.uses[][]: expected kind, proposal, by, target, card and fail")
+    return PlotUse(
+        kind=UseKind(u["kind"]),
+        proposal=_int(u["proposal"], "plot.uses[][].proposal", 0, rules.MAX_PROPOSALS_PER_MISSION - 1),
+        by=_int(u["by"], "plot.uses[][].by", 0, players - 1),
+        target=_int(u["target"], "plot.uses[][].target", 0, players - 1),
+        card=_optional(u["card"], _card, "plot.uses[][].card"),
+        fail=_optional(u["fail"], _bool, "plot.uses[][].fail"),
+    )
+
+
+def _seen(s: Any, players: int) -> Seen:
+    if not isinstance(s, dict):
+        raise StateFormatError("plot.seen[]: expected an object")
+    viewer = _int(s["viewer"], "plot.seen[].viewer", 0, players - 1)
+    seat = _int(s["seat"], "plot.seen[].seat", 0, players - 1)
+    if set(s) == {"viewer", "seat", "spy"}:
+        return RoleSeen(viewer=viewer, seat=seat, spy=_bool(s["spy"], "plot.seen[].spy"))
+    if set(s) == {"viewer", "seat", "mission", "fail"}:
+        mission = _int(s["mission"], "plot.seen[].mission", 1, rules.MISSION_COUNT)
+        return CardSeen(viewer=viewer, seat=seat, mission=mission, fail=_bool(s["fail"], "plot.seen[].fail"))
+    raise StateFormatError("plot.seen[]: expected a role or a mission card seen")

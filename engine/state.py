@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from engine import rules
+from engine.plot import PlotState, PlotUse
 
 
 class Phase(StrEnum):
@@ -13,6 +14,12 @@ class Phase(StrEnum):
     VOTING = "voting"  # every player votes on the proposed team
     MISSION = "mission"  # the team plays its mission cards
     OVER = "over"
+    # The Plot Thickens: the windows of a proposal in which a Plot card may be used.
+    LEAD = "lead"  # W1: Strong Leader holders are asked, one by one
+    DEAL = "deal"  # W2: the leader gives the drawn cards; receivers resolve immediate ones
+    OVERTURN = "overturn"  # W5: after an approval, No Confidence holders are asked
+    SPOTLIGHT = "spotlight"  # W6: In the Spotlight holders are asked
+    WATCH = "watch"  # W8: every card is played; Keeping a Close Eye on You holders are asked
 
 
 class Role(StrEnum):
@@ -37,6 +44,7 @@ class Variants:
 
     targeting: bool = False  # the leader also chooses which open mission the team attempts
     blind_spies: bool = False  # spies are not told who the other spies are
+    plot_cards: bool = False  # The Plot Thickens: Plot cards are dealt each mission
 
 
 @dataclass(frozen=True)
@@ -47,10 +55,18 @@ class Proposal:
     votes: tuple[bool, ...] | None = None  # None until every vote is in and revealed
     auto_team: bool = False  # the leader missed the deadline and the team was drawn at random
     auto_votes: tuple[int, ...] = ()  # seats that did not vote in time; their vote is the group's setting
+    strong_leader: bool = False  # the leader took the lead with Strong Leader
+    open_votes: tuple[int, ...] = ()  # Opinion Makers: they voted first, in the open
+    no_confidence: int | None = None  # who overturned the approved team with No Confidence
+
+    @property
+    def majority(self) -> bool:
+        """The table's vote approved the team (No Confidence may still overturn it)."""
+        return self.votes is not None and rules.is_approved(self.votes)
 
     @property
     def approved(self) -> bool:
-        return self.votes is not None and rules.is_approved(self.votes)
+        return self.majority and self.no_confidence is None
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,8 @@ class MissionRound:
     proposals: tuple[Proposal, ...] = ()
     fails: int | None = None  # None until the mission has been played
     auto_cards: tuple[int, ...] = ()  # team members who did not play in time; their card counted as Success
+    # In a record: the public Plot events of this mission (a game state keeps them in `GameState.plot`).
+    plot: tuple[PlotUse, ...] = ()
 
     @property
     def played(self) -> bool:
@@ -104,6 +122,7 @@ class GameState:
     winner: Side | None = None
     end_reason: EndReason | None = None
     version: int = 0
+    plot: PlotState | None = None  # the Plot cards, in a game of The Plot Thickens
 
     # --- derived facts, all public unless named otherwise ---
 
@@ -169,7 +188,7 @@ class GameState:
         current = self.current_round
         if current is None:
             return 1
-        if self.phase is Phase.PROPOSING:
+        if self.phase in (Phase.PROPOSING, Phase.LEAD, Phase.DEAL):
             return len(current.proposals) + 1
         return len(current.proposals)
 

@@ -4,8 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.plot import Card, CardSeen, PlotUse, RoleSeen
 from engine.state import EndReason, GameState, MissionRound, Phase, Role, Side, Variants
 from engine.turns import ballot, waiting_for
+
+
+@dataclass(frozen=True)
+class PlotView:
+    """The Plot cards as everyone sees them: all of it but the order of the undrawn cards."""
+
+    hands: tuple[tuple[Card, ...], ...]  # the cards each seat holds face up
+    deck_left: int  # how many cards are still undrawn
+    drawn: tuple[Card, ...]  # during a deal: the drawn cards the leader has still to give
+    receiving: int | None  # during a deal: who must resolve the immediate card just received
+    receiving_card: Card | None
+    asked: int | None  # during a window: the holder asked now
+    spotlight: tuple[int, int] | None  # during a mission: (who used In the Spotlight, on whom)
+    open_votes: tuple[tuple[int, bool], ...]  # during a vote: the Opinion Makers' votes, once all are in
+    uses: tuple[tuple[PlotUse, ...], ...]  # every public use, one tuple per round (index as in `rounds`)
 
 
 @dataclass(frozen=True)
@@ -32,6 +48,7 @@ class PublicView:
     winner: Side | None
     end_reason: EndReason | None
     revealed_spies: tuple[int, ...] | None  # only once the game is over
+    plot: PlotView | None = None  # with Plot cards
 
 
 @dataclass(frozen=True)
@@ -43,6 +60,14 @@ class SeatView:
     known_spies: tuple[int, ...]  # the spies this seat knows of (itself included for a spy)
     own_vote: bool | None  # this seat's vote while votes are hidden
     own_card_is_fail: bool | None  # this seat's card while cards are hidden
+    # With Plot cards, what only this seat was shown:
+    seen_roles: tuple[RoleSeen, ...] = ()  # roles (Overheard Conversation, Open Up, Establish Confidence)
+    seen_cards: tuple[CardSeen, ...] = ()  # mission cards (Keeping a Close Eye on You)
+
+
+# The steps in which a proposed team is on the table: voted on, open to No Confidence or the
+# spotlight, playing, or watched.
+_TEAM_IN_PLAY = (Phase.VOTING, Phase.OVERTURN, Phase.SPOTLIGHT, Phase.MISSION, Phase.WATCH)
 
 
 # The last state asked about and its view: one step of the bot asks for the same state's view
@@ -63,7 +88,7 @@ def public_view(state: GameState) -> PublicView:
 
 def _public_view(state: GameState) -> PublicView:
     current = state.current_round
-    showing_team = state.phase in (Phase.VOTING, Phase.MISSION) and current is not None
+    showing_team = state.phase in _TEAM_IN_PLAY and current is not None
     return PublicView(
         players=state.players,
         spy_count=state.spy_count,
@@ -85,6 +110,31 @@ def _public_view(state: GameState) -> PublicView:
         winner=state.winner,
         end_reason=state.end_reason,
         revealed_spies=state.spies if state.is_over else None,
+        plot=_plot_view(state),
+    )
+
+
+def _plot_view(state: GameState) -> PlotView | None:
+    plot = state.plot
+    if plot is None:
+        return None
+    open_votes: tuple[tuple[int, bool], ...] = ()
+    current = state.current_round
+    if state.phase is Phase.VOTING and current is not None:
+        open_seats = current.proposals[-1].open_votes
+        votes = [state.pending_votes[seat] for seat in open_seats]
+        if all(vote is not None for vote in votes):
+            open_votes = tuple((seat, bool(vote)) for seat, vote in zip(open_seats, votes, strict=True))
+    return PlotView(
+        hands=plot.hands,
+        deck_left=len(plot.deck),
+        drawn=plot.drawn,
+        receiving=plot.receiving,
+        receiving_card=plot.receiving_card,
+        asked=plot.asked[0] if plot.asked else None,
+        spotlight=plot.spotlight,
+        open_votes=open_votes,
+        uses=plot.uses,
     )
 
 
@@ -98,4 +148,13 @@ def seat_view(state: GameState, seat: int) -> SeatView:
         known = ()
     own_vote = state.pending_votes[seat] if state.pending_votes else None
     own_card = next((fail for s, fail in state.pending_cards if s == seat), None)
-    return SeatView(seat=seat, role=role, known_spies=known, own_vote=own_vote, own_card_is_fail=own_card)
+    seen = state.plot.seen if state.plot is not None else ()
+    return SeatView(
+        seat=seat,
+        role=role,
+        known_spies=known,
+        own_vote=own_vote,
+        own_card_is_fail=own_card,
+        seen_roles=tuple(s for s in seen if isinstance(s, RoleSeen) and s.viewer == seat),
+        seen_cards=tuple(s for s in seen if isinstance(s, CardSeen) and s.viewer == seat),
+    )

@@ -49,6 +49,7 @@ from engine import (
     state_to_dict,
 )
 from engine.simulate import random_action
+from tests.test_engine_plot_rules import PLOT_REFUSALS
 
 SPIES_BY_PLAYERS = {5: 2, 6: 2, 7: 3, 8: 3, 9: 3, 10: 4}
 
@@ -880,7 +881,8 @@ def test_refused_action_names_its_reason_and_leaves_the_state_alone(situation):
 
 
 def test_every_reason_has_a_refusal_test():
-    assert {reason for _, reason in REFUSALS.values()} == set(Reason)
+    # The Plot cards' refusals are tested beside the cards, in tests/test_engine_plot_rules.py.
+    assert {reason for _, reason in (REFUSALS | PLOT_REFUSALS).values()} == set(Reason)
 
 
 def test_illegal_action_carries_a_readable_message():

@@ -1,0 +1,296 @@
+"""The Plot card fields of a `resistance-record/1` record: a mission's `plot` events and the
+`private` results of one seat, read, checked against the card rules, and written back.
+
+The checks follow the cards through the record as the table saw them: who holds what after
+each deal and take, so that every use is by a holder, on a target the card allows, in its
+window (see ../shared/spec/game-record.md and ../shared/rules/plot-thickens.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+from typing import Any
+
+from engine import rules
+from engine.errors import RecordError
+from engine.plot import (
+    IMMEDIATE_CARDS,
+    Card,
+    CardSeen,
+    PlotState,
+    PlotUse,
+    RoleSeen,
+    Seen,
+    UseKind,
+    cards_per_mission,
+    deck_counts,
+    neighbours,
+    takeable,
+)
+from engine.state import Proposal
+
+# The fields of each kind of event besides `kind` and `proposal`, in document order.
+_EVENT_FIELDS: dict[UseKind, tuple[str, ...]] = {
+    UseKind.DEAL: ("card", "to"),
+    UseKind.TAKE: ("by", "card", "from"),
+    UseKind.OVERHEARD: ("by", "target"),
+    UseKind.OPEN_UP: ("by", "to"),
+    UseKind.ESTABLISH_CONFIDENCE: ("by", "to"),
+    UseKind.SPOTLIGHT: ("by", "target", "fail"),
+    UseKind.WATCH: ("by", "target"),
+}
+# Which immediate card each kind of resolution answers.
+_RESOLVES = {
+    Card.TAKE_RESPONSIBILITY: UseKind.TAKE,
+    Card.OVERHEARD_CONVERSATION: UseKind.OVERHEARD,
+    Card.OPEN_UP: UseKind.OPEN_UP,
+    Card.ESTABLISH_CONFIDENCE: UseKind.ESTABLISH_CONFIDENCE,
+}
+
+
+def _require(condition: bool, field: str, problem: str) -> None:
+    if not condition:
+        raise RecordError(field, problem)
+
+
+def _is_seat(value: Any, players: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < players
+
+
+@dataclass(frozen=True)
+class PlotTable:
+    """The Plot cards as the record has shown them so far: who holds what, how many were dealt."""
+
+    held: PlotState
+    dealt: Counter[Card]
+
+    @staticmethod
+    def start(players: int) -> PlotTable:
+        return PlotTable(held=PlotState(deck=(), hands=((),) * players), dealt=Counter())
+
+
+# ---------------------------------------------------------------- reading
+
+
+def parse_events(raw: Any, field: str, players: int) -> list[tuple[PlotUse, str]]:
+    """The events of a mission's `plot` list, each with its field name; `by` of a deal is
+    filled in later from its proposal's leader."""
+    _require(isinstance(raw, list), field, "must be a list")
+    events = []
+    for i, entry in enumerate(raw):
+        efield = f"{field}[{i}]"
+        _require(isinstance(entry, dict), efield, "must be an object")
+        try:
+            kind = UseKind(entry.get("kind"))
+        except ValueError:
+            raise RecordError(f"{efield}.kind", f"must be one of {[k.value for k in UseKind]}") from None
+        names = _EVENT_FIELDS[kind]
+        for key in entry:
+            _require(key in ("kind", *names, "proposal"), f"{efield}.{key}", "unknown field")
+        for key in (*names, "proposal"):
+            _require(key in entry, f"{efield}.{key}", "missing")
+        proposal = entry["proposal"]
+        _require(_is_seat(proposal, rules.MAX_PROPOSALS_PER_MISSION), f"{efield}.proposal", "must be a proposal index")
+        card = None
+        if "card" in entry:
+            try:
+                card = Card(entry["card"])
+            except ValueError:
+                raise RecordError(f"{efield}.card", "unknown Plot card") from None
+        for key in ("by", "to", "target", "from"):
+            if key in entry:
+                _require(_is_seat(entry[key], players), f"{efield}.{key}", f"must be a seat from 0 to {players - 1}")
+        fail = entry.get("fail")
+        _require(kind is not UseKind.SPOTLIGHT or isinstance(fail, bool), f"{efield}.fail", "must be true or false")
+        other = entry.get("to", entry.get("target", entry.get("from")))
+        events.append((PlotUse(kind, proposal, entry.get("by", -1), other, card=card, fail=fail), efield))
+    return events
+
+
+def check_mission(
+    events: list[tuple[PlotUse, str]],
+    field: str,
+    proposals: list[Proposal],
+    fails: int | None,
+    auto_cards: tuple[int, ...],
+    table: PlotTable,
+    players: int,
+) -> tuple[tuple[PlotUse, ...], PlotTable]:
+    """Follow one mission's cards: the Strong Leader, deal, open votes, No Confidence,
+    spotlight and watches of each proposal, in the order the windows come."""
+    queue = list(events)
+    for (use, efield), (after, _) in zip(queue, queue[1:], strict=False):
+        _require(after.proposal >= use.proposal, f"{efield}.proposal", "out of order")
+    for use, efield in queue:
+        _require(use.proposal < len(proposals), f"{efield}.proposal", "no such proposal in this mission")
+    kept: list[PlotUse] = []
+    held, dealt = table.held, table.dealt
+    for j, proposal in enumerate(proposals):
+        pfield = f"{field}.proposals[{j}]"
+        if proposal.strong_leader:
+            _require(
+                held.holds(proposal.leader, Card.STRONG_LEADER),
+                f"{pfield}.strong_leader",
+                "the leader held no Strong Leader",
+            )
+            held = held.discard(proposal.leader, Card.STRONG_LEADER)
+        if j == 0:
+            held, dealt = _check_deal(queue, kept, field, proposal, held, dealt, players)
+        _require(
+            proposal.open_votes == held.holders(Card.OPINION_MAKER),
+            f"{pfield}.open_votes",
+            f"must be the Opinion Makers {list(held.holders(Card.OPINION_MAKER))}",
+        )
+        if proposal.no_confidence is not None:
+            seat = proposal.no_confidence
+            _require(held.holds(seat, Card.NO_CONFIDENCE), f"{pfield}.no_confidence", f"seat {seat} holds none")
+            held = held.discard(seat, Card.NO_CONFIDENCE)
+        if proposal.approved:
+            held = _check_mission_cards(queue, kept, j, proposal, fails, auto_cards, held)
+        if queue and queue[0][0].proposal == j:
+            use, efield = queue[0]
+            raise RecordError(f"{efield}.kind", f"no {use.kind.value} at this point of proposal {j}")
+    return tuple(kept), PlotTable(held=held, dealt=dealt)
+
+
+def _check_deal(
+    queue: list[tuple[PlotUse, str]],
+    kept: list[PlotUse],
+    field: str,
+    proposal: Proposal,
+    held: PlotState,
+    dealt: Counter[Card],
+    players: int,
+) -> tuple[PlotState, Counter[Card]]:
+    leader = proposal.leader
+    counts = deck_counts(players)
+    for number in range(cards_per_mission(players)):
+        _require(
+            bool(queue) and queue[0][0].kind is UseKind.DEAL and queue[0][0].proposal == 0,
+            queue[0][1] + ".kind" if queue else f"{field}.plot",
+            f"the first proposal deals {cards_per_mission(players)} cards; deal {number + 1} is missing",
+        )
+        deal, efield = queue.pop(0)
+        card, to = deal.card, deal.target
+        assert card is not None
+        _require(to != leader, f"{efield}.to", "the leader gives each card to another player")
+        dealt = dealt + Counter({card: 1})
+        _require(dealt[card] <= counts[card], f"{efield}.card", f"the deck has {counts[card]} of this card")
+        kept.append(replace(deal, by=leader))
+        if card not in IMMEDIATE_CARDS:
+            held = held.give(to, card)
+            continue
+        if card is Card.TAKE_RESPONSIBILITY and not takeable(held, to):
+            continue  # nothing to take: the card is discarded
+        expected = _RESOLVES[card]
+        _require(
+            bool(queue) and queue[0][0].kind is expected and queue[0][0].proposal == 0,
+            queue[0][1] + ".kind" if queue else f"{field}.plot",
+            f"a {card.value} is followed by its {expected.value}",
+        )
+        use, ufield = queue.pop(0)
+        if card is Card.ESTABLISH_CONFIDENCE:
+            _require(use.by == leader and use.target == to, ufield, "the leader shows their role to the receiver")
+        else:
+            _require(use.by == to, f"{ufield}.by", "must be the card's receiver")
+        if card is Card.TAKE_RESPONSIBILITY:
+            _require((use.target, use.card) in takeable(held, to), f"{ufield}.card", "not held by that player")
+            assert use.card is not None
+            held = held.discard(use.target, use.card).give(to, use.card)
+        elif card is Card.OVERHEARD_CONVERSATION:
+            _require(use.target in neighbours(to, players), f"{ufield}.target", "must be a neighbour of the receiver")
+        elif card is Card.OPEN_UP:
+            _require(use.target != to, f"{ufield}.to", "must be another player")
+        kept.append(use)
+    return held, dealt
+
+
+def _check_mission_cards(
+    queue: list[tuple[PlotUse, str]],
+    kept: list[PlotUse],
+    j: int,
+    proposal: Proposal,
+    fails: int | None,
+    auto_cards: tuple[int, ...],
+    held: PlotState,
+) -> PlotState:
+    """In the Spotlight before the cards, then the watches after them, on the approved team."""
+    spotlighted = None
+    if queue and queue[0][0].kind is UseKind.SPOTLIGHT and queue[0][0].proposal == j:
+        use, efield = queue.pop(0)
+        _require(held.holds(use.by, Card.IN_THE_SPOTLIGHT), f"{efield}.by", "holds no In the Spotlight")
+        _require(use.target in proposal.team and use.target != use.by, f"{efield}.target", "another team member")
+        _require(not use.fail or use.target not in auto_cards, f"{efield}.fail", "a missed card counts as Success")
+        _require(not use.fail or fails is None or fails >= 1, f"{efield}.fail", "a spotlighted Fail is in `fails`")
+        held = held.discard(use.by, Card.IN_THE_SPOTLIGHT)
+        spotlighted = use.target
+        kept.append(use)
+    watched: set[int] = set()
+    while queue and queue[0][0].kind is UseKind.WATCH and queue[0][0].proposal == j:
+        use, efield = queue.pop(0)
+        _require(held.holds(use.by, Card.KEEPING_A_CLOSE_EYE_ON_YOU), f"{efield}.by", "holds no watch card left")
+        _require(
+            use.target in proposal.team and use.target not in (use.by, spotlighted) and use.target not in watched,
+            f"{efield}.target",
+            "another team member, not spotlighted, watched once",
+        )
+        held = held.discard(use.by, Card.KEEPING_A_CLOSE_EYE_ON_YOU)
+        watched.add(use.target)
+        kept.append(use)
+    return held
+
+
+def parse_private(raw: Any, players: int) -> dict[int, tuple[Seen, ...]]:
+    """`private`: what one seat alone was shown."""
+    _require(isinstance(raw, dict) and len(raw) <= 1, "private", "must be an object with one seat's entry")
+    private: dict[int, tuple[Seen, ...]] = {}
+    for key, entries in raw.items():
+        field = f"private.{key}"
+        _require(key.isdigit() and int(key) < players and str(int(key)) == key, field, "must be a seat")
+        viewer = int(key)
+        _require(isinstance(entries, list), field, "must be a list")
+        seen: list[Seen] = []
+        for i, entry in enumerate(entries):
+            efield = f"{field}[{i}]"
+            _require(isinstance(entry, dict), efield, "must be an object")
+            if set(entry) == {"role_of", "spy"}:
+                _require(_is_seat(entry["role_of"], players), f"{efield}.role_of", "must be a seat")
+                _require(isinstance(entry["spy"], bool), f"{efield}.spy", "must be true or false")
+                seen.append(RoleSeen(viewer=viewer, seat=entry["role_of"], spy=entry["spy"]))
+            elif set(entry) == {"card_of", "mission", "fail"}:
+                _require(_is_seat(entry["card_of"], players), f"{efield}.card_of", "must be a seat")
+                mission = entry["mission"]
+                _require(
+                    _is_seat(mission, rules.MISSION_COUNT + 1) and mission >= 1, f"{efield}.mission", "must be 1 to 5"
+                )
+                _require(isinstance(entry["fail"], bool), f"{efield}.fail", "must be true or false")
+                seen.append(CardSeen(viewer=viewer, seat=entry["card_of"], mission=mission, fail=entry["fail"]))
+            else:
+                raise RecordError(efield, "must be {role_of, spy} or {card_of, mission, fail}")
+            _require(seen[-1].seat != viewer, efield, "nobody is shown their own role or card")
+        private[viewer] = tuple(seen)
+    return private
+
+
+# ---------------------------------------------------------------- writing
+
+
+def event_to_dict(use: PlotUse) -> dict[str, Any]:
+    data: dict[str, Any] = {"kind": use.kind.value}
+    names = _EVENT_FIELDS[use.kind]
+    values = {"by": use.by, "to": use.target, "target": use.target, "from": use.target, "fail": use.fail}
+    for name in names:
+        data[name] = use.card.value if name == "card" and use.card is not None else values[name]
+    data["proposal"] = use.proposal
+    return data
+
+
+def private_to_dict(private: dict[int, tuple[Seen, ...]]) -> dict[str, Any]:
+    return {str(viewer): [_seen_to_dict(seen) for seen in entries] for viewer, entries in private.items()}
+
+
+def _seen_to_dict(seen: Seen) -> dict[str, Any]:
+    if isinstance(seen, RoleSeen):
+        return {"role_of": seen.seat, "spy": seen.spy}
+    return {"card_of": seen.seat, "mission": seen.mission, "fail": seen.fail}

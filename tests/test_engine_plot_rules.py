@@ -1,0 +1,475 @@
+"""The Plot cards card by card, on tables whose deck order is chosen: the deal, every card's
+window and effect, what each seat is shown, the refusals, and the record's Plot fields."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from engine import (
+    Card,
+    CardSeen,
+    CastVote,
+    ChancePassed,
+    ChanceTimedOut,
+    ConversationOverheard,
+    DealCard,
+    DealTimedOut,
+    EndReason,
+    GameState,
+    IllegalAction,
+    ImmediateTimedOut,
+    OpenUp,
+    OpenVotesShown,
+    Overhear,
+    Pass,
+    Phase,
+    PlayCard,
+    ProposeTeam,
+    Reason,
+    RecordError,
+    RoleSeen,
+    Side,
+    Spotlight,
+    SpotlightCardShown,
+    TakeCard,
+    UseNoConfidence,
+    UseStrongLeader,
+    Variants,
+    VotesTimedOut,
+    Watch,
+    apply,
+    ballot,
+    cards_per_mission,
+    deck_counts,
+    export_record,
+    legal_actions,
+    new_game,
+    parse_record,
+    public_view,
+    replay,
+    seat_view,
+    state_from_dict,
+    state_to_dict,
+    waiting_for,
+)
+from engine.plot import full_deck
+
+SPIES = (1, 3, 5)  # at the 7-player table, as in the rules' example
+PLOT = Variants(plot_cards=True)
+
+
+def table(first: tuple[Card, ...], players: int = 7, leader: int = 4, spies: tuple[int, ...] = SPIES) -> GameState:
+    """A Plot game whose deck starts with `first`, then the rest of the deck."""
+    rest = Counter(full_deck(players)) - Counter(first)
+    return new_game(players, variants=PLOT, spies=spies, first_leader=leader, deck=first + tuple(rest.elements()))
+
+
+def act(state: GameState, *actions) -> GameState:
+    for action in actions:
+        state, _ = apply(state, action)
+    return state
+
+
+def vote_all(state: GameState, approve: bool) -> GameState:
+    while state.phase is Phase.VOTING:
+        state = act(state, *(CastVote(seat, approve) for seat in waiting_for(state)))
+    return state
+
+
+def assert_refused(state: GameState, action, reason: Reason) -> None:
+    before = state_to_dict(state)
+    with pytest.raises(IllegalAction) as refusal:
+        apply(state, action)
+    assert refusal.value.reason is reason
+    assert state_to_dict(state) == before
+
+
+# ---------------------------------------------------------------- the deck
+
+
+@pytest.mark.parametrize(
+    ("players", "size", "per_mission"), [(5, 7, 1), (6, 7, 1), (7, 15, 2), (8, 15, 2), (9, 15, 3), (10, 15, 3)]
+)
+def test_deck_size_and_cards_per_mission(players, size, per_mission):
+    assert sum(deck_counts(players).values()) == size
+    assert cards_per_mission(players) == per_mission
+    assert 5 * per_mission <= size  # five deals never run the deck out
+
+
+def test_small_tables_have_no_spotlight_and_no_immediate_card_but_take_responsibility():
+    assert deck_counts(5) == {
+        Card.STRONG_LEADER: 2,
+        Card.NO_CONFIDENCE: 1,
+        Card.KEEPING_A_CLOSE_EYE_ON_YOU: 2,
+        Card.OPINION_MAKER: 1,
+        Card.TAKE_RESPONSIBILITY: 1,
+    }
+
+
+def test_the_deck_is_shuffled_from_the_games_random_source_only():
+    import random
+
+    first = new_game(7, random.Random(5), PLOT)
+    again = new_game(7, random.Random(5), PLOT)
+    assert first == again
+    assert sorted(first.plot.deck + first.plot.drawn) == sorted(full_deck(7))
+    plain = new_game(7, random.Random(5))
+    assert (plain.spies, plain.leader) == (first.spies, first.leader)  # the deck is shuffled after the deal
+
+
+# ---------------------------------------------------------------- the rules' example (mission 1 here)
+
+
+def test_the_rules_example_deal_overheard_vote_and_watch():
+    state = table((Card.NO_CONFIDENCE, Card.OVERHEARD_CONVERSATION))
+    assert state.phase is Phase.DEAL and waiting_for(state) == (4,)
+    assert public_view(state).plot.drawn == (Card.NO_CONFIDENCE, Card.OVERHEARD_CONVERSATION)
+    state = act(state, DealCard(4, Card.NO_CONFIDENCE, 3))
+    state, events = apply(state, DealCard(4, Card.OVERHEARD_CONVERSATION, 0))
+    assert waiting_for(state) == (0,)
+    assert set(legal_actions(state, 0)) == {Overhear(0, 6), Overhear(0, 1)}
+    state, events = apply(state, Overhear(0, 1))
+    assert events == (ConversationOverheard(by=0, target=1),)
+    assert seat_view(state, 0).seen_roles == (RoleSeen(viewer=0, seat=1, spy=True),)
+    assert all(seat_view(state, seat).seen_roles == () for seat in range(1, 7))
+    assert state.phase is Phase.PROPOSING and public_view(state).plot.hands[3] == (Card.NO_CONFIDENCE,)
+    state = act(state, ProposeTeam(4, (4, 5)))
+    state = vote_all(state, True)
+    assert state.phase is Phase.OVERTURN and waiting_for(state) == (3,)
+    state, events = apply(state, Pass(3))
+    assert events[0] == ChancePassed(seat=3) and state.phase is Phase.MISSION
+    record = export_record(act(state, PlayCard(4, False), PlayCard(5, True)), "example")
+    assert record["missions"][0]["plot"] == [
+        {"kind": "deal", "card": "no_confidence", "to": 3, "proposal": 0},
+        {"kind": "deal", "card": "overheard_conversation", "to": 0, "proposal": 0},
+        {"kind": "overheard", "by": 0, "target": 1, "proposal": 0},
+    ]
+    assert record["variants"]["plot_cards"] is True
+
+
+def test_the_rules_example_record_parses():
+    record = {
+        "format": "resistance-record/1",
+        "id": "example",
+        "players": 7,
+        "spies": 3,
+        "variants": {"targeting": False, "blind_spies": False, "plot_cards": True},
+        "missions": [
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [{"leader": 3, "team": [3, 6], "votes": [True] * 7, "open_votes": [2]}],
+                "fails": 0,
+                "plot": [
+                    {"kind": "deal", "card": "keeping_a_close_eye_on_you", "to": 6, "proposal": 0},
+                    {"kind": "deal", "card": "opinion_maker", "to": 2, "proposal": 0},
+                ],
+            },
+            {
+                "mission": 2,
+                "team_size": 3,
+                "fails_required": 1,
+                "proposals": [
+                    {
+                        "leader": 4,
+                        "team": [4, 5, 6],
+                        "votes": [False, True, False, True, True, True, True],
+                        "open_votes": [2],
+                    }
+                ],
+                "fails": 1,
+                "plot": [
+                    {"kind": "deal", "card": "no_confidence", "to": 3, "proposal": 0},
+                    {"kind": "deal", "card": "overheard_conversation", "to": 0, "proposal": 0},
+                    {"kind": "overheard", "by": 0, "target": 1, "proposal": 0},
+                    {"kind": "watch", "by": 6, "target": 5, "proposal": 0},
+                ],
+            },
+        ],
+        "private": {"6": [{"card_of": 5, "mission": 2, "fail": True}]},
+    }
+    parsed = parse_record(record)
+    assert parsed.private == {6: (CardSeen(viewer=6, seat=5, mission=2, fail=True),)}
+    assert [use.kind.value for use in parsed.missions[1].plot] == ["deal", "deal", "overheard", "watch"]
+    state = replay(parsed, SPIES)
+    assert export_record(state, "example")["missions"] == record["missions"]
+
+
+# ---------------------------------------------------------------- each card
+
+
+def test_opinion_makers_vote_first_in_the_open():
+    state = table((Card.OPINION_MAKER, Card.KEEPING_A_CLOSE_EYE_ON_YOU))
+    state = act(state, DealCard(4, Card.OPINION_MAKER, 2), DealCard(4, Card.KEEPING_A_CLOSE_EYE_ON_YOU, 6))
+    state = act(state, ProposeTeam(4, (4, 5)))
+    assert waiting_for(state) == (2,)
+    assert_refused(state, CastVote(0, True), Reason.OPINION_MAKERS_FIRST)
+    vote_ballot = ballot(state)
+    state, events = apply(state, CastVote(2, False))
+    assert OpenVotesShown(votes=((2, False),)) in events
+    assert public_view(state).plot.open_votes == ((2, False),)
+    assert waiting_for(state) == (0, 1, 3, 4, 5, 6) and ballot(state) == vote_ballot
+    state = vote_all(state, True)
+    assert state.current_round.proposals[-1].open_votes == (2,)
+    assert state.phase is Phase.MISSION
+    state = act(state, PlayCard(4, False), PlayCard(5, True))
+    assert state.phase is Phase.WATCH and waiting_for(state) == (6,)
+    assert_refused(state, Watch(6, (4, 5)), Reason.TOO_MANY_TARGETS)
+    assert_refused(state, Watch(6, (6,)), Reason.BAD_TARGET)
+    state = act(state, Watch(6, (5,)))
+    assert seat_view(state, 6).seen_cards == (CardSeen(viewer=6, seat=5, mission=1, fail=True),)
+    assert state.rounds[0].fails == 1 and state.plot.hands[6] == ()
+
+
+def test_missed_opinion_maker_votes_are_filled_first_with_one_setting():
+    state = table((Card.OPINION_MAKER, Card.NO_CONFIDENCE))
+    state = act(state, DealCard(4, Card.OPINION_MAKER, 2), DealCard(4, Card.NO_CONFIDENCE, 0), ProposeTeam(4, (4, 5)))
+    state = act(state, VotesTimedOut(True))
+    assert waiting_for(state) == (0, 1, 3, 4, 5, 6)
+    assert_refused(state, VotesTimedOut(False), Reason.SETTING_CHANGED)
+    state = act(state, CastVote(0, False), VotesTimedOut(True))
+    assert state.rounds[0].proposals[0].auto_votes == (1, 2, 3, 4, 5, 6)
+
+
+def test_take_responsibility_takes_a_held_card_from_another_player():
+    state = table((Card.OPINION_MAKER, Card.TAKE_RESPONSIBILITY))
+    state = act(state, DealCard(4, Card.OPINION_MAKER, 2), DealCard(4, Card.TAKE_RESPONSIBILITY, 3))
+    assert list(legal_actions(state, 3)) == [TakeCard(3, Card.OPINION_MAKER, 2)]
+    assert_refused(state, TakeCard(3, Card.OPINION_MAKER, 1), Reason.BAD_TARGET)
+    state = act(state, TakeCard(3, Card.OPINION_MAKER, 2))
+    assert state.plot.hands[2] == () and state.plot.hands[3] == (Card.OPINION_MAKER,)
+
+
+def test_take_responsibility_with_nothing_to_take_is_discarded():
+    state = table((Card.TAKE_RESPONSIBILITY, Card.OPINION_MAKER))
+    state = act(state, DealCard(4, Card.TAKE_RESPONSIBILITY, 3))
+    assert state.plot.receiving is None and waiting_for(state) == (4,)
+
+
+def test_open_up_and_establish_confidence_show_a_role_to_one_player():
+    state = table((Card.OPEN_UP, Card.ESTABLISH_CONFIDENCE))
+    state = act(state, DealCard(4, Card.ESTABLISH_CONFIDENCE, 0))
+    assert seat_view(state, 0).seen_roles == (RoleSeen(viewer=0, seat=4, spy=False),)
+    state = act(state, DealCard(4, Card.OPEN_UP, 1))
+    assert_refused(state, Overhear(1, 0), Reason.WRONG_CARD)
+    assert_refused(state, OpenUp(2, 6), Reason.NOT_THE_RECEIVER)
+    assert_refused(state, OpenUp(1, 1), Reason.BAD_TARGET)
+    state = act(state, OpenUp(1, 6))
+    assert seat_view(state, 6).seen_roles == (RoleSeen(viewer=6, seat=1, spy=True),)
+    assert seat_view(state, 1).seen_roles == ()
+    plot = export_record(vote_all(act(state, ProposeTeam(4, (0, 1))), False), "g")["missions"][0]["plot"]
+    assert plot[1:] == [
+        {"kind": "establish_confidence", "by": 4, "to": 0, "proposal": 0},
+        {"kind": "deal", "card": "open_up", "to": 1, "proposal": 0},
+        {"kind": "open_up", "by": 1, "to": 6, "proposal": 0},
+    ]
+
+
+def test_strong_leader_takes_the_lead_and_the_lead_goes_on_from_there():
+    state = table((Card.STRONG_LEADER, Card.OPINION_MAKER))
+    state = act(state, DealCard(4, Card.STRONG_LEADER, 2), DealCard(4, Card.OPINION_MAKER, 6))
+    state = vote_all(act(state, ProposeTeam(4, (0, 1))), False)
+    assert state.phase is Phase.LEAD and state.leader == 5 and waiting_for(state) == (2,)
+    state, events = apply(state, UseStrongLeader(2))
+    assert state.leader == 2 and state.phase is Phase.PROPOSING
+    state = vote_all(act(state, ProposeTeam(2, (0, 1))), False)
+    assert state.rounds[0].proposals[1].strong_leader and state.leader == 3  # Decision D3
+    record = export_record(state, "g")
+    assert record["missions"][0]["proposals"][1]["strong_leader"] is True
+    assert export_record(replay(parse_record(record), SPIES), "g") == record
+
+
+def test_no_confidence_holders_are_asked_one_by_one_clockwise_from_the_leader():
+    state = table((Card.NO_CONFIDENCE, Card.NO_CONFIDENCE))
+    state = act(state, DealCard(4, Card.NO_CONFIDENCE, 2), DealCard(4, Card.NO_CONFIDENCE, 1))
+    state = vote_all(act(state, ProposeTeam(4, (0, 1))), True)
+    assert state.plot.asked == (1, 2)
+    assert_refused(state, UseNoConfidence(2), Reason.NOT_ASKED)
+    assert_refused(state, UseNoConfidence(0), Reason.NOT_THE_HOLDER)
+    state = act(state, ChanceTimedOut())
+    assert_refused(state, UseNoConfidence(1), Reason.NOT_ASKED)  # seat 1 had its chance
+    state = act(state, UseNoConfidence(2))
+    proposal = state.rounds[0].proposals[0]
+    assert proposal.no_confidence == 2 and not proposal.approved and state.rounds[0].rejections == 1
+    assert state.leader == 5 and state.phase is Phase.PROPOSING
+
+
+def test_no_confidence_on_the_fifth_proposal_wins_for_the_spies():
+    state = table((Card.NO_CONFIDENCE, Card.OPINION_MAKER))
+    state = act(state, DealCard(4, Card.NO_CONFIDENCE, 2), DealCard(4, Card.OPINION_MAKER, 6))
+    for _ in range(4):
+        state = vote_all(act(state, ProposeTeam(state.leader, (0, 1))), False)
+    state = vote_all(act(state, ProposeTeam(state.leader, (0, 1))), True)
+    state = act(state, UseNoConfidence(2))
+    assert (state.winner, state.end_reason) == (Side.SPIES, EndReason.FIVE_REJECTIONS)
+    record = export_record(state, "g")
+    assert record["missions"][0]["proposals"][4]["no_confidence"] == 2
+    assert parse_record(record).outcome.reason is EndReason.FIVE_REJECTIONS
+
+
+def test_a_spotlighted_fail_is_shown_and_counted():
+    state = table((Card.IN_THE_SPOTLIGHT, Card.OPINION_MAKER))
+    state = act(state, DealCard(4, Card.IN_THE_SPOTLIGHT, 0), DealCard(4, Card.OPINION_MAKER, 6))
+    state = vote_all(act(state, ProposeTeam(4, (1, 3))), True)
+    assert state.phase is Phase.SPOTLIGHT and waiting_for(state) == (0,)
+    assert_refused(state, Spotlight(0, 0), Reason.BAD_TARGET)
+    state = act(state, Spotlight(0, 1))
+    state, events = apply(state, PlayCard(1, True))
+    assert SpotlightCardShown(seat=1, fail=True) in events
+    state = act(state, PlayCard(3, False))
+    assert state.rounds[0].fails == 1
+    mission = export_record(state, "g")["missions"][0]
+    assert mission["fails"] == 1
+    assert mission["plot"][-1] == {"kind": "spotlight", "by": 0, "target": 1, "fail": True, "proposal": 0}
+
+
+# ---------------------------------------------------------------- missed deadlines
+
+
+def test_a_missed_deal_deals_the_drawn_cards_in_the_order_given():
+    state = table((Card.OVERHEARD_CONVERSATION, Card.OPINION_MAKER))
+    assert_refused(state, DealTimedOut(((Card.OPINION_MAKER, 2),)), Reason.NOT_DRAWN)
+    state = act(state, DealTimedOut(((Card.OVERHEARD_CONVERSATION, 0), (Card.OPINION_MAKER, 2))))
+    assert waiting_for(state) == (0,) and state.plot.hands[2] == ()
+    state, events = apply(state, ImmediateTimedOut(target=1))
+    assert events[0] == ConversationOverheard(by=0, target=1, forced=True)
+    assert state.plot.hands[2] == (Card.OPINION_MAKER,) and state.phase is Phase.PROPOSING
+
+
+# ---------------------------------------------------------------- refusals
+
+
+def _dealing() -> GameState:
+    return table((Card.OVERHEARD_CONVERSATION, Card.OPINION_MAKER))
+
+
+def _overhearing() -> GameState:
+    return act(_dealing(), DealCard(4, Card.OVERHEARD_CONVERSATION, 0))
+
+
+def _no_confidence_window() -> GameState:
+    state = table((Card.NO_CONFIDENCE, Card.NO_CONFIDENCE))
+    state = act(state, DealCard(4, Card.NO_CONFIDENCE, 2), DealCard(4, Card.NO_CONFIDENCE, 1))
+    return vote_all(act(state, ProposeTeam(4, (0, 1))), True)
+
+
+def _opinion_vote() -> GameState:
+    state = table((Card.OPINION_MAKER, Card.NO_CONFIDENCE))
+    state = act(state, DealCard(4, Card.OPINION_MAKER, 2), DealCard(4, Card.NO_CONFIDENCE, 0))
+    return act(state, ProposeTeam(4, (4, 5)))
+
+
+def _watching() -> GameState:
+    state = table((Card.KEEPING_A_CLOSE_EYE_ON_YOU, Card.OPINION_MAKER))
+    state = act(state, DealCard(4, Card.KEEPING_A_CLOSE_EYE_ON_YOU, 6), DealCard(4, Card.OPINION_MAKER, 2))
+    state = vote_all(act(state, ProposeTeam(4, (4, 5))), True)
+    return act(state, PlayCard(4, False), PlayCard(5, False))
+
+
+PLOT_REFUSALS = {
+    "plot action in a plain game": (lambda: (new_game(7, first_leader=0), Pass(0)), Reason.PLOT_CARDS_NOT_IN_PLAY),
+    "strong leader during the deal": (lambda: (_dealing(), UseStrongLeader(2)), Reason.WRONG_WINDOW),
+    "another holder is asked": (lambda: (_no_confidence_window(), UseNoConfidence(2)), Reason.NOT_ASKED),
+    "no confidence without the card": (lambda: (_no_confidence_window(), UseNoConfidence(0)), Reason.NOT_THE_HOLDER),
+    "deal a card not drawn": (lambda: (_dealing(), DealCard(4, Card.OPEN_UP, 1)), Reason.NOT_DRAWN),
+    "answer for another card": (lambda: (_overhearing(), OpenUp(0, 2)), Reason.WRONG_CARD),
+    "not the receiver": (lambda: (_overhearing(), Overhear(2, 1)), Reason.NOT_THE_RECEIVER),
+    "deal before the card is resolved": (
+        lambda: (_overhearing(), DealCard(4, Card.OPINION_MAKER, 1)),
+        Reason.CARD_TO_RESOLVE,
+    ),
+    "overhear a seat that is no neighbour": (lambda: (_overhearing(), Overhear(0, 3)), Reason.BAD_TARGET),
+    "deal to oneself": (lambda: (_dealing(), DealCard(4, Card.OPINION_MAKER, 4)), Reason.BAD_TARGET),
+    "watch two with one card": (lambda: (_watching(), Watch(6, (4, 5))), Reason.TOO_MANY_TARGETS),
+    "vote before the opinion makers": (lambda: (_opinion_vote(), CastVote(0, True)), Reason.OPINION_MAKERS_FIRST),
+    "fill missing votes two ways": (
+        lambda: (act(_opinion_vote(), VotesTimedOut(True)), VotesTimedOut(False)),
+        Reason.SETTING_CHANGED,
+    ),
+    "deal by another seat": (lambda: (_dealing(), DealCard(3, Card.OPINION_MAKER, 1)), Reason.NOT_THE_LEADER),
+}
+
+
+@pytest.mark.parametrize("situation", list(PLOT_REFUSALS))
+def test_a_refused_plot_action_names_its_reason_and_leaves_the_state_alone(situation):
+    build, reason = PLOT_REFUSALS[situation]
+    state, action = build()
+    assert_refused(state, action, reason)
+
+
+# ---------------------------------------------------------------- stored states and records
+
+
+def test_a_plot_state_is_stored_as_schema_3_and_read_back():
+    state = _watching()
+    stored = json.loads(json.dumps(state_to_dict(state)))
+    assert stored["schema"] == 3 and stored["variants"]["plot_cards"] is True
+    assert state_from_dict(stored) == state
+    plain = state_to_dict(new_game(7, first_leader=0))
+    assert plain["schema"] == 2 and "plot" not in plain and "plot_cards" not in plain["variants"]
+
+
+def test_an_export_for_one_seat_keeps_only_its_private_entry():
+    state = act(_overhearing(), Overhear(0, 1))
+    # What the seat was shown is its own at once, even before the deal enters the public record.
+    assert export_record(state, "g", private_for=0)["private"] == {"0": [{"role_of": 1, "spy": True}]}
+    state = vote_all(act(state, DealCard(4, Card.OPINION_MAKER, 2), ProposeTeam(4, (0, 1))), False)
+    for_zero = export_record(state, "g", private_for=0)
+    assert for_zero["private"] == {"0": [{"role_of": 1, "spy": True}]}
+    assert export_record(state, "g", private_for=2)["private"] == {"2": []}
+    assert "private" not in export_record(state, "g")
+    assert parse_record(for_zero).private == {0: (RoleSeen(viewer=0, seat=1, spy=True),)}
+
+
+def _plot_record() -> dict:
+    state = vote_all(
+        act(_overhearing(), Overhear(0, 1), DealCard(4, Card.OPINION_MAKER, 2), ProposeTeam(4, (0, 1))), False
+    )
+    return export_record(state, "g")
+
+
+BROKEN_PLOT_RECORDS = {
+    "plot in a plain record": (lambda r: r["variants"].update(plot_cards=False), "missions[0].plot"),
+    "watch by nobody": (
+        lambda r: r["missions"][0]["plot"].append({"kind": "watch", "by": 3, "target": 0, "proposal": 0}),
+        "missions[0].plot[3].kind",
+    ),
+    "overheard a seat that is no neighbour": (
+        lambda r: r["missions"][0]["plot"][1].update(target=3),
+        "missions[0].plot[1].target",
+    ),
+    "deal to the leader": (lambda r: r["missions"][0]["plot"][0].update(to=4), "missions[0].plot[0].to"),
+    "open votes of a seat without the card": (
+        lambda r: r["missions"][0]["proposals"][0].update(open_votes=[3]),
+        "missions[0].proposals[0].open_votes",
+    ),
+    "no confidence on a rejected team": (
+        lambda r: r["missions"][0]["proposals"][0].update(no_confidence=2),
+        "missions[0].proposals[0].no_confidence",
+    ),
+    "unknown card": (lambda r: r["missions"][0]["plot"][0].update(card="joker"), "missions[0].plot[0].card"),
+    "a deal missing": (lambda r: r["missions"][0]["plot"].pop(), "missions[0].plot"),
+    "two seats in private": (
+        lambda r: r.update(private={"0": [], "1": []}),
+        "private",
+    ),
+    "private role of oneself": (
+        lambda r: r.update(private={"0": [{"role_of": 0, "spy": False}]}),
+        "private.0[0]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN_PLOT_RECORDS))
+def test_a_broken_plot_record_names_the_first_offending_field(case):
+    record = _plot_record()
+    parse_record(record)
+    breaks, field = BROKEN_PLOT_RECORDS[case]
+    breaks(record)
+    with pytest.raises(RecordError) as broken:
+        parse_record(record)
+    assert broken.value.field == field
