@@ -7,6 +7,7 @@ from itertools import combinations
 
 import numpy as np
 
+from deduction.missions import mission_facts
 from engine import GameRecord
 
 
@@ -32,11 +33,15 @@ def spies_on(assignments: np.ndarray, seats: tuple[int, ...]) -> np.ndarray:
 
 def consistent_mask(record: GameRecord, assignments: np.ndarray | None = None) -> np.ndarray:
     """True for each assignment the record does not rule out: every played mission had at
-    least as many spies among the members who played their own card as it showed Fail cards."""
+    least as many spies among the members whose card was shuffled in unseen as it showed
+    hidden Fail cards, and every member whose Fail card was shown is a spy."""
     if assignments is None:
         assignments = all_assignments(record.players, record.spies)
     mask = np.ones(len(assignments), dtype=bool)
     for mission in record.played_missions:
-        if mission.fails:
-            mask &= spies_on(assignments, mission.card_players) >= mission.fails
+        facts = mission_facts(mission)
+        if facts.hidden_fails:
+            mask &= spies_on(assignments, facts.hidden_players) >= facts.hidden_fails
+        for seat in facts.shown_spies:
+            mask &= assignments[:, seat]
     return mask

@@ -8,7 +8,7 @@ from typing import Any
 
 from deduction.analysis import deduce
 from deduction.exact import ImpossibleRecord
-from deduction.knowledge import Viewer
+from deduction.knowledge import SeenCard, Viewer
 from engine import RecordError, parse_record
 
 
@@ -25,19 +25,57 @@ def parse_viewer(request: dict, players: int) -> Viewer:
         raise BadRequest("viewer: missing (a seat number, or null for an outsider)")
     seat = request["viewer"]
     known = request.get("known_spies")
+    roles = _known_roles(request.get("known", {}), players)
+    cards = _seen_cards(request.get("seen_cards", []), players)
     if seat is None:
         if known is not None:
             raise BadRequest("known_spies: only a spy viewer (a seat) can know the spies")
+        if roles or cards:
+            raise BadRequest("known, seen_cards: only a viewer at the table sees with Plot cards")
         return Viewer.outsider()
     if not _is_seat(seat) or not 0 <= seat < players:
         raise BadRequest(f"viewer: must be a seat from 0 to {players - 1}, or null")
     if known is None:
-        return Viewer.resistance(seat)
+        return Viewer.resistance(seat, roles, cards)
+    # A spy knows every side already: what Plot cards showed them adds nothing.
     if not isinstance(known, list) or not all(_is_seat(s) for s in known):
         raise BadRequest("known_spies: must be a list of seat numbers")
     if seat not in known:
         raise BadRequest("known_spies: must include the viewer, who is a spy")
     return Viewer.spy(seat, tuple(known))
+
+
+def _known_roles(raw: Any, players: int) -> tuple[tuple[int, bool], ...]:
+    """`{"<seat>": "spy" | "resistance"}`: roles the viewer saw with Plot cards."""
+    if not isinstance(raw, dict):
+        raise BadRequest('known: must be an object like {"3": "spy"}')
+    roles = []
+    for key, role in raw.items():
+        if not (isinstance(key, str) and key.isdigit() and int(key) < players):
+            raise BadRequest(f"known: {key!r} is not a seat from 0 to {players - 1}")
+        if role not in ("spy", "resistance"):
+            raise BadRequest(f'known.{key}: must be "spy" or "resistance"')
+        roles.append((int(key), role == "spy"))
+    return tuple(roles)
+
+
+def _seen_cards(raw: Any, players: int) -> tuple[SeenCard, ...]:
+    """`[{"mission": m, "seat": s, "fail": bool}]`: mission cards the viewer watched."""
+    if not isinstance(raw, list):
+        raise BadRequest("seen_cards: must be a list")
+    cards = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict) or set(item) != {"mission", "seat", "fail"}:
+            raise BadRequest(f"seen_cards[{i}]: must have exactly mission, seat and fail")
+        mission, seat, fail = item["mission"], item["seat"], item["fail"]
+        if not _is_seat(mission) or not 1 <= mission <= 5:
+            raise BadRequest(f"seen_cards[{i}].mission: must be a mission from 1 to 5")
+        if not _is_seat(seat) or not 0 <= seat < players:
+            raise BadRequest(f"seen_cards[{i}].seat: must be a seat from 0 to {players - 1}")
+        if not isinstance(fail, bool):
+            raise BadRequest(f"seen_cards[{i}].fail: must be true or false")
+        cards.append(SeenCard(mission, seat, fail))
+    return tuple(cards)
 
 
 def answer(line: str, model: str) -> dict:

@@ -182,7 +182,7 @@ def evidence(
 
     # Only members who played their own card chose Success or Fail; a deadline's card is nobody's.
     spies_playing = np.minimum(as_float @ arrays.card_players.T, MAX_TEAM_SPIES).astype(np.intp)  # (A, M)
-    missions, required, fails = (arrays.played_missions, arrays.played_fails_required, arrays.played_fails)
+    missions, required, fails = (arrays.played_missions, arrays.played_fails_required, arrays.hidden_fails)
     failed_before = arrays.failures_before[arrays.played_index]
     by_score = params.sabotage_score_log_prob
     sabotage = by_score[missions[None, :], failed_before[None, :], required[None, :], spies_playing, fails[None, :]]

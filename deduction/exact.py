@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deduction.assignments import all_assignments, consistent_mask
+from deduction.assignments import all_assignments, consistent_mask, spies_on
 from deduction.knowledge import Viewer
+from deduction.missions import mission_facts
 from engine import GameRecord
 
 
@@ -35,15 +36,16 @@ class ExactFacts:
     spy_groups: tuple[SpyGroup, ...]
 
 
-def viewer_mask(viewer: Viewer, assignments: np.ndarray) -> np.ndarray:
-    """True for each assignment the viewer's own knowledge allows."""
+def viewer_mask(viewer: Viewer, assignments: np.ndarray, record: GameRecord | None = None) -> np.ndarray:
+    """True for each assignment the viewer's own knowledge allows. `record` is needed for the
+    mission cards the viewer watched (their missions' Fail cards)."""
     players = assignments.shape[1]
     if viewer.seat is None:
         return np.ones(len(assignments), dtype=bool)
     if not 0 <= viewer.seat < players:
         raise ValueError(f"viewer seat {viewer.seat} is not at a table of {players}")
     if viewer.known_spies is None:
-        return ~assignments[:, viewer.seat]
+        return ~assignments[:, viewer.seat] & _seen_mask(viewer, assignments, record)
     spies = set(viewer.known_spies)
     if viewer.seat not in spies:
         raise ValueError("a spy viewer's known_spies must include the viewer's own seat")
@@ -56,12 +58,37 @@ def viewer_mask(viewer: Viewer, assignments: np.ndarray) -> np.ndarray:
     return (assignments == wanted).all(axis=1)
 
 
+def _seen_mask(viewer: Viewer, assignments: np.ndarray, record: GameRecord | None) -> np.ndarray:
+    """What Plot cards showed the viewer alone: roles seen are certain; a watched Fail card makes
+    its player a spy, and the mission's other Fail cards lie among its other members."""
+    players = assignments.shape[1]
+    mask = np.ones(len(assignments), dtype=bool)
+    for seat, is_spy in viewer.known_roles:
+        if not 0 <= seat < players:
+            raise ValueError(f"known: no seat {seat} at a table of {players}")
+        mask &= assignments[:, seat] == is_spy
+    if not viewer.seen_cards:
+        return mask
+    if record is None:
+        raise ValueError("the record is needed to read watched mission cards")
+    played = {m.mission: mission_facts(m) for m in record.played_missions}
+    for card in viewer.seen_cards:
+        facts = played.get(card.mission)
+        if facts is None or card.seat not in facts.hidden_players:
+            raise ValueError(f"seen_cards: seat {card.seat} played no hidden card on mission {card.mission}")
+        if card.fail:
+            mask &= assignments[:, card.seat]
+        others = tuple(s for s in facts.hidden_players if s != card.seat)
+        mask &= spies_on(assignments, others) >= facts.hidden_fails - card.fail
+    return mask
+
+
 def exact_facts(record: GameRecord, viewer: Viewer, consistent: np.ndarray | None = None) -> ExactFacts:
     """`consistent`: the record's `consistent_mask`, when the caller has it already."""
     assignments = all_assignments(record.players, record.spies)
     if consistent is None:
         consistent = consistent_mask(record, assignments)
-    possible = consistent & viewer_mask(viewer, assignments)
+    possible = consistent & viewer_mask(viewer, assignments, record)
     if not possible.any():
         if viewer.is_spy:
             raise ImpossibleRecord("the given spies cannot explain the Fail cards of the record")
@@ -72,10 +99,11 @@ def exact_facts(record: GameRecord, viewer: Viewer, consistent: np.ndarray | Non
     others = [s for s in range(record.players) if s != viewer.seat]
     groups = []
     for mission in record.played_missions:
-        if mission.fails:
+        facts = mission_facts(mission)
+        if facts.hidden_fails:
             # A seat the viewer knows to be Resistance cannot be one of the spies.
-            seats = tuple(s for s in mission.card_players if s != viewer.seat or viewer.is_spy)
-            groups.append(SpyGroup(mission.mission, seats, mission.fails))
+            seats = tuple(s for s in facts.hidden_players if s != viewer.seat or viewer.is_spy)
+            groups.append(SpyGroup(mission.mission, seats, facts.hidden_fails))
     return ExactFacts(
         assignments=assignments,
         consistent=consistent,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from deduction.assignments import all_assignments
+from deduction.missions import mission_facts
 from engine import GameRecord
 
 # Spies on a team, as the models see it: 0, 1, or 2 and more.
@@ -58,7 +59,11 @@ class RecordArrays:
     played_missions: np.ndarray  # (M,) mission number
     played_fails: np.ndarray  # (M,) Fail cards shown
     played_fails_required: np.ndarray  # (M,)
-    card_players: np.ndarray  # (M, players) bool: played their own card (a deadline played nobody's Fail)
+    # (M, players) bool: played their own card, shuffled in unseen (a deadline played nobody's Fail,
+    # and a spotlighted card was seen: `deduction.missions`)
+    card_players: np.ndarray
+    hidden_fails: np.ndarray  # (M,) the Fail cards among those
+    shown_spies: np.ndarray  # (M, players) bool: played a Fail card everyone saw
     # What a deadline filled in is nobody's choice, so no habit is read into it:
     team_chosen: np.ndarray  # (P,) False for a team drawn at random for a leader who missed the deadline
     vote_chosen: np.ndarray  # (P, players) False for a vote the deadline filled in
@@ -76,11 +81,12 @@ def record_arrays(record: GameRecord) -> RecordArrays:
     # record every time, and numpy's cost here is per call, not per element.
     # leader, number in its round, mission, successes and failures before it, team chosen
     per_proposal: list[tuple[int, int, int, int, int, bool]] = []
-    per_played: list[tuple[int, int, int, int]] = []  # row, mission, fails, fails required
+    per_played: list[tuple[int, int, int, int, int]] = []  # row, mission, fails, fails required, hidden fails
     votes: list[tuple[bool, ...]] = []
     on_team: list[int] = []  # flat cells of (P, players)
     filled_votes: list[int] = []  # flat cells of (P, players)
     card_players: list[int] = []  # flat cells of (M, players)
+    shown_spies: list[int] = []  # flat cells of (M, players)
     successes = failures = 0
     for m in record.missions:
         for number, p in enumerate(m.proposals, 1):
@@ -92,18 +98,21 @@ def record_arrays(record: GameRecord) -> RecordArrays:
                 filled_votes += [row * players + seat for seat in p.auto_votes]
         if m.fails is not None:
             played_row = len(per_played)
-            per_played.append((len(per_proposal) - 1, m.mission, m.fails, m.fails_required))
-            card_players += [played_row * players + seat for seat in m.team or () if seat not in m.auto_cards]
+            facts = mission_facts(m)
+            per_played.append((len(per_proposal) - 1, m.mission, m.fails, m.fails_required, facts.hidden_fails))
+            card_players += [played_row * players + seat for seat in facts.hidden_players]
+            shown_spies += [played_row * players + seat for seat in facts.shown_spies]
             if m.fails < m.fails_required:
                 successes += 1
             else:
                 failures += 1
     count, played = len(per_proposal), len(per_played)
     proposal_table = np.array(per_proposal, dtype=np.intp).reshape(count, 6)
-    played_table = np.array(per_played, dtype=np.intp).reshape(played, 4)
+    played_table = np.array(per_played, dtype=np.intp).reshape(played, 5)
     teams = _cells(count, players, on_team)
     playing = _cells(played, players, card_players)
-    consistent_after = _consistent_after(all_assignments(players, record.spies), playing, played_table[:, 2])
+    shown = _cells(played, players, shown_spies)
+    consistent_after = _consistent_after(all_assignments(players, record.spies), playing, played_table[:, 4], shown)
     arrays = RecordArrays(
         players=players,
         spies=record.spies,
@@ -120,6 +129,8 @@ def record_arrays(record: GameRecord) -> RecordArrays:
         played_fails=played_table[:, 2],
         played_fails_required=played_table[:, 3],
         card_players=playing,
+        hidden_fails=played_table[:, 4],
+        shown_spies=shown,
         team_chosen=proposal_table[:, 5].astype(bool),
         vote_chosen=~_cells(count, players, filled_votes),
         consistent=consistent_after[:, -1],
@@ -137,13 +148,19 @@ def _cells(rows: int, columns: int, flat: list[int]) -> np.ndarray:
     return marked.reshape(rows, columns)
 
 
-def _consistent_after(assignments: np.ndarray, card_players: np.ndarray, fails: np.ndarray) -> np.ndarray:
-    """(A, M + 1): column j is True for the assignments the first j played missions allow
-    (at least as many spies among the members who played their own card as Fail cards shown)."""
+def _consistent_after(
+    assignments: np.ndarray, card_players: np.ndarray, fails: np.ndarray, shown_spies: np.ndarray
+) -> np.ndarray:
+    """(A, M + 1): column j is True for the assignments the first j played missions allow (at
+    least as many spies among the members whose card was hidden as hidden Fail cards, and a spy
+    behind every Fail card shown: `deduction.assignments.consistent_mask`)."""
     # Counts as float products: numpy multiplies float matrices with BLAS, integer ones in a slow loop.
-    spies_playing = assignments.astype(float) @ card_players.T  # (A, M)
+    as_float = assignments.astype(float)
+    allowed_by = (as_float @ card_players.T) >= fails  # (A, M)
+    if shown_spies.any():
+        allowed_by &= (as_float @ shown_spies.T) >= shown_spies.sum(axis=1)
     allowed = np.ones((len(assignments), len(fails) + 1), dtype=bool)
-    np.logical_and.accumulate(spies_playing >= fails, axis=1, out=allowed[:, 1:])
+    np.logical_and.accumulate(allowed_by, axis=1, out=allowed[:, 1:])
     return allowed
 
 

@@ -74,7 +74,7 @@ class Observations:
                 spies_playing,
                 arrays.played_missions,
                 arrays.failures_before[arrays.played_index],
-                arrays.played_fails,
+                arrays.hidden_fails,
                 arrays.played_fails_required,
                 strict=True,
             ):

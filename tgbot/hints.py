@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deduction.analysis import Deduction, deduce
-from deduction.knowledge import Viewer
+from deduction.knowledge import Viewer, viewer_of
 from deduction.reasons import explain
 from engine import GameRecord, record_of, seat_view
 from engine.state import Role
@@ -15,14 +15,15 @@ from tgbot.table import Table
 def hint_deduction(table: Table, seat: int) -> tuple[GameRecord, Deduction, bool]:
     """The public record now, the deduction `seat` may be shown, and whether it is a spy's view.
 
-    A Resistance member sees the others through their own eyes; a spy, who knows everything
-    already, sees how the Resistance sees the table (the public record alone). The record is
-    the one /record exports once the game is over, cut to this moment, so the same numbers
-    come from `python -m deduction batch` on it.
+    A Resistance member sees the others through their own eyes (with what Plot cards showed
+    them alone); a spy, who knows everything already, sees how the Resistance sees the table
+    (the public record alone). The record is the one /record exports once the game is over,
+    cut to this moment, so the same numbers come from `python -m deduction batch` on it.
     """
     record = record_of(table.game, table.id).without_outcome()
-    spy_view = seat_view(table.game, seat).role is Role.SPY
-    viewer = Viewer.outsider() if spy_view else Viewer.resistance(seat)
+    own = seat_view(table.game, seat)
+    spy_view = own.role is Role.SPY
+    viewer = Viewer.outsider() if spy_view else viewer_of(own)
     return record, deduce(record, viewer), spy_view
 
 

@@ -1,0 +1,212 @@
+"""Hints with Plot cards: what a viewer saw is folded in exactly, for that viewer only.
+
+A role seen is certain; a watched Fail makes its player a spy, a watched Success puts the
+mission's Fail cards on the other members; a spotlighted Fail is a public fact. Two games a
+viewer cannot tell apart give identical hints, and one viewer's private result never changes
+another viewer's hints.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deduction.analysis import deduce
+from deduction.batch import answer
+from deduction.exact import ImpossibleRecord
+from deduction.knowledge import SeenCard, Viewer, viewer_of
+from engine import Variants, export_record, new_game, record_of, seat_view
+from engine.simulate import play_to_end
+from engine.plot import CardSeen, RoleSeen
+
+SETTINGS = settings(max_examples=40, deadline=None)
+
+
+def plot_game(players: int, seed: int, **rates: float):
+    """A whole random Plot game, its state at every step."""
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(plot_cards=True))
+    return [state] + [after for _, after, _ in play_to_end(state, rng, **rates)]
+
+
+def seen_anything(state) -> bool:
+    return state.plot is not None and bool(state.plot.seen)
+
+
+def states_with_private_results(count: int, seed: int):
+    """States of random Plot games (7-10 players) in which somebody saw something."""
+    found = []
+    rng = random.Random(seed)
+    while len(found) < count:
+        states = plot_game(rng.choice((7, 8, 9, 10)), rng.getrandbits(32), plot_use_rate=0.9)
+        found += [s for s in states[:: max(1, len(states) // 6)] if seen_anything(s) and not s.is_over]
+    return found[:count]
+
+
+def test_a_seat_view_becomes_a_viewer_with_what_it_saw():
+    for state in states_with_private_results(20, 1):
+        for seat in range(state.players):
+            own = seat_view(state, seat)
+            viewer = viewer_of(own)
+            if seat in state.spies:
+                assert viewer.is_spy and viewer.known_roles == () and viewer.seen_cards == ()
+                continue
+            assert viewer.known_roles == tuple(sorted((s.seat, s.spy) for s in own.seen_roles))
+            assert viewer.seen_cards == tuple(SeenCard(c.mission, c.seat, c.fail) for c in own.seen_cards)
+
+
+def test_what_a_resistance_viewer_saw_is_certain_for_them():
+    checked = 0
+    for state in states_with_private_results(30, 2):
+        record = record_of(state, "g").without_outcome()
+        for seat in range(state.players):
+            if seat in state.spies:
+                continue
+            own = seat_view(state, seat)
+            d = deduce(record, viewer_of(own))
+            for seen in own.seen_roles:
+                assert d.spy_probability[seen.seat] == (1.0 if seen.spy else 0.0)
+                checked += 1
+            for card in own.seen_cards:
+                if card.fail:
+                    assert d.spy_probability[card.seat] == 1.0
+                    checked += 1
+    assert checked >= 10
+
+
+def test_a_watched_success_puts_the_fail_on_the_others():
+    """Three members, one Fail: watching one Success leaves the Fail to the other two."""
+    record = json.loads(
+        json.dumps(
+            {
+                "format": "resistance-record/1",
+                "id": "watch",
+                "players": 7,
+                "spies": 3,
+                "variants": {"targeting": False, "blind_spies": False, "plot_cards": True},
+                "missions": [
+                    {
+                        "mission": 1,
+                        "team_size": 2,
+                        "fails_required": 1,
+                        "proposals": [{"leader": 0, "team": [0, 1], "votes": [True] * 7}],
+                        "fails": 1,
+                        "plot": [
+                            {"kind": "deal", "card": "keeping_a_close_eye_on_you", "to": 6, "proposal": 0},
+                            {"kind": "deal", "card": "no_confidence", "to": 5, "proposal": 0},
+                            {"kind": "watch", "by": 6, "target": 0, "proposal": 0},
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    request = {"record": record, "viewer": 6, "seen_cards": [{"mission": 1, "seat": 0, "fail": False}]}
+    watched = answer(json.dumps(request), "behaviour")
+    assert watched["spy_probability"][1] == 1.0 and watched["spy_probability"][0] < 1.0
+    blind = answer(json.dumps({"record": record, "viewer": 6}), "behaviour")
+    assert 0.0 < blind["spy_probability"][1] < 1.0
+    # Another viewer's answer does not move with what seat 6 saw.
+    other = answer(json.dumps({"record": record, "viewer": 4}), "behaviour")
+    assert other == answer(json.dumps({"record": record, "viewer": 4}), "behaviour")
+    # What the viewer says it saw must be possible: seat 2 played no card on mission 1.
+    wrong = {"record": record, "viewer": 6, "seen_cards": [{"mission": 1, "seat": 2, "fail": True}]}
+    assert "error" in answer(json.dumps(wrong), "behaviour")
+
+
+def test_a_spotlighted_fail_is_public():
+    states = [s for seed in range(40) for s in plot_game(8, seed, plot_use_rate=1.0)]
+    shown = [
+        (s, use)
+        for s in states
+        if s.plot is not None
+        for uses in s.plot.uses
+        for use in uses
+        if use.kind == "spotlight" and use.fail
+    ]
+    assert shown, "no spotlighted Fail in 40 games"
+    state, use = shown[-1]
+    d = deduce(record_of(state, "g").without_outcome(), Viewer.outsider())
+    assert d.spy_probability[use.target] == 1.0
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.data())
+def test_one_viewers_private_result_never_changes_anothers_hints(seed, data):
+    """Adding, removing or flipping what seat A saw changes nothing for seat B."""
+    states = states_with_private_results(1, seed)
+    state = states[0]
+    viewers = [s for s in range(state.players) if s not in state.spies]
+    b = data.draw(st.sampled_from(viewers))
+    record = record_of(state, "g").without_outcome()
+    before = deduce(record, viewer_of(seat_view(state, b))).spy_probability
+    others = tuple(seen for seen in state.plot.seen if seen.viewer != b)
+    mine = tuple(seen for seen in state.plot.seen if seen.viewer == b)
+    # Every other viewer's private results taken away: B's hints stay exactly the same.
+    stripped = replace(state, plot=replace(state.plot, seen=mine))
+    assert deduce(record, viewer_of(seat_view(stripped, b))).spy_probability == before
+    # A made-up private result for someone else: the same again.
+    someone = data.draw(st.sampled_from([s for s in range(state.players) if s != b]))
+    invented = RoleSeen(someone, b, False)
+    padded = replace(state, plot=replace(state.plot, seen=others + mine + (invented,)))
+    assert deduce(record, viewer_of(seat_view(padded, b))).spy_probability == before
+
+
+def hints_for(state, seat: int):
+    """What the bot shows `seat`: the public record and the seat's own view, nothing else."""
+    return deduce(record_of(state, "g").without_outcome(), viewer_of(seat_view(state, seat))).spy_probability
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.data())
+def test_games_a_viewer_cannot_tell_apart_give_identical_hints(seed, data):
+    """The same game with the spies seated otherwise, in a way the viewer's own knowledge allows
+    (their role, what they saw, the public record), gives the viewer the very same view and hints."""
+    state = states_with_private_results(1, seed)[0]
+    b = data.draw(st.sampled_from([s for s in range(state.players) if s not in state.spies]))
+    d = deduce(record_of(state, "g").without_outcome(), viewer_of(seat_view(state, b)))
+    rows = d.facts.assignments[d.facts.possible]
+    row = rows[data.draw(st.integers(0, len(rows) - 1))]
+    twin = replace(state, spies=tuple(int(s) for s in np.flatnonzero(row)))
+    assert seat_view(twin, b) == seat_view(state, b)
+    assert hints_for(twin, b) == hints_for(state, b)
+
+
+def test_requests_with_plot_knowledge_are_checked():
+    state = states_with_private_results(1, 3)[0]
+    record = export_record(state, "g")
+    outsider = {"record": record, "viewer": None, "known": {"1": "spy"}}
+    assert answer(json.dumps(outsider), "behaviour") == {
+        "error": "known, seen_cards: only a viewer at the table sees with Plot cards"
+    }
+    bad_role = {"record": record, "viewer": 0, "known": {"1": "traitor"}}
+    assert answer(json.dumps(bad_role), "behaviour") == {"error": 'known.1: must be "spy" or "resistance"'}
+    bad_seat = {"record": record, "viewer": 0, "known": {"99": "spy"}}
+    assert "known" in answer(json.dumps(bad_seat), "behaviour")["error"]
+    bad_card = {"record": record, "viewer": 0, "seen_cards": [{"mission": 1, "seat": 0}]}
+    assert "seen_cards[0]" in answer(json.dumps(bad_card), "behaviour")["error"]
+
+
+def test_contradicting_knowledge_is_impossible():
+    state = states_with_private_results(1, 4)[0]
+    record = record_of(state, "g").without_outcome()
+    viewer = next(s for s in range(state.players) if s not in state.spies)
+    others = [s for s in range(state.players) if s != viewer]
+    everyone_spy = Viewer.resistance(viewer, tuple((s, True) for s in others))
+    with pytest.raises(ImpossibleRecord):
+        deduce(record, everyone_spy)
+
+
+def test_card_seen_records_carry_only_the_viewers_own_entry():
+    state = states_with_private_results(1, 5)[0]
+    seer = state.plot.seen[0].viewer
+    exported = export_record(state, "g", private_for=seer)
+    assert set(exported.get("private", {})) <= {str(seer)}
+    kinds = {type(s) for s in state.plot.seen}
+    assert kinds <= {RoleSeen, CardSeen}
