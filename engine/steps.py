@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from engine import rules
 from engine.events import CardsDrawn, Event, GameOver, LeaderChanged, MissionCompleted
-from engine.plot import Card, PlotState, UseKind, cards_per_mission, clockwise_from
+from engine.plot import Card, PlotState, PlotUse, UseKind, cards_per_mission, clockwise_from
 from engine.state import EndReason, GameState, MissionRound, Phase, Side
 
 Steps = tuple[GameState, tuple[Event, ...]]
@@ -86,7 +86,7 @@ def proposal_index(state: GameState) -> int:
     return state.proposal_number - 1
 
 
-def round_uses(state: GameState) -> tuple:
+def round_uses(state: GameState) -> tuple[PlotUse, ...]:
     uses = plot_of(state).uses
     index = round_index(state)
     return uses[index] if index < len(uses) else ()
@@ -149,7 +149,7 @@ def after_lead(state: GameState, events: list[Event]) -> Steps:
     count = cards_per_mission(state.players)
     drawn, deck = plot.deck[:count], plot.deck[count:]
     events.append(CardsDrawn(leader=state.leader, cards=drawn))
-    plot = replace(plot, deck=deck, drawn=drawn, uses=plot.uses + ((),) * (round_index(state) + 1 - len(plot.uses)))
+    plot = replace(plot, deck=deck, drawn=drawn)
     return replace(state, phase=Phase.DEAL, plot=plot), tuple(events)
 
 

@@ -135,7 +135,7 @@ def _no_confidence(state: GameState, action: UseNoConfidence) -> Steps:
 def _spotlight(state: GameState, action: Spotlight) -> Steps:
     _require_window(state, Phase.SPOTLIGHT)
     _require_asked(state, action.seat, Card.IN_THE_SPOTLIGHT)
-    if action.target not in spotlight_targets(state, action.seat):
+    if not _is_seat(action.target, state.players) or action.target not in spotlight_targets(state, action.seat):
         raise IllegalAction(Reason.BAD_TARGET, "the spotlight falls on another team member")
     plot = plot_of(state).discard(action.seat, Card.IN_THE_SPOTLIGHT)
     state = replace(state, plot=replace(plot, spotlight=(action.seat, action.target)))
@@ -148,7 +148,9 @@ def _watch(state: GameState, action: Watch) -> Steps:
     _require_asked(state, action.seat, Card.KEEPING_A_CLOSE_EYE_ON_YOU)
     targets = tuple(action.targets) if isinstance(action.targets, tuple | list) else ()
     allowed = watch_targets(state, action.seat)
-    if not targets or len(set(targets)) != len(targets) or any(t not in allowed for t in targets):
+    if not targets or len(set(targets)) != len(targets) or any(not _is_seat(t, state.players) for t in targets):
+        raise IllegalAction(Reason.BAD_TARGET, f"watch one or more of {list(allowed)}, each once")
+    if any(t not in allowed for t in targets):
         raise IllegalAction(Reason.BAD_TARGET, f"watch one or more of {list(allowed)}, each once")
     plot = plot_of(state)
     if len(targets) > plot.count(action.seat, Card.KEEPING_A_CLOSE_EYE_ON_YOU):
@@ -187,20 +189,28 @@ def _deal_drawn(state: GameState, action: DealTimedOut) -> Steps:
         raise IllegalAction(Reason.WRONG_WINDOW, "no deal is open")
     plot = plot_of(state)
     deals = tuple(action.deals) if isinstance(action.deals, tuple | list) else ()
+    if not all(isinstance(deal, tuple | list) and len(deal) == 2 for deal in deals):
+        raise IllegalAction(Reason.NOT_DRAWN, "each deal is a card and a seat")
+    deals = tuple((card, to) for card, to in deals)
     if plot.receiving is not None or plot.deal_queue:
         raise IllegalAction(Reason.CARD_TO_RESOLVE, "the deal is no longer the leader's")
-    if sorted(card for card, _ in deals) != sorted(plot.drawn):
-        raise IllegalAction(Reason.NOT_DRAWN, "deal every drawn card, once each")
     for card, to in deals:
         _check_deal(state, card, to)
+    if sorted(card for card, _ in deals) != sorted(plot.drawn):
+        raise IllegalAction(Reason.NOT_DRAWN, "deal every drawn card, once each")
     return _deal_on(replace(state, plot=replace(plot, deal_queue=deals)), [])
 
 
 def _check_deal(state: GameState, card: object, to: object) -> None:
-    if card not in plot_of(state).drawn:
+    if not isinstance(card, Card) or card not in plot_of(state).drawn:
         raise IllegalAction(Reason.NOT_DRAWN, f"{card!r} is not among the drawn cards")
-    if not isinstance(to, int) or isinstance(to, bool) or not 0 <= to < state.players or to == state.leader:
+    if not _is_seat(to, state.players) or to == state.leader:
         raise IllegalAction(Reason.BAD_TARGET, "the leader gives each card to another player")
+
+
+def _is_seat(value: object, players: int) -> bool:
+    """A seat number, exactly: true is not seat 1, nor "2" seat 2."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < players
 
 
 def _deal_on(state: GameState, events: list[Event]) -> Steps:
@@ -267,6 +277,8 @@ def _resolve(state: GameState, action: TakeCard | Overhear | OpenUp | ImmediateT
             target, taken = action.target, None
         else:
             target, taken = action.to, None
+    if not _is_seat(target, state.players) or not (taken is None or isinstance(taken, Card)):
+        raise IllegalAction(Reason.BAD_TARGET, f"not a choice {card} allows")
     if (target, taken) not in immediate_options(state):
         raise IllegalAction(Reason.BAD_TARGET, f"not a choice {card} allows")
     plot = replace(plot, receiving=None, receiving_card=None)
