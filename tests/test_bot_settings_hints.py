@@ -181,6 +181,7 @@ async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(ma
     assert labels(menu) == {
         "Targeting: off": setting_data(chat, "tg", 1),
         "Blind Spies: off": setting_data(chat, "bs", 1),
+        "Plot cards: off": setting_data(chat, "pc", 1),
         "Hints: on": setting_data(chat, "hi", 1),
         "Missing vote: 👍 Approve": setting_data(chat, "mv", 1),
         "Team time: 3 min": setting_data(chat, "pt", 3),

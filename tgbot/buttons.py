@@ -49,6 +49,15 @@ def choice(codes: dict[str, str]) -> Field:
     return Field("|".join(map(re.escape, names)), names.__getitem__, codes.__getitem__)
 
 
+# pass; use the card asked about (sl Strong Leader, nc No Confidence); a seat for a card that
+# names one (sp spotlight, wa watch, oh overhear, ou open up, dt deal the chosen card to);
+# two seats to watch; a card to deal next (dc), or back to the cards (db); a card to take from a seat (tk).
+PLOT_CARD_CODE = r"sl|nc|ke|is|om|tr|oc|ou|ec"
+PLOT_CHOICE = Field(
+    rf"pass|sl|nc|db|(?:sp|wa|oh|ou|dt)\d{{1,2}}|wa\d{{1,2}}-\d{{1,2}}|dc(?:{PLOT_CARD_CODE})|tk(?:{PLOT_CARD_CODE})-\d{{1,2}}",
+    str,
+)
+
 SEAT_OR_DONE = Field(
     r"\d{1,2}|ok", lambda text: None if text == "ok" else int(text), lambda v: "ok" if v is None else str(v)
 )
@@ -83,6 +92,16 @@ class MissionPress:
     game_id: str
     ballot: int
     mission: int
+
+
+@dataclass(frozen=True)
+class PlotPress:
+    """A choice on a private Plot card keyboard: `choice` is one of `PLOT_CHOICE`'s forms, read
+    into an engine action (or a step of the deal) by `tgbot.moves.plot`."""
+
+    game_id: str
+    ballot: int
+    choice: str
 
 
 @dataclass(frozen=True)
@@ -133,6 +152,7 @@ class LanguagePress:
 SETTING_CODES = {
     "targeting": "tg",
     "blind_spies": "bs",
+    "plot_cards": "pc",
     "hints": "hi",
     "missing_vote_approves": "mv",
     "proposal_seconds": "pt",
@@ -175,6 +195,7 @@ KINDS = (
     ButtonKind("c", CardPress, (GAME_ID, NUMBER, flag("f", "s"))),
     ButtonKind("t", TeamPress, (GAME_ID, NUMBER, SEAT_OR_DONE)),
     ButtonKind("m", MissionPress, (GAME_ID, NUMBER, MISSION)),
+    ButtonKind("p", PlotPress, (GAME_ID, NUMBER, PLOT_CHOICE)),
     ButtonKind("w", WaitingPress, (GAME_ID,)),
     ButtonKind("x", CancelPress, (GAME_ID, flag("y", "n"))),
     ButtonKind("b", ComputerPress, (GAME_ID, flag("a", "r"))),
@@ -186,7 +207,7 @@ KINDS = (
 _BY_PRESS = {kind.press: kind for kind in KINDS}
 _BY_PREFIX = {kind.prefix: kind for kind in KINDS}
 
-GamePress = VotePress | CardPress | TeamPress | MissionPress | CancelPress | ComputerPress
+GamePress = VotePress | CardPress | TeamPress | MissionPress | PlotPress | CancelPress | ComputerPress
 
 
 def kind_of(press_type: type) -> ButtonKind:

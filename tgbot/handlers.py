@@ -20,6 +20,7 @@ from tgbot.buttons import (
     HintsPress,
     LanguagePress,
     MissionPress,
+    PlotPress,
     RematchPress,
     SettingsPress,
     TeamPress,
@@ -144,13 +145,17 @@ async def start(update: Update, context: BotContext) -> None:
 
 
 async def new_game(update: Update, context: BotContext) -> None:
-    """/newgame [targeting] [blind]: open a lobby in this group, with those variants."""
+    """/newgame [targeting] [blind] [plot]: open a lobby in this group, with those variants."""
     lang = await language_of(update, context)
     if not await groups_only(update, lang):
         return
     chat, user = update.effective_chat, update.effective_user
     words = {word.lower() for word in context.args or ()}
-    variants = Variants(targeting="targeting" in words, blind_spies=bool(words & {"blind", "blind_spies"}))
+    variants = Variants(
+        targeting="targeting" in words,
+        blind_spies=bool(words & {"blind", "blind_spies"}),
+        plot_cards=bool(words & {"plot", "plot_cards"}),
+    )
     host = player_of(user)
     # Whoever opens the game sits at it at once, if the bot can already write to them in private.
     seated = (host,) if await can_write_to(context, user.id) else ()
@@ -353,6 +358,11 @@ async def mission_button(update: Update, context: BotContext) -> None:
     await game_button(update, context, MissionPress, GameService.pick_mission)
 
 
+async def plot_button(update: Update, context: BotContext) -> None:
+    """A choice on a private Plot card keyboard (use, pass, deal, a target)."""
+    await game_button(update, context, PlotPress, GameService.plot_choice)
+
+
 async def waiting_button(update: Update, context: BotContext) -> None:
     """⏳ Waiting for…: who must still act, told to whoever asked."""
     await game_button(update, context, WaitingPress, GameService.waiting)
@@ -429,6 +439,7 @@ BUTTON_HANDLERS = {
     CardPress: card_button,
     TeamPress: team_button,
     MissionPress: mission_button,
+    PlotPress: plot_button,
     WaitingPress: waiting_button,
     CancelPress: cancel_button,
     ComputerPress: computer_button,

@@ -19,11 +19,21 @@ from telegram.error import TelegramError
 
 from engine import Variants, export_record
 from tgbot import keys, once
-from tgbot.buttons import CancelPress, CardPress, ComputerPress, MissionPress, TeamPress, VotePress, WaitingPress
+from tgbot.buttons import (
+    CancelPress,
+    CardPress,
+    ComputerPress,
+    MissionPress,
+    PlotPress,
+    TeamPress,
+    VotePress,
+    WaitingPress,
+)
 from tgbot.changes import Change, Refused, Reply
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import clock, computers, lobby, play
+from tgbot.moves import plot as plot_moves
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Keyboard, Send
 from tgbot.render import board
@@ -152,6 +162,7 @@ class GameService:
                 settings,
                 targeting=settings.targeting or variants.targeting,
                 blind_spies=settings.blind_spies or variants.blind_spies,
+                plot_cards=settings.plot_cards or variants.plot_cards,
             )
         game_id = Table.new_id()
         change = lobby.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
@@ -260,6 +271,15 @@ class GameService:
             user_id,
             lang,
             lambda table: play.pick_mission(table, user_id, press, lang, self.bot_username),
+        )
+
+    async def plot_choice(self, press: PlotPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
+        return await self._press(
+            press,
+            chat_id,
+            user_id,
+            lang,
+            lambda table: plot_moves.press(table, user_id, chat_id, press, lang, self.bot_username),
         )
 
     async def cancel(

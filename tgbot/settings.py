@@ -17,6 +17,7 @@ from tgbot.i18n import LANGUAGES
 CHOICES: dict[str, tuple] = {
     "targeting": (False, True),
     "blind_spies": (False, True),
+    "plot_cards": (False, True),
     "hints": (True, False),
     "missing_vote_approves": (True, False),
     "proposal_seconds": (60, 120, 180, 300, 600),
@@ -33,6 +34,7 @@ CHOICES: dict[str, tuple] = {
 class GroupSettings:
     targeting: bool = False
     blind_spies: bool = False
+    plot_cards: bool = False  # The Plot Thickens
     hints: bool = True
     missing_vote_approves: bool = True  # at the vote deadline, a missing vote counts as Approve
     proposal_seconds: int = 180
@@ -46,7 +48,7 @@ class GroupSettings:
 
     @property
     def variants(self) -> Variants:
-        return Variants(targeting=self.targeting, blind_spies=self.blind_spies)
+        return Variants(targeting=self.targeting, blind_spies=self.blind_spies, plot_cards=self.plot_cards)
 
     def position(self, name: str) -> int:
         """Where the setting's value stands: 1 + its index among the choices, 0 if it is none of

@@ -14,6 +14,7 @@ from typing import Any
 
 from engine import GameState, StateFormatError, Variants, state_from_dict, state_to_dict
 from engine import rules as game_rules
+from engine.plot import Card
 from tgbot.i18n import DEFAULT_LANGUAGE, supported
 from tgbot.settings import GroupSettings
 
@@ -55,6 +56,7 @@ class Table:
     game: GameState | None = None
     draft_team: tuple[int, ...] = ()  # seats the leader has ticked but not yet proposed
     draft_mission: int | None = None  # under Targeting: the mission the leader has picked
+    draft_card: str | None = None  # with Plot cards: the drawn card the leader is about to give
     deadline: float | None = None  # when the current step times out (seconds since the epoch)
     reminder_at: float | None = None  # when to remind the group, once per step; None once reminded
     step: str = ""  # names the step the deadline belongs to
@@ -130,6 +132,7 @@ class Table:
                 "game": None if self.game is None else state_to_dict(self.game),
                 "draft_team": list(self.draft_team),
                 "draft_mission": self.draft_mission,
+                "draft_card": self.draft_card,
                 "deadline": self.deadline,
                 "reminder_at": self.reminder_at,
                 "step": self.step,
@@ -162,6 +165,7 @@ class Table:
                 game=None if data["game"] is None else state_from_dict(data["game"]),
                 draft_team=tuple(data["draft_team"]),
                 draft_mission=data["draft_mission"],
+                draft_card=data.get("draft_card"),
                 deadline=data["deadline"],
                 reminder_at=data["reminder_at"],
                 step=data["step"],
@@ -227,6 +231,10 @@ class Table:
             or (_is_int(self.draft_mission) and 1 <= self.draft_mission <= game_rules.MISSION_COUNT),
             "draft_mission: not a mission",
         )
+        require(self.draft_card is None or self.draft_card in _CARD_NAMES, "draft_card: not a Plot card")
+
+
+_CARD_NAMES = frozenset(card.value for card in Card)
 
 
 def _is_int(value: Any) -> bool:

@@ -8,6 +8,7 @@ answered to its player alone. Private messages follow whoever the game waits for
 from __future__ import annotations
 
 from engine import CardsFilled, Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
+from engine.events import NoConfidenceUsed, OpenVotesShown, StrongLeaderUsed
 from tgbot.outgoing import Edit, Keyboard, Outgoing, Send
 from tgbot.render import board, private
 from tgbot.render.common import GroupScene, group_scene, seat_scene
@@ -26,7 +27,10 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
         out.append(Edit(leader.user_id, private.leader_key(group_scene(before).view.ballot), done, protected=True))
         text, buttons = board.board(scene)
         out.append(Send(chat, text, buttons, key=board.board_key(scene)))
-    if any(isinstance(e, VotesRevealed | MissionCompleted | GameOver) for e in events):
+    # With Plot cards, a leader taking over, the Opinion Makers' open votes and a team thrown out
+    # are seen at once too.
+    shown_at_once = VotesRevealed | MissionCompleted | GameOver | StrongLeaderUsed | OpenVotesShown | NoConfidenceUsed
+    if any(isinstance(e, shown_at_once) for e in events):
         text, buttons = board.board(scene)
         out.append(Edit(chat, board.board_key(scene), text, buttons))
     filled = next((e for e in events if isinstance(e, CardsFilled)), None)
@@ -37,7 +41,7 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
         for seat in filled.seats:
             text = private.card_timed_out(seat_scene(after, seat), mission)
             out.append(Edit(after.players[seat].user_id, private.card_key(ballot, seat), text, protected=True))
-    if any(isinstance(e, VotesRevealed) and e.approved for e in events):
+    if scene.view.phase is Phase.MISSION and group_scene(before).view.phase is not Phase.MISSION:
         out += [card_prompt(after, seat, bot_username) for seat in scene.view.team or ()]
     if scene.view.phase is Phase.PROPOSING and group_scene(before).view.ballot != scene.view.ballot:
         out.append(leader_prompt(after, bot_username))

@@ -8,14 +8,19 @@ from dataclasses import replace
 
 from engine import CardsTimedOut, Phase, VotesTimedOut, apply, draw_team, public_view
 from engine import rules as game_rules
-from tgbot.changes import Change
-from tgbot.moves import absence, announcements, computers
+from engine.actions import ChanceTimedOut
+from engine.deadlines import draw_deal, draw_immediate
+from tgbot.changes import Change, Refused
+from tgbot.moves import absence, announcements, computers, plot_announcements
 from tgbot.moves.lobby import LOBBY_KEY, start_game
 from tgbot.moves.play import step
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import board, private
 from tgbot.render.common import seat_scene
 from tgbot.table import MIN_PEOPLE, Stage, Table
+
+# A Plot card holder's chance in a window (use it or pass) is a short question.
+PLOT_CHANCE_SECONDS = 45
 
 
 def step_of(table: Table) -> str:
@@ -36,6 +41,10 @@ def step_seconds(table: Table) -> int:
         return settings.proposal_seconds
     if phase is Phase.VOTING:
         return settings.vote_seconds
+    if phase is Phase.DEAL:
+        return settings.vote_seconds  # a card or two to give, or one to resolve: quicker than a team
+    if phase in plot_announcements.PLOT_PHASES:
+        return PLOT_CHANCE_SECONDS
     return settings.mission_seconds
 
 
@@ -87,7 +96,10 @@ def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
 def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     if table.stage is Stage.LOBBY:
         if len(table.players) >= game_rules.MIN_PLAYERS and len(table.people) >= MIN_PEOPLE:
-            return start_game(table, table.creator_id, True, table.language, rng, bot_username)
+            try:
+                return start_game(table, table.creator_id, True, table.language, rng, bot_username)
+            except Refused:
+                pass  # a table the host could not start either (computer players with Plot cards) closes
         closed = replace(table, stage=Stage.CANCELLED)
         return Change(closed, [Edit(table.chat_id, LOBBY_KEY, board.lobby_timed_out(table.players, table.language))])
     game = table.game
@@ -97,9 +109,16 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
         action = draw_team(game, rng, preferred_mission=table.draft_mission)
     elif game.phase is Phase.VOTING:
         action = VotesTimedOut(table.settings.missing_vote_approves)
+    elif game.phase is Phase.DEAL:
+        # The cards must be dealt and resolved: the time running out draws the choice at random.
+        action = draw_deal(game, rng) if game.plot.receiving is None else draw_immediate(game, rng)
+    elif game.phase in plot_announcements.PLOT_PHASES:
+        action = ChanceTimedOut()  # a holder who lets the time run out passes
     else:
         action = CardsTimedOut()
     after, events = apply(game, action)
     table, takeovers = absence.missed_deadline(table, public_view(game).waiting_for)
-    change = step(replace(table, draft_team=(), draft_mission=None), after, events, None, bot_username)
-    return replace(change, outgoing=change.outgoing + takeovers)
+    before = table
+    change = step(replace(table, draft_team=(), draft_mission=None, draft_card=None), after, events, None, bot_username)
+    closed = plot_announcements.closed_by_the_clock(before, change.table)
+    return replace(change, outgoing=closed + change.outgoing + takeovers)

@@ -6,12 +6,12 @@ import random
 from dataclasses import replace
 from html import escape
 
-from engine import new_game
+from engine import Phase, new_game
 from engine import rules as game_rules
 from tgbot.buttons import CancelPress, encode
 from tgbot.changes import Change, Refused, Reply, refuse
 from tgbot.i18n import N_, t, tn
-from tgbot.moves import announcements
+from tgbot.moves import announcements, plot_announcements
 from tgbot.outgoing import Button, Edit, Outgoing, Send
 from tgbot.render import board
 from tgbot.render.common import group_scene, title
@@ -137,10 +137,15 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
         raise Refused(Reply(message))
     if len(table.people) < MIN_PEOPLE:
         raise refuse(lang, "A game needs at least %(n)d people besides computer players.", n=MIN_PEOPLE)
+    if table.variants.plot_cards and len(table.people) < len(table.players):
+        raise refuse(lang, "Computer players do not play with Plot cards: switch Plot cards off in /settings first.")
     table = replace(table, stage=Stage.PLAYING, game=new_game(count, rng, table.variants))
     out: list[Outgoing] = [Edit(table.chat_id, LOBBY_KEY, board.started(group_scene(table)))]
     out += [announcements.role_message(table, seat, bot_username) for seat in range(count)]
-    out.append(announcements.leader_prompt(table, bot_username))
+    if table.game.phase is Phase.PROPOSING:
+        out.append(announcements.leader_prompt(table, bot_username))
+    # With Plot cards a game may open on a Plot card decision (a Strong Leader's chance, the deal).
+    out += filter(None, (plot_announcements.prompt_for(table, seat, bot_username) for seat in range(count)))
     return Change(table, out)
 
 

@@ -8,10 +8,10 @@ from html import escape
 
 from engine import CastVote, Event, GameState, IllegalAction, Phase, PlayCard, ProposeTeam, Reason, apply, public_view
 from engine import rules as game_rules
-from tgbot.buttons import CardPress, MissionPress, TeamPress, VotePress, WaitingPress
+from tgbot.buttons import CardPress, MissionPress, PlotPress, TeamPress, VotePress, WaitingPress
 from tgbot.changes import Change, Refused, Reply, refuse
 from tgbot.i18n import N_, t, tn
-from tgbot.moves import absence, announcements
+from tgbot.moves import absence, announcements, plot_announcements
 from tgbot.moves.lobby import LOBBY_KEY, lobby_message
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import board, private
@@ -20,7 +20,7 @@ from tgbot.table import Stage, Table
 
 # Where each kind of press belongs: votes and "waiting for" on the group's board, the rest
 # in the presser's own private chat. Data copied onto another message is refused.
-_PRIVATE_PRESSES = (CardPress, TeamPress, MissionPress)
+_PRIVATE_PRESSES = (CardPress, TeamPress, MissionPress, PlotPress)
 
 
 def require_pressed_in_place(table: Table, press, chat_id: int | None, user_id: int, lang: str) -> None:
@@ -126,6 +126,7 @@ _REFUSALS = {
     Reason.RESISTANCE_CANNOT_FAIL: N_("You are in the Resistance: you must play Success."),
     Reason.MISSION_REQUIRED: N_("Choose the mission first."),
     Reason.GAME_OVER: N_("This game is over."),
+    Reason.OPINION_MAKERS_FIRST: N_("Opinion Makers vote first, in the open: wait for their votes."),
 }
 
 
@@ -148,7 +149,8 @@ def step(
     after = table.with_game(after_game)
     if after_game.is_over:
         after = replace(after, stage=Stage.OVER)
-    return Change(after, announcements.after_step(table, after, events, bot_username), reply)
+    out = announcements.after_step(table, after, events, bot_username)
+    return Change(after, out + plot_announcements.after_step(table, after, bot_username), reply)
 
 
 # ---------------------------------------------------------------- looking at the game
@@ -183,4 +185,7 @@ def pending_private(table: Table, user_id: int, bot_username: str) -> list[Outgo
         out.append(announcements.card_prompt(table, seat, bot_username))
     if game.phase is Phase.PROPOSING and seat == game.leader:
         out.append(announcements.leader_prompt(table, bot_username))
+    plot_prompt = plot_announcements.prompt_for(table, seat, bot_username)
+    if plot_prompt is not None:
+        out.append(plot_prompt)
     return out

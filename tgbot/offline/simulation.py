@@ -18,6 +18,7 @@ from telegram.ext import Application
 from agents import act
 from engine import Phase, Variants, waiting_for
 from engine import rules as game_rules
+from tgbot.moves.plot_announcements import PLOT_PHASES
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
 from tgbot.store import Store
 from tgbot.table import Table
@@ -46,6 +47,16 @@ class Policy:
 
     def fail(self, table: Table, seat: int) -> bool:
         return seat in table.game.spies and self.rng.random() < self.spy_fail_rate
+
+    plot_use_rate: float = 0.7
+
+    def plot_choice(self, table: Table, seat: int, choices: list[str]) -> str:
+        """A press on a Plot card keyboard: a use (a card, a target) or, now and then, a pass."""
+        uses = [c for c in choices if not c.endswith((":pass", ":db"))]
+        passes = [c for c in choices if c.endswith(":pass")]
+        if uses and (not passes or self.rng.random() < self.plot_use_rate):
+            return self.rng.choice(uses)
+        return passes[0]
 
 
 class ComputerPolicy(Policy):
@@ -140,7 +151,13 @@ class SimulatedGroup:
         variants = variants or Variants()
         host = self.user_ids[0]
         words = [
-            word for word, chosen in (("targeting", variants.targeting), ("blind", variants.blind_spies)) if chosen
+            word
+            for word, chosen in (
+                ("targeting", variants.targeting),
+                ("blind", variants.blind_spies),
+                ("plot", variants.plot_cards),
+            )
+            if chosen
         ]
         await self.send(self.telegram.command(host, self.chat_id, " ".join(["/newgame", *words])))
         self.game_id = await self.store.game_of_chat(self.chat_id)
@@ -168,6 +185,16 @@ class SimulatedGroup:
             if table.computer_at is None:
                 raise RuntimeError("the game waits for computer players that have no turn scheduled")
             await self.application.bot_data["service"].fire_due(table.computer_at)
+            return True
+        if game.phase in PLOT_PHASES:
+            # One Plot decision at a time, on the keyboard in that player's private chat.
+            seat = people[0]
+            user = table.players[seat].user_id
+            prefix = f"p:{self.game_id}:"
+            message = self.latest_with_button(user, prefix)
+            choices = [b["callback_data"] for b in message.buttons() if b.get("callback_data", "").startswith(prefix)]
+            data = policy.plot_choice(table, seat, choices)
+            await self.send(self.telegram.press(user, user, message.message_id, data))
             return True
         if game.phase is Phase.PROPOSING:
             leader = game.leader

@@ -13,9 +13,11 @@ from html import escape
 
 from engine import EndReason, MissionRound, Phase, Proposal, Side
 from engine import rules as game_rules
+from engine.plot import Card
 from tgbot.buttons import ComputerPress, RematchPress, VotePress, WaitingPress, encode
-from tgbot.i18n import t, tn
+from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
+from tgbot.render import plot as plot_render
 from tgbot.render.common import GroupScene, join_link, mention, minutes, names, setup_line, track
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player
@@ -30,6 +32,11 @@ def lobby(
     lines = [
         t(lang, "🕵️ <b>The Resistance</b>: a new game is open."),
         variants_line(settings, lang),
+        *(
+            [t(lang, "🃏 Plot cards: each mission the leader deals cards that give information or deceit (/rules).")]
+            if settings.plot_cards
+            else []
+        ),
         settings_line(settings, lang),
         tn(
             lang,
@@ -64,13 +71,18 @@ def lobby(
 
 
 def variants_line(settings: GroupSettings, lang: str) -> str:
-    if settings.targeting and settings.blind_spies:
-        return t(lang, "Variants: Targeting, Blind Spies.")
-    if settings.targeting:
-        return t(lang, "Variants: Targeting.")
-    if settings.blind_spies:
-        return t(lang, "Variants: Blind Spies.")
-    return t(lang, "Rules: standard, no variants.")
+    chosen = [
+        t(lang, name)
+        for name, on in (
+            (N_("Targeting"), settings.targeting),
+            (N_("Blind Spies"), settings.blind_spies),
+            (N_("Plot cards"), settings.plot_cards),
+        )
+        if on
+    ]
+    if not chosen:
+        return t(lang, "Rules: standard, no variants.")
+    return t(lang, "Variants: %(variants)s.", variants=", ".join(chosen))
 
 
 def settings_line(settings: GroupSettings, lang: str) -> str:
@@ -142,6 +154,7 @@ def started(scene: GroupScene) -> str:
             setup_line(scene.view.players, lang),
             "",
             whose_turn(scene),
+            *filter(None, [plot_render.window_line(scene), plot_render.holders_line(scene)]),
         ]
     )
 
@@ -163,7 +176,13 @@ def board(scene: GroupScene) -> tuple[str, Keyboard]:
     number = len(mission_round.proposals)
     lines = [header(scene, mission_round, number), *proposal_lines(scene, mission_round, number)]
     buttons: Keyboard = ()
+    window = plot_render.window_line(scene)
     if view.phase is Phase.VOTING:
+        opinion = plot_render.open_votes_line(scene)
+        if opinion is not None:
+            lines.append(opinion)
+        elif view.plot is not None and any(Card.OPINION_MAKER in view.plot.hands[s] for s in view.waiting_for):
+            lines.append(t(lang, "Opinion Makers vote first, in the open; then everyone else."))
         lines.append(t(lang, "Everyone votes: approve this team or reject it? Votes are shown when all are in."))
         buttons = (
             (
@@ -175,11 +194,18 @@ def board(scene: GroupScene) -> tuple[str, Keyboard]:
     elif view.phase is Phase.MISSION:
         lines.append(t(lang, "The team plays its cards in private."))
         buttons = (waiting_row(scene),)
-    elif view.phase is Phase.PROPOSING:
-        lines += ["", whose_turn(scene)]
+    elif view.phase in (Phase.PROPOSING, Phase.LEAD, Phase.DEAL):
+        lines += ["", whose_turn(scene), *([window] if window else [])]
+        buttons = (waiting_row(scene),) if window else ()
+    elif window is not None:
+        lines.append(window)
+        buttons = (waiting_row(scene),)
     else:
         lines += ["", *game_over_lines(scene)]
         buttons = play_again(scene)
+    held = plot_render.holders_line(scene)
+    if held is not None and view.phase is not Phase.OVER:
+        lines.append(held)
     return "\n".join(lines), buttons
 
 
@@ -222,11 +248,33 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
                 leader=escape(players[proposal.leader].name),
             )
         )
+    round_index = scene.view.rounds.index(mission_round)
+    uses = plot_render.proposal_uses(scene, round_index, number - 1)
+    if proposal.strong_leader:
+        lines.append(
+            t(lang, "⚡ %(leader)s took the lead with Strong Leader.", leader=escape(players[proposal.leader].name))
+        )
+    # What happened before the team was named (the deal), then the team and what came after.
+    after_approval = [line for line in uses if line.startswith(("🔦", "👁"))]
+    lines += [line for line in uses if line not in after_approval]
     lines.append(t(lang, "Team: %(names)s", names=names(players, proposal.team)))
     if proposal.votes is None:
         return lines
     lines += vote_lines(scene, proposal)
     yes, no = sum(proposal.votes), len(proposal.votes) - sum(proposal.votes)
+    if proposal.no_confidence is not None:
+        lines.append(
+            t(
+                lang,
+                "Approved %(yes)d–%(no)d, then thrown out by %(name)s's No Confidence. Rejected teams for this "
+                "mission: %(count)d/5.",
+                yes=yes,
+                no=no,
+                name=escape(players[proposal.no_confidence].name),
+                count=_rejections(mission_round, number),
+            )
+        )
+        return lines
     if not proposal.approved:
         lines.append(
             t(
@@ -239,6 +287,7 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
         )
         return lines
     lines.append(t(lang, "Approved %(yes)d–%(no)d.", yes=yes, no=no))
+    lines += after_approval
     if mission_round.played:
         lines.append(mission_result(mission_round, lang))
         if mission_round.auto_cards:

@@ -6,6 +6,7 @@ from engine import rules as game_rules
 from tgbot.buttons import LanguagePress, SettingsPress, encode
 from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
+from tgbot.render import plot as plot_render
 from tgbot.render.board import settings_line, variants_line
 from tgbot.render.common import minutes, team_sizes
 from tgbot.settings import GroupSettings
@@ -39,6 +40,12 @@ def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str
             Button(
                 _switch(lang, settings.blind_spies, N_("Blind Spies: on"), N_("Blind Spies: off")),
                 data=press("blind_spies"),
+            ),
+        ),
+        (
+            Button(
+                _switch(lang, settings.plot_cards, N_("Plot cards: on"), N_("Plot cards: off")),
+                data=press("plot_cards"),
             ),
         ),
         (
@@ -121,6 +128,8 @@ def help_text(lang: str) -> str:
             "/rules — how to play",
         )
         + "\n"
+        + t(lang, "/newgame plot — play with the Plot cards of The Plot Thickens (see /rules)")
+        + "\n"
         + t(
             lang,
             "/addbot, /removebot — seat a computer player in the lobby, or let the last one go (whoever "
@@ -147,24 +156,28 @@ def setup_table(lang: str) -> str:
 
 
 def rules_text(lang: str) -> str:
-    return t(
-        lang,
-        "<b>The Resistance</b> in short\n"
-        "Most players are the Resistance; a few are spies, who know each other. Nobody else knows who is who.\n"
-        "%(setup)s\n"
-        "Seats follow the order in which players joined. The first leader is drawn at random; after every "
-        "proposal the leader's role passes clockwise, to the next seat.\n"
-        "The leader proposes a team for the next mission. Everyone votes: the team goes only if more than half "
-        "approve; a tied vote rejects it. If five teams in a row are rejected for one mission, the spies win.\n"
-        "On a mission each member secretly plays Success or Fail; the Resistance must play Success. One Fail "
-        "card sinks a mission; the one marked * needs two. Only the number of Fail cards is shown.\n"
-        "Three successful missions win for the Resistance, three failed ones for the spies.\n"
-        "Targeting (/newgame targeting): every leader chooses both the mission and the team. Each mission is "
-        "attempted only once (a rejected team does not use it up), and the fifth only after two successes.\n"
-        "Blind Spies (/newgame blind): the spies do not learn who the other spies are.\n"
-        "Deadlines (see /settings): if the leader does not propose in time, a team is drawn at random and "
-        "everyone votes on it as usual; missing votes count as the group's setting says (Approve unless "
-        "changed), and the group is told whose; a card not played in time counts as Success. A lobby that has "
-        "not reached 5 players in time closes; one that has starts by itself.",
-        setup=setup_table(lang),
+    return (
+        t(
+            lang,
+            "<b>The Resistance</b> in short\n"
+            "Most players are the Resistance; a few are spies, who know each other. Nobody else knows who is who.\n"
+            "%(setup)s\n"
+            "Seats follow the order in which players joined. The first leader is drawn at random; after every "
+            "proposal the leader's role passes clockwise, to the next seat.\n"
+            "The leader proposes a team for the next mission. Everyone votes: the team goes only if more than half "
+            "approve; a tied vote rejects it. If five teams in a row are rejected for one mission, the spies win.\n"
+            "On a mission each member secretly plays Success or Fail; the Resistance must play Success. One Fail "
+            "card sinks a mission; the one marked * needs two. Only the number of Fail cards is shown.\n"
+            "Three successful missions win for the Resistance, three failed ones for the spies.\n"
+            "Targeting (/newgame targeting): every leader chooses both the mission and the team. Each mission is "
+            "attempted only once (a rejected team does not use it up), and the fifth only after two successes.\n"
+            "Blind Spies (/newgame blind): the spies do not learn who the other spies are.\n"
+            "Deadlines (see /settings): if the leader does not propose in time, a team is drawn at random and "
+            "everyone votes on it as usual; missing votes count as the group's setting says (Approve unless "
+            "changed), and the group is told whose; a card not played in time counts as Success. A lobby that has "
+            "not reached 5 players in time closes; one that has starts by itself.",
+            setup=setup_table(lang),
+        )
+        + "\n\n"
+        + plot_render.rules_text(lang)
     )

@@ -144,6 +144,8 @@ def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
         group=title(scene.group.chat_title),
         mission=view.current_mission,
     )
+    if view.plot is not None and view.plot.spotlight is not None and view.plot.spotlight[1] == scene.seat.seat:
+        text += "\n" + t(lang, "🔦 You are in the spotlight: everyone will see the card you play.")
     buttons: Keyboard = (
         (
             Button(t(lang, "✅ Success"), data=encode(CardPress(scene.game_id, view.ballot, False))),

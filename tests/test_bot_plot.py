@@ -1,0 +1,226 @@
+"""The Plot Thickens through the bot: whole games at 7 and 10 players, every card used across
+them, private results to their one viewer only (protected from forwarding), forged and stale
+presses refused, deadlines that pass or deal for whoever let the time run out."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from engine import Phase, Variants, export_record, parse_record, public_view, replay
+from tests.bot_helpers import command_text, forged, lobby_message, press
+from tgbot.moves.plot_announcements import PLOT_PHASES
+from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.table import Stage
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
+
+ALL_USES = {
+    "strong_leader",
+    "no_confidence",
+    "opinion_maker",
+    "deal",
+    "take",
+    "overheard",
+    "open_up",
+    "establish_confidence",
+    "spotlight",
+    "watch",
+}
+
+
+def uses_in(record: dict) -> set[str]:
+    """Every kind of Plot card use a record shows."""
+    found = set()
+    for mission in record["missions"]:
+        for proposal in mission["proposals"]:
+            if proposal.get("strong_leader"):
+                found.add("strong_leader")
+            if "no_confidence" in proposal:
+                found.add("no_confidence")
+            if proposal.get("open_votes"):
+                found.add("opinion_maker")
+        found |= {event["kind"] for event in mission.get("plot", ())}
+    return found
+
+
+async def play_plot_game(make_bot, telegram, players: int, seed: int) -> tuple[SimulatedGroup, dict]:
+    application = await make_bot(seed)
+    group = SimulatedGroup(telegram, application, chat_id=-100 - seed, players=players)
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True))
+    await group.start()
+    table = await group.play(Policy(rng=random.Random(seed), plot_use_rate=0.9), max_steps=2000)
+    assert table.stage is Stage.OVER
+    record = export_record(table.game, table.id)
+    # The record validates and replays to the same game.
+    parsed = parse_record(json.loads(json.dumps(record)))
+    assert export_record(replay(parsed, table.game.spies, table.game.variants), table.id) == record
+    return group, record
+
+
+@pytest.mark.parametrize("players", [7, 10])
+async def test_a_whole_plot_game_is_played_through_the_bot(make_bot, telegram, players):
+    group, record = await play_plot_game(make_bot, telegram, players, seed=players)
+    assert record["variants"]["plot_cards"] is True
+    assert any(m.get("plot") for m in record["missions"])
+    transcript = "\n".join(group.transcript(group.chat_id))
+    assert "🃏" in transcript and "🏁" in transcript
+    # What a card showed one player never reaches the group.
+    assert "you saw" not in transcript and "you watched" not in transcript
+
+
+async def test_every_plot_card_is_used_across_games(make_bot, telegram):
+    seen: set[str] = set()
+    seed = 0
+    while seen != ALL_USES and seed < 12:
+        seed += 1
+        _, record = await play_plot_game(make_bot, telegram, 7 + seed % 4, seed)
+        seen |= uses_in(record)
+    assert seen == ALL_USES, f"never used: {ALL_USES - seen}"
+
+
+def private_result_texts(telegram, chat_id: int) -> list[str]:
+    return [
+        plain_text(m.text or "")
+        for m in telegram.messages(chat_id)
+        if m.from_bot and ("you saw" in (m.text or "") or "you watched" in (m.text or ""))
+    ]
+
+
+async def test_private_results_reach_only_their_viewer_and_cannot_be_forwarded(make_bot, telegram):
+    found = 0
+    for seed in range(1, 6):
+        group, _ = await play_plot_game(make_bot, telegram, 9, seed)
+        table = await group.table()
+        assert private_result_texts(telegram, group.chat_id) == []
+        for seat, player in enumerate(table.players):
+            mine = [s for s in table.game.plot.seen if s.viewer == seat]
+            told = private_result_texts(telegram, player.user_id)
+            # One message per thing this player saw, naming whose role or card it was, and nothing else.
+            assert len(told) == len(mine)
+            for seen, text in zip(mine, told, strict=True):
+                assert f"{table.players[seen.seat].name}'s" in text
+            found += len(mine)
+        sends = [params for method, params in telegram.calls if method == "sendMessage"]
+        secret = [params for params in sends if "you saw" in params["text"] or "you watched" in params["text"]]
+        assert secret and all(params.get("protect_content") for params in secret)
+    assert found >= 3
+
+
+async def started_plot_game(make_bot, telegram, players=7, seed=3):
+    application = await make_bot(seed)
+    group = SimulatedGroup(telegram, application, players=players)
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True))
+    await group.start()
+    return group
+
+
+async def until(group: SimulatedGroup, policy: Policy, condition, steps: int = 400):
+    for _ in range(steps):
+        table = await group.table()
+        if condition(table):
+            return table
+        assert await group.step(policy), "the game ended first"
+    raise AssertionError("never reached")
+
+
+async def test_forged_and_stale_plot_presses_change_nothing(make_bot, telegram):
+    group = await started_plot_game(make_bot, telegram)
+    table = await until(group, Policy(rng=random.Random(1)), lambda t: t.game.phase in PLOT_PHASES)
+    asked = public_view(table.game).waiting_for[0]
+    asker = table.players[asked].user_id
+    other = next(p.user_id for s, p in enumerate(table.players) if s != asked)
+    prompt = group.latest_with_button(asker, f"p:{table.id}:")
+    data = next(b["callback_data"] for b in prompt.buttons() if b.get("callback_data"))
+    version = table.game.version
+
+    # Someone else sends the asked player's choice from their own private chat.
+    own_message = telegram.messages(other)[-1].message_id
+    assert (await forged(group, other, other, own_message, data))["text"] in (
+        "It is not your turn to use a Plot card.",
+        "Only the leader deals the Plot cards.",
+        "Another player must resolve their card first.",
+        "You do not hold that card.",
+    )
+    # The asked player's own button pressed in the group, a made-up choice, and a stale ballot.
+    group_message = next(m for m in reversed(telegram.messages(group.chat_id)) if m.from_bot).message_id
+    assert (await forged(group, asker, group.chat_id, group_message, data))["text"] == "This button is not valid here."
+    prefix = data.rsplit(":", 1)[0]
+    assert (await forged(group, asker, asker, prompt.message_id, prefix + ":zz9"))[
+        "text"
+    ] == "This button is not valid."
+    game_id, ballot = data.split(":")[1:3]
+    stale = f"p:{game_id}:{int(ballot) + 1}:pass"  # a decision that is not the one open now
+    assert (await forged(group, asker, asker, prompt.message_id, stale))["text"] == "This choice is closed."
+    assert (await group.table()).game.version == version
+
+
+async def test_opinion_makers_vote_first(make_bot, telegram):
+    for seed in range(1, 30):
+        group = await started_plot_game(make_bot, telegram, players=7, seed=seed)
+        policy = Policy(rng=random.Random(seed), plot_use_rate=1.0)
+        try:
+            table = await until(
+                group, policy, lambda t: t.game.phase is Phase.VOTING and t.game.current_round.proposals[-1].open_votes
+            )
+        except AssertionError:
+            await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
+            continue
+        makers = table.game.current_round.proposals[-1].open_votes
+        others = [s for s in range(7) if s not in makers]
+        board = group.latest_with_button(group.chat_id, f"v:{table.id}:")
+        assert "Opinion Makers vote first" in plain_text(board.text)
+        approve = next(b["callback_data"] for b in board.buttons() if b.get("callback_data", "").endswith(":a"))
+        answer = await press(group, table.players[others[0]].user_id, board, approve)
+        assert answer == "Opinion Makers vote first, in the open: wait for their votes."
+        assert (await group.table()).game.pending_votes[others[0]] is None
+        return
+    pytest.fail("no Opinion Maker voted in 29 games")
+
+
+async def test_a_holder_who_lets_the_time_run_out_passes_and_a_missed_deal_is_dealt(make_bot, telegram):
+    group = await started_plot_game(make_bot, telegram, players=8, seed=4)
+    service = group.application.bot_data["service"]
+    passed = dealt = 0
+    for _ in range(60):
+        table = await group.table()
+        if table.game.is_over or (passed and dealt):
+            break
+        if table.game.phase in PLOT_PHASES:
+            kind = table.game.phase
+            asked = public_view(table.game).waiting_for[0]
+            key_ballot = public_view(table.game).ballot
+            await service.fire_due(table.deadline + 1)
+            after = await group.table()
+            assert public_view(after.game).ballot != key_ballot
+            user = table.players[asked].user_id
+            closed = [
+                m for m in telegram.messages(user) if "time ran out, so this was decided for you" in (m.text or "")
+            ]
+            assert closed and not closed[-1].buttons()
+            if kind is Phase.DEAL and table.game.plot.receiving is None:
+                assert len(after.game.plot.drawn) < len(table.game.plot.drawn) or after.game.phase is not Phase.DEAL
+                dealt += 1
+            elif kind is not Phase.DEAL:
+                passed += 1
+        else:
+            assert await group.step(Policy(rng=random.Random(2), approve_rate=1.0))
+    assert passed and dealt
+
+
+async def test_plot_lobby_settings_and_computer_players(make_bot, telegram):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True))
+    lobby = plain_text(lobby_message(telegram, group.chat_id).text)
+    assert "Variants: Plot cards." in lobby and "🃏 Plot cards:" in lobby
+    assert (
+        await command_text(group, group.user_ids[0], "/addbot")
+        == "Computer players do not play with Plot cards: switch Plot cards off in /settings first."
+    )
+    rules = await command_text(group, group.user_ids[1], "/rules")
+    assert all(name in rules for name in ("Strong Leader", "No Confidence", "Opinion Maker", "Establish Confidence"))
+    table = await group.table()
+    assert table.settings.plot_cards and not any(p.computer for p in table.players)

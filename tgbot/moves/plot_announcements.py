@@ -1,0 +1,94 @@
+"""The private side of Plot cards: the keyboard of whoever the game asks next, and what a card
+showed one player alone. Kept apart from the presses (`tgbot.moves.plot`) so that every step,
+a press or the clock's, can call it."""
+
+from __future__ import annotations
+
+from engine import GameState, OpenUp, Overhear, Phase, Spotlight, TakeCard, Watch, legal_actions, public_view
+from engine.plot import Card
+from tgbot.moves import announcements
+from tgbot.outgoing import Edit, Outgoing, Send
+from tgbot.render import plot as plot_render
+from tgbot.render.common import seat_scene
+from tgbot.table import Table
+
+PLOT_PHASES = (Phase.LEAD, Phase.DEAL, Phase.OVERTURN, Phase.SPOTLIGHT, Phase.WATCH)
+
+
+def prompt_for(table: Table, seat: int, bot_username: str) -> Send | None:
+    """The private keyboard of a Plot decision the game waits for `seat` to make, if any."""
+    game = table.game
+    if game is None or game.phase not in PLOT_PHASES or seat not in public_view(game).waiting_for:
+        return None
+    scene = seat_scene(table, seat)
+    plot = game.plot
+    assert plot is not None
+    if game.phase is Phase.DEAL and plot.receiving is None:
+        chosen = Card(table.draft_card) if table.draft_card is not None else None
+        text, buttons = plot_render.deal_prompt(scene, plot.drawn, chosen if chosen in plot.drawn else None)
+    elif game.phase is Phase.DEAL:
+        options = tuple(_immediate_options(game, seat))
+        text, buttons = plot_render.immediate_prompt(scene, plot.receiving_card, options)
+    else:
+        targets, pairs = _targets(game, seat)
+        text, buttons = plot_render.chance_prompt(scene, targets, pairs)
+    key = plot_render.plot_key(scene.view.ballot, seat)
+    return announcements.to_player(table, seat, text, buttons, key, bot_username)
+
+
+def _targets(game: GameState, seat: int) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    """The seats the asked holder's card may name (and pairs, for two watch cards)."""
+    singles, pairs = [], []
+    for action in legal_actions(game, seat):
+        if isinstance(action, Spotlight):
+            singles.append(action.target)
+        elif isinstance(action, Watch):
+            (singles if len(action.targets) == 1 else pairs).append(
+                action.targets[0] if len(action.targets) == 1 else action.targets
+            )
+    return tuple(singles), tuple(pairs)
+
+
+def _immediate_options(game: GameState, seat: int):
+    for action in legal_actions(game, seat):
+        if isinstance(action, TakeCard):
+            yield action.holder, action.card
+        elif isinstance(action, Overhear):
+            yield action.target, None
+        elif isinstance(action, OpenUp):
+            yield action.to, None
+
+
+def after_step(before: Table, after: Table, bot_username: str) -> list[Outgoing]:
+    """The private side of a Plot step: the keyboard of whoever is asked next, and what a card
+    showed one player alone (each to that player)."""
+    out: list[Outgoing] = []
+    if before.game is None or after.game is None or before.game.plot is None:
+        return out
+    if public_view(after.game).ballot != public_view(before.game).ballot:
+        for seat in public_view(after.game).waiting_for:
+            prompt = prompt_for(after, seat, bot_username)
+            if prompt is not None:
+                out.append(prompt)
+    seen_before = set(before.game.plot.seen)
+    for seen in after.game.plot.seen if after.game.plot is not None else ():
+        if seen not in seen_before:
+            scene = seat_scene(after, seen.viewer)
+            out.append(Send(after.players[seen.viewer].user_id, plot_render.seen_message(scene, seen), protected=True))
+    return out
+
+
+def closed_by_the_clock(before: Table, after: Table) -> list[Outgoing]:
+    """A Plot decision the deadline made: its keyboard keeps no live buttons."""
+    if before.game is None or before.game.phase not in PLOT_PHASES:
+        return []
+    ballot = public_view(before.game).ballot
+    return [
+        Edit(
+            after.players[seat].user_id,
+            plot_render.plot_key(ballot, seat),
+            plot_render.prompt_timed_out(seat_scene(after, seat)),
+            protected=True,
+        )
+        for seat in public_view(before.game).waiting_for
+    ]
