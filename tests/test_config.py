@@ -106,3 +106,17 @@ def test_the_offline_demo_plays_a_whole_game():
     hints = done.stdout.split("'s private chat")[0]
     assert hints.count("how likely each other player is to be a spy") == played - 1
     assert "you are a spy" not in group.lower()
+
+
+def test_the_offline_demo_plays_a_plot_game():
+    done = subprocess.run(
+        [sys.executable, "-m", "tgbot", "demo", "--players", "7", "--seed", "1", "--plot"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    group = done.stdout.split("'s /hints after mission")[0]
+    assert "🏁" in group and "🃏" in group and "gave" in group
+    assert done.stdout.count("'s private chat") == 7
+    assert "you saw" not in group and "you watched" not in group

@@ -1,7 +1,7 @@
 """Run the bot, or watch a whole game offline.
 
 resistance-bot                       run with long polling (TELEGRAM_BOT_TOKEN, REDIS_URL, ...)
-resistance-bot demo --players 7 --seed 1 [--people 2] [--targeting] [--blind-spies]
+resistance-bot demo --players 7 --seed 1 [--people 2] [--targeting] [--blind-spies] [--plot]
                                      a game of simulated people and computer players through
                                      the same stack, with no token and no network
 resistance-bot simulate --games 300 --players 7 --seed 1 [--json]
@@ -68,15 +68,17 @@ def run() -> int:
     return 0
 
 
-async def demo(players: int, people: int, seed: int | None, targeting: bool, blind_spies: bool) -> int:
+async def demo(players: int, people: int, seed: int | None, targeting: bool, blind_spies: bool, plot: bool) -> int:
     """`people` simulated people (who decide as computer players do) and computer players in the
-    other seats play a whole game; one Resistance person asks for /hints after every mission."""
+    other seats play a whole game; one Resistance person asks for /hints after every mission.
+    Computer players do not play Plot cards: with `plot`, simulated people take every seat and
+    choose at random among what their keyboards offer."""
     import fakeredis
 
     from engine import Role, Variants, seat_view
     from tgbot.offline.fake_telegram import FakeTelegram
     from tgbot.offline.harness import start_offline_bot
-    from tgbot.offline.simulation import ComputerPolicy, SimulatedGroup, plain_text
+    from tgbot.offline.simulation import ComputerPolicy, Policy, SimulatedGroup, plain_text
 
     rng = random.Random(seed)
     telegram = FakeTelegram()
@@ -85,8 +87,11 @@ async def demo(players: int, people: int, seed: int | None, targeting: bool, bli
     )
     hints: list[tuple[int, str]] = []  # (missions played, the hints as the asker read them)
     try:
+        people = players if plot else people
         group = SimulatedGroup(telegram, application, players=people)
-        await group.open_lobby_and_join(variants=Variants(targeting=targeting, blind_spies=blind_spies))
+        await group.open_lobby_and_join(
+            variants=Variants(targeting=targeting, blind_spies=blind_spies, plot_cards=plot)
+        )
         await group.add_computers(players - people)
         await group.start()
         table = await group.table()
@@ -95,7 +100,7 @@ async def demo(players: int, people: int, seed: int | None, targeting: bool, bli
             (u for u in group.user_ids if seat_view(table.game, table.seat_of(u)).role is Role.RESISTANCE),
             group.user_ids[0],
         )
-        policy = ComputerPolicy(rng=rng)
+        policy = Policy(rng=rng, approve_rate=0.7) if plot else ComputerPolicy(rng=rng)
         played = 0
         while await group.step(policy):
             table = await group.table()
@@ -132,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     demo_parser.add_argument("--seed", type=int, default=None)
     demo_parser.add_argument("--targeting", action="store_true")
     demo_parser.add_argument("--blind-spies", action="store_true")
+    demo_parser.add_argument("--plot", action="store_true", help="with the Plot cards of The Plot Thickens")
     simulate_parser = commands.add_parser("simulate", help="computer players against each other, win rates")
     simulate_parser.add_argument("--games", type=int, default=300)
     simulate_parser.add_argument("--players", type=int, default=7, choices=range(5, 11), metavar="5-10")
@@ -148,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         if args.people > args.players:
             parser.error("--people cannot exceed --players")
-        return asyncio.run(demo(args.players, args.people, args.seed, args.targeting, args.blind_spies))
+        return asyncio.run(demo(args.players, args.people, args.seed, args.targeting, args.blind_spies, args.plot))
     return run()
 
 

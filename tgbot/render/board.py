@@ -260,7 +260,8 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
     lines.append(t(lang, "Team: %(names)s", names=names(players, proposal.team)))
     if proposal.votes is None:
         return lines
-    lines += vote_lines(scene, proposal)
+    opinion = plot_render.open_votes_line(scene, tuple((s, proposal.votes[s]) for s in proposal.open_votes))
+    lines += [*([opinion] if opinion else []), *vote_lines(scene, proposal)]
     yes, no = sum(proposal.votes), len(proposal.votes) - sum(proposal.votes)
     if proposal.no_confidence is not None:
         lines.append(

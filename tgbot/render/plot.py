@@ -270,11 +270,13 @@ def proposal_uses(scene: GroupScene, round_index: int, proposal_index: int) -> l
     return [use_line(u, scene.players, scene.lang) for u in plot.uses[round_index] if u.proposal == proposal_index]
 
 
-def open_votes_line(scene: GroupScene) -> str | None:
+def open_votes_line(scene: GroupScene, revealed: tuple[tuple[int, bool], ...] | None = None) -> str | None:
+    """The Opinion Makers' open votes: those of the vote going on, or `revealed` ones of a proposal."""
     plot = scene.view.plot
-    if plot is None or not plot.open_votes:
+    votes = revealed if revealed is not None else (plot.open_votes if plot is not None else ())
+    if not votes:
         return None
-    shown = ", ".join(f"{escape(scene.players[seat].name)} {'👍' if vote else '👎'}" for seat, vote in plot.open_votes)
+    shown = ", ".join(f"{escape(scene.players[seat].name)} {'👍' if vote else '👎'}" for seat, vote in votes)
     return t(scene.lang, "Opinion Makers voted first, in the open: %(votes)s", votes=shown)
 
 
