@@ -22,8 +22,8 @@ from deduction.batch import answer
 from deduction.exact import ImpossibleRecord
 from deduction.knowledge import SeenCard, Viewer, viewer_of
 from engine import Variants, export_record, new_game, record_of, seat_view
-from engine.simulate import play_to_end
 from engine.plot import CardSeen, RoleSeen
+from engine.simulate import play_to_end
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
