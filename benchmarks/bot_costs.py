@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bot_costs.py [--games 20] [--players 5 10] [--seed 1]
                                              [--redis-url redis://127.0.0.1:6379/14]
                                              [--attempts 5] [--own-server]
-                                             [--pace fast human] [--human-seconds 3]
+                                             [--pace fast human] [--human-seconds 3] [--plot]
 
 Plays whole games (/newgame, every player joining through the link, /startgame, then every
 move to the end) with `SimulatedGroup` and a random `Policy`, one game at a time, through the
@@ -36,6 +36,8 @@ Pace: `fast` makes every move as soon as the previous one is answered, one at a 
 and the leader pauses before each tick. The bot's behaviour does not depend on the clock
 within a step, so the two paces should cost the same; both are measured to show it.
 
+`--plot` plays with the Plot cards (holders use a card 70% of the times they are asked).
+
 Uses Redis database 14 by default and flushes it at the start and the end.
 """
 
@@ -56,7 +58,7 @@ from dataclasses import dataclass, field
 
 from redis.asyncio import Connection, Redis
 
-from engine import Phase, public_view
+from engine import Phase, Variants, public_view
 from tgbot.offline.fake_telegram import FakeTelegram
 from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import Policy, SimulatedGroup
@@ -130,7 +132,7 @@ class HumanPacedGroup(ReadingGroup):
     async def step(self, policy: Policy) -> bool:
         table = await self.table()
         game = table.game
-        if game is None or not table.is_active or game.phase is Phase.PROPOSING:
+        if game is None or not table.is_active or game.phase not in (Phase.VOTING, Phase.MISSION):
             return await super().step(policy)
         waiting = public_view(game).waiting_for
         if game.phase is Phase.VOTING:
@@ -192,7 +194,7 @@ async def others_were_quiet(admin: Redis, before: tuple[int, dict[str, int]], se
 
 
 async def play_one(
-    telegram, application, admin, players_redis, chat_id, players, seed, human_seconds: float | None
+    telegram, application, admin, players_redis, chat_id, players, seed, human_seconds: float | None, plot: bool = False
 ) -> tuple[Played, bool]:
     """One whole game (at human pace if `human_seconds`); also whether the server was otherwise quiet meanwhile."""
     application.bot_data["service"].rng = random.Random(seed)
@@ -206,7 +208,7 @@ async def play_one(
     quiet_before = await others(admin)
     started = time.perf_counter()
     before, first_call = await commandstats(admin), len(telegram.calls)
-    await group.open_lobby_and_join()
+    await group.open_lobby_and_join(variants=Variants(plot_cards=plot))
     start_call = len(telegram.calls)
     await group.start()
     table = await group.play(Policy(rng=random.Random(seed + 1)))
@@ -286,7 +288,15 @@ async def measure(url: str, args) -> None:
                     seed = (args.seed * 1000 + players) * 1000 + 2 * index
                     for attempt in range(1, args.attempts + 1):
                         played, quiet = await play_one(
-                            telegram, application, admin, players_redis, chat_id, players, seed, human_seconds
+                            telegram,
+                            application,
+                            admin,
+                            players_redis,
+                            chat_id,
+                            players,
+                            seed,
+                            human_seconds,
+                            args.plot,
                         )
                         chat_id -= 1
                         if quiet:
@@ -392,6 +402,7 @@ def main() -> None:
     parser.add_argument("--own-server", action="store_true", help="start a private redis-server instead")
     parser.add_argument("--pace", nargs="+", choices=("fast", "human"), default=["fast", "human"])
     parser.add_argument("--human-seconds", type=float, default=3.0, help="longest delay of a player at human pace")
+    parser.add_argument("--plot", action="store_true", help="play with the Plot cards")
     args = parser.parse_args()
     asyncio.run(main_async(args))
 
