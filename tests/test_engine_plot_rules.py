@@ -473,3 +473,20 @@ def test_a_broken_plot_record_names_the_first_offending_field(case):
     with pytest.raises(RecordError) as broken:
         parse_record(record)
     assert broken.value.field == field
+
+
+# ---------------------------------------------------------------- the command line
+
+
+@pytest.mark.parametrize("players", range(5, 11))
+def test_the_command_line_plays_a_plot_game_whose_record_validates_and_replays(players, capsys, tmp_path):
+    from engine.__main__ import main
+
+    assert main(["play", "--players", str(players), "--seed", "11", "--plot", "--record"]) == 0
+    record = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert record["variants"]["plot_cards"] is True and "outcome" in record
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert main(["validate", str(games)]) == 0
+    parsed = parse_record(record)
+    assert export_record(replay(parsed, tuple(record["outcome"]["spies"])), record["id"]) == record
