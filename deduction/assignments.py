@@ -26,6 +26,19 @@ def all_assignments(players: int, spies: int) -> np.ndarray:
     return rows
 
 
+@cache
+def assignment_floats(rows: int, players: int, spies: int) -> tuple[np.ndarray, np.ndarray]:
+    """`all_assignments(players, spies)` as floats (1.0 for a spy), and its complement (1.0 for
+    a Resistance seat): counts as products of float matrices, which numpy hands to BLAS.
+    `rows` is the number of assignments, there to key the cache with the matrix's shape."""
+    assignments = all_assignments(players, spies)
+    assert len(assignments) == rows
+    spy, resistance = assignments.astype(float), (~assignments).astype(float)
+    spy.setflags(write=False)
+    resistance.setflags(write=False)
+    return spy, resistance
+
+
 def spies_on(assignments: np.ndarray, seats: tuple[int, ...]) -> np.ndarray:
     """How many spies each assignment puts among `seats`."""
     return assignments[:, list(seats)].sum(axis=1)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deduction.assignments import all_assignments
+from deduction.assignments import all_assignments, assignment_floats
 from deduction.missions import mission_facts
 from engine import GameRecord
 
@@ -98,10 +98,15 @@ def record_arrays(record: GameRecord) -> RecordArrays:
                 filled_votes += [row * players + seat for seat in p.auto_votes]
         if m.fails is not None:
             played_row = len(per_played)
-            facts = mission_facts(m)
-            per_played.append((len(per_proposal) - 1, m.mission, m.fails, m.fails_required, facts.hidden_fails))
-            card_players += [played_row * players + seat for seat in facts.hidden_players]
-            shown_spies += [played_row * players + seat for seat in facts.shown_spies]
+            if m.plot:
+                facts = mission_facts(m)
+                hidden, hidden_fails, shown = facts.hidden_players, facts.hidden_fails, facts.shown_spies
+            else:  # the common case, spelled out: every card but a deadline's was shuffled in unseen
+                hidden = [seat for seat in m.team or () if seat not in m.auto_cards]
+                hidden_fails, shown = m.fails, ()
+            per_played.append((len(per_proposal) - 1, m.mission, m.fails, m.fails_required, hidden_fails))
+            card_players += [played_row * players + seat for seat in hidden]
+            shown_spies += [played_row * players + seat for seat in shown]
             if m.fails < m.fails_required:
                 successes += 1
             else:
@@ -155,7 +160,7 @@ def _consistent_after(
     least as many spies among the members whose card was hidden as hidden Fail cards, and a spy
     behind every Fail card shown: `deduction.assignments.consistent_mask`)."""
     # Counts as float products: numpy multiplies float matrices with BLAS, integer ones in a slow loop.
-    as_float = assignments.astype(float)
+    as_float = assignment_floats(len(assignments), assignments.shape[1], int(assignments[0].sum()))[0]
     allowed_by = (as_float @ card_players.T) >= fails  # (A, M)
     if shown_spies.any():
         allowed_by &= (as_float @ shown_spies.T) >= shown_spies.sum(axis=1)
@@ -167,11 +172,11 @@ def _consistent_after(
 def _team_suspicion(arrays: RecordArrays, consistent_after: np.ndarray, prefix: np.ndarray) -> np.ndarray:
     """For each proposal and seat: the share of assignments, consistent with the missions
     played before it and with that seat in the Resistance, that put a spy on the team."""
-    assignments = all_assignments(arrays.players, arrays.spies)
-    spies_on_teams = assignments.astype(float) @ arrays.teams.T  # (A, P)
-    resistance_seat = (~assignments).astype(float)  # (A, players)
+    as_float, resistance_seat = assignment_floats(len(consistent_after), arrays.players, arrays.spies)
+    spies_on_teams = as_float @ arrays.teams.T  # (A, P)
     before = consistent_after[:, prefix]  # (A, P)
-    total = before.T.astype(float) @ resistance_seat  # (P, players)
+    # How many assignments leave each seat in the Resistance depends only on the missions played before.
+    total = (consistent_after.T.astype(float) @ resistance_seat)[prefix]  # (P, players)
     with_spy = (before & (spies_on_teams > 0)).T.astype(float) @ resistance_seat
     return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0)
 
