@@ -211,8 +211,10 @@ def evidence(
     # (A, P x situations)) times each vote's log-probability in each ((P x situations, players)).
     in_situation = np.zeros((rows, count * situations))
     in_situation[np.arange(rows)[:, None], proposal_index * situations + situation] = 1.0
-    by_role = table.transpose(2, 0, 3, 1).reshape(2, count * situations, players)
-    votes = np.where(assignments, in_situation @ by_role[1], in_situation @ by_role[0])
+    # Both roles' columns side by side: (P x situations, Resistance voters then spy voters), one product.
+    by_role = table.transpose(0, 3, 2, 1).reshape(count * situations, 2 * players)
+    summed = in_situation @ by_role
+    votes = np.where(assignments, summed[:, players:], summed[:, :players])
     return Evidence(sabotage, params.vote_exponent * votes, proposals)
 
 
