@@ -286,6 +286,13 @@ def window_line(scene: GroupScene) -> str | None:
     if view.phase is Phase.LEAD:
         return t(lang, "⚡ Strong Leader holders may take the lead before the team is chosen.")
     if view.phase is Phase.DEAL:
+        drawn = view.plot.drawn if view.plot is not None else ()
+        if drawn:
+            return t(
+                lang,
+                "🃏 The leader drew %(cards)s and deals them, then chooses the team.",
+                cards=", ".join(card_name(card, lang) for card in drawn),
+            )
         return t(lang, "🃏 The leader deals the Plot cards drawn, then chooses the team.")
     if view.phase is Phase.OVERTURN:
         return t(lang, "✋ No Confidence holders may still throw this team out.")
