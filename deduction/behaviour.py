@@ -53,6 +53,17 @@ class BehaviourParams:
     proposal_log_prob: np.ndarray  # (2, 11, 6, 5, 2)
 
     @cached_property
+    def flat_tables(self) -> dict[str, tuple[np.ndarray, tuple[int, ...]]]:
+        """The sabotage and proposal tables in C order, each with how far one step along each
+        axis moves in it, to be read with flat indices."""
+
+        def flat(table: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+            steps = tuple(int(np.prod(table.shape[axis + 1 :])) for axis in range(table.ndim))
+            return np.ascontiguousarray(table).ravel(), steps
+
+        return {"sabotage_score": flat(self.sabotage_score_log_prob), "proposal": flat(self.proposal_log_prob)}
+
+    @cached_property
     def source_vote_weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The vote weights regrouped by the public number each feature multiplies
         (`features.FEATURE_SOURCE`), for every voter role x leader spy x team bucket at once:
@@ -184,14 +195,19 @@ def evidence(
     spies_playing = np.minimum(as_float @ arrays.card_players.T, MAX_TEAM_SPIES).astype(np.intp)  # (A, M)
     missions, required, fails = (arrays.played_missions, arrays.played_fails_required, arrays.hidden_fails)
     failed_before = arrays.failures_before[arrays.played_index]
-    by_score = params.sabotage_score_log_prob
-    sabotage = by_score[missions[None, :], failed_before[None, :], required[None, :], spies_playing, fails[None, :]]
+    # Tables read through flat indices: the public part of each index once per mission or
+    # proposal, the hidden part (spies on the team, a spy leader) added per assignment.
+    flat, steps = params.flat_tables["sabotage_score"]
+    public = missions * steps[0] + failed_before * steps[1] + required * steps[2] + fails * steps[4]
+    sabotage = flat.take(public + spies_playing * steps[3])
 
     # A team the deadline drew is nobody's choice; nor is the asker's own.
     chosen = arrays.team_chosen & (arrays.leaders != own_seat)
     team_sizes = arrays.teams.sum(axis=1)
     leader_on_team = arrays.teams[proposal_index, arrays.leaders].astype(np.intp)
-    proposal_terms = params.proposal_log_prob[leader_spy, arrays.players, team_sizes, team_spies, leader_on_team]
+    flat, steps = params.flat_tables["proposal"]
+    public = arrays.players * steps[1] + team_sizes * steps[2] + leader_on_team * steps[4]
+    proposal_terms = flat.take(public + leader_spy * steps[0] + team_spies * steps[3])
     proposal_terms = params.proposal_exponent * proposal_terms * chosen  # (A, P)
     led = np.zeros((count, players))
     led[proposal_index, arrays.leaders] = 1.0

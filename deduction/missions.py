@@ -26,7 +26,7 @@ class MissionFacts:
 def mission_facts(m: MissionRound) -> MissionFacts:
     """The facts of a played mission."""
     assert m.fails is not None, "only a played mission has facts"
-    spotlight = next((use for use in m.plot if use.kind == SPOTLIGHT), None)
+    spotlight = next((use for use in m.plot if use.kind == SPOTLIGHT), None) if m.plot else None
     if spotlight is None:
         return MissionFacts(m.mission, m.card_players, m.fails, ())
     shown_fail = bool(spotlight.fail)
