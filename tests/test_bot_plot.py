@@ -224,3 +224,29 @@ async def test_plot_lobby_settings_and_computer_players(make_bot, telegram):
     assert all(name in rules for name in ("Strong Leader", "No Confidence", "Opinion Maker", "Establish Confidence"))
     table = await group.table()
     assert table.settings.plot_cards and not any(p.computer for p in table.players)
+
+
+async def test_opinion_makers_who_let_the_time_run_out_leave_the_rest_a_full_vote(make_bot, telegram):
+    """The vote's deadline fills the Opinion Makers' missing votes first; the others then get
+    a deadline of their own, not one that has already passed."""
+    for seed in range(1, 30):
+        group = await started_plot_game(make_bot, telegram, players=7, seed=seed)
+        policy = Policy(rng=random.Random(seed), plot_use_rate=1.0)
+        try:
+            table = await until(
+                group, policy, lambda t: t.game.phase is Phase.VOTING and t.game.current_round.proposals[-1].open_votes
+            )
+        except AssertionError:
+            await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
+            continue
+        makers = table.game.current_round.proposals[-1].open_votes
+        service = group.application.bot_data["service"]
+        now = table.deadline + 1
+        await service.fire_due(now)
+        after = await group.table()
+        assert after.game.phase is Phase.VOTING
+        assert all(after.game.pending_votes[s] is not None for s in makers)
+        assert all(after.game.pending_votes[s] is None for s in range(7) if s not in makers)
+        assert after.deadline >= now + after.settings.vote_seconds - 1
+        return
+    pytest.fail("no Opinion Maker voted in 29 games")

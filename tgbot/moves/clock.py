@@ -29,7 +29,14 @@ def step_of(table: Table) -> str:
         return "lobby"
     if table.stage is not Stage.PLAYING or table.game is None:
         return ""
-    return f"{table.game.phase.value}:{public_view(table.game).ballot}"
+    game = table.game
+    name = f"{game.phase.value}:{public_view(game).ballot}"
+    # Opinion Makers vote first: the rest of the table gets a deadline of its own once they have.
+    if game.phase is Phase.VOTING and any(
+        game.pending_votes[s] is None for s in game.current_round.proposals[-1].open_votes
+    ):
+        name += ":opinion-makers"
+    return name
 
 
 def step_seconds(table: Table) -> int:
