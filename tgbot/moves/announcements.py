@@ -8,7 +8,7 @@ answered to its player alone. Private messages follow whoever the game waits for
 from __future__ import annotations
 
 from engine import CardsFilled, Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
-from engine.events import NoConfidenceUsed, OpenVotesShown, StrongLeaderUsed
+from engine.events import NoConfidenceUsed, OpenVotesShown, SpotlightCardShown, StrongLeaderUsed
 from tgbot.outgoing import Edit, Keyboard, Outgoing, Send
 from tgbot.render import board, private
 from tgbot.render.common import GroupScene, group_scene, seat_scene
@@ -27,9 +27,17 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
         out.append(Edit(leader.user_id, private.leader_key(group_scene(before).view.ballot), done, protected=True))
         text, buttons = board.board(scene)
         out.append(Send(chat, text, buttons, key=board.board_key(scene)))
-    # With Plot cards, a leader taking over, the Opinion Makers' open votes and a team thrown out
-    # are seen at once too.
-    shown_at_once = VotesRevealed | MissionCompleted | GameOver | StrongLeaderUsed | OpenVotesShown | NoConfidenceUsed
+    # With Plot cards, a leader taking over, the Opinion Makers' open votes, a team thrown out and
+    # a card played face up are seen at once too.
+    shown_at_once = (
+        VotesRevealed
+        | MissionCompleted
+        | GameOver
+        | StrongLeaderUsed
+        | OpenVotesShown
+        | NoConfidenceUsed
+        | SpotlightCardShown
+    )
     if any(isinstance(e, shown_at_once) for e in events):
         text, buttons = board.board(scene)
         out.append(Edit(chat, board.board_key(scene), text, buttons))
