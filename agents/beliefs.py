@@ -16,7 +16,7 @@ import numpy as np
 from agents.view import AgentView
 from deduction.analysis import deduce
 from deduction.exact import ImpossibleRecord
-from deduction.knowledge import Viewer
+from deduction.knowledge import Viewer, viewer_of
 from engine import GameRecord
 
 
@@ -87,7 +87,8 @@ def own_belief(view: AgentView, deductions: Deductions) -> Belief:
     """What the seat itself believes: a Resistance member from the record and its own role, a spy
     who knows every spy exactly, a blind spy as the table sees it plus that it is a spy."""
     if not view.is_spy:
-        return deductions.belief(view.record, Viewer.resistance(view.seat))
+        # With Plot cards, what the seat alone saw (a role, a mission card) counts as certain.
+        return deductions.belief(view.record, viewer_of(view.own))
     if view.knows_all_spies:
         return exact_belief(view.players, view.own.known_spies)
     return deductions.belief(view.record, Viewer.outsider()).restricted(view.seat)

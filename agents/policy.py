@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import random
 
-from agents import resistance, spy
+from agents import plot, resistance, spy
 from agents.beliefs import Deductions, cover_belief, own_belief, table_belief
 from agents.difficulty import NORMAL, Difficulty
 from agents.sabotage import SabotageRates, default_rates
-from agents.view import AgentView, view_of
+from agents.view import PLOT_PHASES, AgentView, view_of
 from engine import CastVote, GameState, Phase, PlayCard, ProposeTeam, rules
 
 
@@ -23,16 +23,15 @@ def decide(
 
     Everything random comes from `rng`; `deductions` may be shared by every seat of a game (it
     only caches answers that depend on the public record and the viewer). Raises `ValueError`
-    when the game does not wait for this seat and `NotImplementedError` in a phase it does not know
-    or under Plot cards.
+    when the game does not wait for this seat and `NotImplementedError` in a phase it does not know.
     """
     public = view.public
     if view.seat not in public.waiting_for:
         raise ValueError(f"the game does not wait for seat {view.seat}")
-    if getattr(public.variants, "plot_cards", False):
-        raise NotImplementedError("computer players do not play with Plot cards yet")
     deductions = deductions if deductions is not None else Deductions()
     rates = rates if rates is not None else default_rates()
+    if public.phase in PLOT_PHASES:
+        return plot.choose(view, own_belief(view, deductions), rng)
     if public.phase is Phase.MISSION:
         if not view.is_spy:
             return resistance.play(view)

@@ -9,7 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine import GameRecord, GameState, PublicView, Role, SeatView, public_view, record_of, seat_view
+from engine import (
+    Action,
+    GameRecord,
+    GameState,
+    Phase,
+    PublicView,
+    Role,
+    SeatView,
+    legal_actions,
+    public_view,
+    record_of,
+    seat_view,
+)
 
 # Every view's record carries this id: the game's real id is no part of what a seat decides from.
 RECORD_ID = "agent-view"
@@ -20,6 +32,8 @@ class AgentView:
     public: PublicView
     own: SeatView
     record: GameRecord  # the public record so far, without outcome
+    # In a Plot card decision: what the seat's own keyboard offers (its legal actions), else ().
+    choices: tuple[Action, ...] = ()
 
     @property
     def seat(self) -> int:
@@ -49,8 +63,13 @@ class AgentView:
 
 def view_of(state: GameState, seat: int) -> AgentView:
     """What `seat` knows of `state`."""
+    public = public_view(state)
     return AgentView(
-        public=public_view(state),
+        public=public,
         own=seat_view(state, seat),
         record=record_of(state, RECORD_ID).without_outcome(),
+        choices=tuple(legal_actions(state, seat)) if public.phase in PLOT_PHASES else (),
     )
+
+
+PLOT_PHASES = (Phase.LEAD, Phase.DEAL, Phase.OVERTURN, Phase.SPOTLIGHT, Phase.WATCH)

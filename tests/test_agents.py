@@ -8,7 +8,6 @@ import math
 import random
 from dataclasses import replace
 from itertools import combinations
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -371,8 +370,51 @@ def test_the_deduction_cache_stays_bounded_and_answers_alike():
 def test_what_the_players_do_not_know_how_to_play_fails_loudly():
     state = new_game(5, random.Random(1), spies=(3, 4), first_leader=0)
     view = view_of(state, 0)
-    plot = SimpleNamespace(targeting=False, blind_spies=False, plot_cards=True)
-    with pytest.raises(NotImplementedError):
-        decide(replace(view, public=replace(view.public, variants=plot)), random.Random(1))
     with pytest.raises(NotImplementedError):
         decide(replace(view, public=replace(view.public, phase=Phase.OVER)), random.Random(1))
+
+
+# ---------------------------------------------------------------- Plot cards
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.integers(5, 10), st.integers(0, 2**32 - 1), st.sampled_from([NORMAL, EASY]))
+def test_computer_players_play_whole_plot_games_with_legal_choices(players, seed, difficulty):
+    """Every decision, Plot cards included, is one the seat's own keyboard offers; games end."""
+    from engine import Variants, legal_actions, waiting_for
+
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(plot_cards=True))
+    deductions = Deductions()
+    for _ in range(2000):
+        if state.is_over:
+            break
+        seat = waiting_for(state)[0]
+        action = act(state, seat, rng, difficulty, deductions)
+        assert action in set(legal_actions(state, seat))
+        state, _ = apply(state, action)
+    assert state.is_over
+
+
+def test_a_seats_plot_choice_does_not_depend_on_what_others_saw():
+    """Another seat's private result (a role it saw) is no part of this seat's view or choice."""
+    from engine import Variants, waiting_for
+    from engine.plot import RoleSeen
+
+    for seed in range(40):
+        rng = random.Random(seed)
+        state = new_game(8, rng, Variants(plot_cards=True))
+        for _ in range(400):
+            if state.is_over or state.plot.seen:
+                break
+            seat = waiting_for(state)[0]
+            state, _ = apply(state, act(state, seat, rng))
+        if state.is_over or not state.plot.seen:
+            continue
+        seat = waiting_for(state)[0]
+        other = next(s for s in range(8) if s != seat)
+        twin = replace(state, plot=replace(state.plot, seen=state.plot.seen + (RoleSeen(other, seat, True),)))
+        assert view_of(twin, seat) == view_of(state, seat)
+        assert act(twin, seat, random.Random(3)) == act(state, seat, random.Random(3))
+        return
+    pytest.fail("no game with a private result in 40 seeds")

@@ -210,20 +210,30 @@ async def test_a_holder_who_lets_the_time_run_out_passes_and_a_missed_deal_is_de
     assert passed and dealt
 
 
-async def test_plot_lobby_settings_and_computer_players(make_bot, telegram):
+async def test_plot_lobby_and_rules(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=5)
     await group.open_lobby_and_join(variants=Variants(plot_cards=True))
     lobby = plain_text(lobby_message(telegram, group.chat_id).text)
     assert "Variants: Plot cards." in lobby and "🃏 Plot cards:" in lobby
-    assert (
-        await command_text(group, group.user_ids[0], "/addbot")
-        == "Computer players do not play with Plot cards: switch Plot cards off in /settings first."
-    )
     rules = await command_text(group, group.user_ids[1], "/rules")
     assert all(name in rules for name in ("Strong Leader", "No Confidence", "Opinion Maker", "Establish Confidence"))
-    table = await group.table()
-    assert table.settings.plot_cards and not any(p.computer for p in table.players)
+
+
+async def test_three_people_and_two_computer_players_play_a_plot_game(make_bot, telegram):
+    application = await make_bot(6)
+    group = SimulatedGroup(telegram, application, players=3)
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True))
+    await group.add_computers(4)
+    await group.start()
+    table = await group.play(Policy(rng=random.Random(6), plot_use_rate=0.9), max_steps=2000)
+    assert table.stage is Stage.OVER and len(table.players) == 7
+    computers = {seat for seat, p in enumerate(table.players) if p.computer}
+    record = export_record(table.game, table.id)
+    # The computer players dealt, held or used Plot cards like everyone, and nothing was mailed to them.
+    involved = {event.get("by", event.get("to")) for m in record["missions"] for event in m.get("plot", ())}
+    assert computers & involved
+    assert not [call for call in telegram.calls if call[1].get("chat_id") in {-1, -2, -3, -4}]
 
 
 async def test_opinion_makers_who_let_the_time_run_out_leave_the_rest_a_full_vote(make_bot, telegram):

@@ -71,14 +71,13 @@ def run() -> int:
 async def demo(players: int, people: int, seed: int | None, targeting: bool, blind_spies: bool, plot: bool) -> int:
     """`people` simulated people (who decide as computer players do) and computer players in the
     other seats play a whole game; one Resistance person asks for /hints after every mission.
-    Computer players do not play Plot cards: with `plot`, simulated people take every seat and
-    choose at random among what their keyboards offer."""
+    With `plot`, the simulated people choose at random among what their Plot keyboards offer."""
     import fakeredis
 
     from engine import Role, Variants, seat_view
     from tgbot.offline.fake_telegram import FakeTelegram
     from tgbot.offline.harness import start_offline_bot
-    from tgbot.offline.simulation import ComputerPolicy, Policy, SimulatedGroup, plain_text
+    from tgbot.offline.simulation import ComputerPolicy, SimulatedGroup, plain_text
 
     rng = random.Random(seed)
     telegram = FakeTelegram()
@@ -87,7 +86,6 @@ async def demo(players: int, people: int, seed: int | None, targeting: bool, bli
     )
     hints: list[tuple[int, str]] = []  # (missions played, the hints as the asker read them)
     try:
-        people = players if plot else people
         group = SimulatedGroup(telegram, application, players=people)
         await group.open_lobby_and_join(
             variants=Variants(targeting=targeting, blind_spies=blind_spies, plot_cards=plot)
@@ -100,7 +98,7 @@ async def demo(players: int, people: int, seed: int | None, targeting: bool, bli
             (u for u in group.user_ids if seat_view(table.game, table.seat_of(u)).role is Role.RESISTANCE),
             group.user_ids[0],
         )
-        policy = Policy(rng=rng, approve_rate=0.7) if plot else ComputerPolicy(rng=rng)
+        policy = ComputerPolicy(rng=rng)
         played = 0
         while await group.step(policy):
             table = await group.table()

@@ -32,9 +32,7 @@ def missed_deadline(table: Table, seats: tuple[int, ...]) -> tuple[Table, list[O
         if table.played_by_computer(seat):
             continue
         missed[seat] += 1
-        # Computer players do not play Plot cards: nobody's seat is taken over in such a game.
-        allowed = table.settings.computer_takeover and not table.variants.plot_cards
-        if allowed and missed[seat] >= TAKEOVER_AFTER:
+        if table.settings.computer_takeover and missed[seat] >= TAKEOVER_AFTER:
             taken.append(seat)
     table = replace(table, missed=tuple(missed), autopilot=tuple(sorted(set(table.autopilot) | set(taken))))
     out: list[Outgoing] = []

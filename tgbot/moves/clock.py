@@ -10,7 +10,7 @@ from engine import CardsTimedOut, Phase, VotesTimedOut, apply, draw_team, public
 from engine import rules as game_rules
 from engine.actions import ChanceTimedOut
 from engine.deadlines import draw_deal, draw_immediate
-from tgbot.changes import Change, Refused
+from tgbot.changes import Change
 from tgbot.moves import absence, announcements, computers, plot_announcements
 from tgbot.moves.lobby import LOBBY_KEY, start_game
 from tgbot.moves.play import step
@@ -103,10 +103,7 @@ def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
 def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     if table.stage is Stage.LOBBY:
         if len(table.players) >= game_rules.MIN_PLAYERS and len(table.people) >= MIN_PEOPLE:
-            try:
-                return start_game(table, table.creator_id, True, table.language, rng, bot_username)
-            except Refused:
-                pass  # a table the host could not start either (computer players with Plot cards) closes
+            return start_game(table, table.creator_id, True, table.language, rng, bot_username)
         closed = replace(table, stage=Stage.CANCELLED)
         return Change(closed, [Edit(table.chat_id, LOBBY_KEY, board.lobby_timed_out(table.players, table.language))])
     game = table.game

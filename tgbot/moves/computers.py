@@ -34,8 +34,6 @@ NEXT_DELAY = (1.0, 4.0)
 def add(table: Table, user_id: int, is_admin: bool, lang: str, bot_username: str) -> Change:
     require_lobby(table, lang)
     require_host(table, user_id, is_admin, lang, "add_computer")
-    if table.variants.plot_cards:
-        raise refuse(lang, "Computer players do not play with Plot cards: switch Plot cards off in /settings first.")
     if len(table.players) >= game_rules.MAX_PLAYERS:
         raise refuse(lang, "The table is full: %(max)d players.", max=game_rules.MAX_PLAYERS)
     taken_ids = {p.user_id for p in table.players}

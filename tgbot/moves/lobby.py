@@ -137,8 +137,6 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
         raise Refused(Reply(message))
     if len(table.people) < MIN_PEOPLE:
         raise refuse(lang, "A game needs at least %(n)d people besides computer players.", n=MIN_PEOPLE)
-    if table.variants.plot_cards and len(table.people) < len(table.players):
-        raise refuse(lang, "Computer players do not play with Plot cards: switch Plot cards off in /settings first.")
     table = replace(table, stage=Stage.PLAYING, game=new_game(count, rng, table.variants))
     out: list[Outgoing] = [Edit(table.chat_id, LOBBY_KEY, board.started(group_scene(table)))]
     out += [announcements.role_message(table, seat, bot_username) for seat in range(count)]

@@ -1,0 +1,47 @@
+"""Plot card decisions of a computer player: simple, honest, and from the seat's view alone.
+
+The choices come from `AgentView.choices`, what the seat's own keyboard offers (the engine's
+legal actions for that seat, which depend only on what the seat knows). No Confidence is used
+against a team the seat expects to fail (a Resistance member) or to succeed (a spy); the other
+cards are used now and then, on a target drawn at random, and the leader deals at random.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from agents.beliefs import Belief
+from agents.view import AgentView
+from engine import Pass, Phase, UseNoConfidence, rules
+
+USE_RATE = 0.5  # how often a held card other than No Confidence is used when its window comes
+CONFIDENT = 0.5  # a team's chance of failing (Resistance) or succeeding (spy) that calls for No Confidence
+
+
+def choose(view: AgentView, belief: Belief, rng: random.Random):
+    """The seat's Plot decision: one of `view.choices`."""
+    choices = view.choices
+    if not choices:
+        raise ValueError(f"seat {view.seat} has no Plot decision to make now")
+    uses = [c for c in choices if not isinstance(c, Pass)]
+    passing = [c for c in choices if isinstance(c, Pass)]
+    if not passing:  # the deal and an immediate card must be resolved: any legal one
+        return rng.choice(uses)
+    if view.public.phase is Phase.OVERTURN:
+        return next(c for c in uses if isinstance(c, UseNoConfidence)) if _overturn(view, belief) else passing[0]
+    if uses and rng.random() < USE_RATE:
+        return rng.choice(uses)
+    return passing[0]
+
+
+def _overturn(view: AgentView, belief: Belief) -> bool:
+    team = view.public.team or ()
+    mission = view.public.current_mission
+    if not team or mission is None:
+        return False
+    matrix = np.zeros((1, view.players), dtype=bool)
+    matrix[0, list(team)] = True
+    succeeds = float(belief.success_chance(matrix, rules.fails_required(view.players, mission))[0])
+    return (succeeds if view.is_spy else 1.0 - succeeds) > CONFIDENT
