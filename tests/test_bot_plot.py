@@ -157,7 +157,8 @@ async def test_forged_and_stale_plot_presses_change_nothing(make_bot, telegram):
     assert (await group.table()).game.version == version
 
 
-async def test_opinion_makers_vote_first(make_bot, telegram):
+async def a_vote_with_opinion_makers(make_bot, telegram) -> tuple[SimulatedGroup, object, tuple[int, ...]]:
+    """A 7-player Plot game played until a vote in which Opinion Makers vote first."""
     for seed in range(1, 30):
         group = await started_plot_game(make_bot, telegram, players=7, seed=seed)
         policy = Policy(rng=random.Random(seed), plot_use_rate=1.0)
@@ -168,16 +169,19 @@ async def test_opinion_makers_vote_first(make_bot, telegram):
         except AssertionError:
             await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
             continue
-        makers = table.game.current_round.proposals[-1].open_votes
-        others = [s for s in range(7) if s not in makers]
-        board = group.latest_with_button(group.chat_id, f"v:{table.id}:")
-        assert "Opinion Makers vote first" in plain_text(board.text)
-        approve = next(b["callback_data"] for b in board.buttons() if b.get("callback_data", "").endswith(":a"))
-        answer = await press(group, table.players[others[0]].user_id, board, approve)
-        assert answer == "Opinion Makers vote first, in the open: wait for their votes."
-        assert (await group.table()).game.pending_votes[others[0]] is None
-        return
+        return group, table, table.game.current_round.proposals[-1].open_votes
     pytest.fail("no Opinion Maker voted in 29 games")
+
+
+async def test_opinion_makers_vote_first(make_bot, telegram):
+    group, table, makers = await a_vote_with_opinion_makers(make_bot, telegram)
+    others = [s for s in range(7) if s not in makers]
+    board = group.latest_with_button(group.chat_id, f"v:{table.id}:")
+    assert "Opinion Makers vote first" in plain_text(board.text)
+    approve = next(b["callback_data"] for b in board.buttons() if b.get("callback_data", "").endswith(":a"))
+    answer = await press(group, table.players[others[0]].user_id, board, approve)
+    assert answer == "Opinion Makers vote first, in the open: wait for their votes."
+    assert (await group.table()).game.pending_votes[others[0]] is None
 
 
 async def test_a_holder_who_lets_the_time_run_out_passes_and_a_missed_deal_is_dealt(make_bot, telegram):
@@ -239,24 +243,12 @@ async def test_three_people_and_two_computer_players_play_a_plot_game(make_bot, 
 async def test_opinion_makers_who_let_the_time_run_out_leave_the_rest_a_full_vote(make_bot, telegram):
     """The vote's deadline fills the Opinion Makers' missing votes first; the others then get
     a deadline of their own, not one that has already passed."""
-    for seed in range(1, 30):
-        group = await started_plot_game(make_bot, telegram, players=7, seed=seed)
-        policy = Policy(rng=random.Random(seed), plot_use_rate=1.0)
-        try:
-            table = await until(
-                group, policy, lambda t: t.game.phase is Phase.VOTING and t.game.current_round.proposals[-1].open_votes
-            )
-        except AssertionError:
-            await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
-            continue
-        makers = table.game.current_round.proposals[-1].open_votes
-        service = group.application.bot_data["service"]
-        now = table.deadline + 1
-        await service.fire_due(now)
-        after = await group.table()
-        assert after.game.phase is Phase.VOTING
-        assert all(after.game.pending_votes[s] is not None for s in makers)
-        assert all(after.game.pending_votes[s] is None for s in range(7) if s not in makers)
-        assert after.deadline >= now + after.settings.vote_seconds - 1
-        return
-    pytest.fail("no Opinion Maker voted in 29 games")
+    group, table, makers = await a_vote_with_opinion_makers(make_bot, telegram)
+    service = group.application.bot_data["service"]
+    now = table.deadline + 1
+    await service.fire_due(now)
+    after = await group.table()
+    assert after.game.phase is Phase.VOTING
+    assert all(after.game.pending_votes[s] is not None for s in makers)
+    assert all(after.game.pending_votes[s] is None for s in range(7) if s not in makers)
+    assert after.deadline >= now + after.settings.vote_seconds - 1
