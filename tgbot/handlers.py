@@ -368,30 +368,28 @@ async def waiting_button(update: Update, context: BotContext) -> None:
     await game_button(update, context, WaitingPress, GameService.waiting)
 
 
-async def cancel_button(update: Update, context: BotContext) -> None:
-    """Yes / No under /cancel's question."""
-    query, press, user_id, chat_id = pressed(update, CancelPress)
+async def host_button(update: Update, context: BotContext, kind: type, apply) -> None:
+    """A button only whoever opened the game or a group admin may press (the service asks
+    Telegram whether the presser is an admin of the game's own group only)."""
+    query, press, user_id, chat_id = pressed(update, kind)
     lang = await language_of(update, context, game_id=press.game_id)
 
     async def is_admin_in(group_id: int) -> bool:
         return await is_admin(context, group_id, user_id)
 
-    answer = await context.service.cancel(press, user_id, chat_id, lang, is_admin_in)
+    answer = await apply(context.service, press, user_id, chat_id, lang, is_admin_in)
     await answer_query(query, answer.text, answer.alert)
     await context.service.deliver(answer)
+
+
+async def cancel_button(update: Update, context: BotContext) -> None:
+    """Yes / No under /cancel's question."""
+    await host_button(update, context, CancelPress, GameService.cancel)
 
 
 async def computer_button(update: Update, context: BotContext) -> None:
     """🤖 Add a computer player / Remove one, under the lobby."""
-    query, press, user_id, chat_id = pressed(update, ComputerPress)
-    lang = await language_of(update, context, game_id=press.game_id)
-
-    async def is_admin_in(group_id: int) -> bool:
-        return await is_admin(context, group_id, user_id)
-
-    answer = await context.service.computer_button(press, user_id, chat_id, lang, is_admin_in)
-    await answer_query(query, answer.text, answer.alert)
-    await context.service.deliver(answer)
+    await host_button(update, context, ComputerPress, GameService.computer_button)
 
 
 async def hints_button(update: Update, context: BotContext) -> None:

@@ -290,11 +290,13 @@ class GameService:
         lang: str,
         is_admin_in: Callable[[int], Awaitable[bool]],
     ) -> Reply:
-        """`is_admin_in(chat_id)` asks Telegram, and only for the game's own group."""
-        table = await self._load(press.game_id)
-        is_admin = table is not None and await is_admin_in(table.chat_id)
-        return await self._press(
-            press, chat_id, user_id, lang, lambda table: lobby.cancel(table, user_id, is_admin, press, lang)
+        return await self._host_press(
+            press,
+            user_id,
+            chat_id,
+            lang,
+            is_admin_in,
+            lambda table, admin: lobby.cancel(table, user_id, admin, press, lang),
         )
 
     async def computer_button(
@@ -305,13 +307,30 @@ class GameService:
         lang: str,
         is_admin_in: Callable[[int], Awaitable[bool]],
     ) -> Reply:
-        """The lobby's computer player buttons; `is_admin_in(chat_id)` asks Telegram, for the game's own group only."""
+        move = computers.add if press.add else computers.remove
+        return await self._host_press(
+            press,
+            user_id,
+            chat_id,
+            lang,
+            is_admin_in,
+            lambda table, admin: move(table, user_id, admin, lang, self.bot_username),
+        )
+
+    async def _host_press(
+        self,
+        press,
+        user_id: int,
+        chat_id: int | None,
+        lang: str,
+        is_admin_in: Callable[[int], Awaitable[bool]],
+        move: Callable[[Table, bool], Change],
+    ) -> Reply:
+        """A press only whoever opened the game or an admin of its group may make. `is_admin_in(chat_id)`
+        asks Telegram, and only for the game's own group."""
         table = await self._load(press.game_id)
         is_admin = table is not None and await is_admin_in(table.chat_id)
-        move = computers.add if press.add else computers.remove
-        return await self._press(
-            press, chat_id, user_id, lang, lambda table: move(table, user_id, is_admin, lang, self.bot_username)
-        )
+        return await self._press(press, chat_id, user_id, lang, lambda table: move(table, is_admin))
 
     async def waiting(self, press: WaitingPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
         """Who the game waits for, answered to the presser alone: nothing is stored or sent."""
