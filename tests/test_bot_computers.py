@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine import Phase, export_record, new_game, parse_record, public_view
+from engine import Phase, apply, export_record, new_game, parse_record, public_view
 from tests.bot_helpers import AlwaysApprove, button_data, command_text, forged, lobby_message, press
 from tgbot.buttons import VotePress
 from tgbot.changes import Change
@@ -206,3 +206,27 @@ def test_a_seat_taken_over_is_played_by_the_computer_until_its_person_acts():
     change = play.vote(table, 100, VotePress(table.id, ballot, True), "en", "resistance_test_bot")
     assert change.table.autopilot == () and change.table.missed[0] == 0
     assert 0 not in computers.waiting_computers(change.table)
+
+
+def test_a_lapsed_chance_to_use_a_plot_card_is_no_missed_turn():
+    """Letting a held card's moment pass is a pass the rules allow: it never counts towards a
+    computer player taking the seat over."""
+    from engine import Variants
+    from engine.simulate import random_action
+    from tgbot.moves.plot_announcements import PLOT_PHASES
+
+    rng = random.Random(5)
+    for _ in range(50):
+        game = new_game(7, rng, Variants(plot_cards=True))
+        while not game.is_over and not (game.phase in PLOT_PHASES and game.phase is not Phase.DEAL):
+            game, _ = apply(game, random_action(game, rng, plot_use_rate=0.0))
+        if not game.is_over:
+            break
+    people = tuple(Player(100 + i, f"P{i}") for i in range(7))
+    settings = GroupSettings(language="en", computer_takeover=True, plot_cards=True)
+    table = Table("a1b2c3d4e5", -100, "G", 100, people, Stage.PLAYING, settings, game, missed=(1,) * 7)
+    table = clock.settled(Change(table), 0.0, random.Random(1)).table
+    asked = public_view(game).waiting_for[0]
+    after = clock.on_clock(table, table.deadline, random.Random(2), "resistance_test_bot").table
+    assert public_view(after.game).ballot != public_view(game).ballot
+    assert after.missed == (1,) * 7 and asked not in after.autopilot

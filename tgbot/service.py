@@ -329,7 +329,8 @@ class GameService:
         """A press only whoever opened the game or an admin of its group may make. `is_admin_in(chat_id)`
         asks Telegram, and only for the game's own group."""
         table = await self._load(press.game_id)
-        is_admin = table is not None and await is_admin_in(table.chat_id)
+        # Pressed anywhere but the game's group, the press is refused below: no need to ask Telegram.
+        is_admin = table is not None and table.chat_id == chat_id and await is_admin_in(table.chat_id)
         return await self._press(press, chat_id, user_id, lang, lambda table: move(table, is_admin))
 
     async def waiting(self, press: WaitingPress, user_id: int, chat_id: int | None, lang: str) -> Reply:

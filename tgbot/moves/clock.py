@@ -121,7 +121,9 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     else:
         action = CardsTimedOut()
     after, events = apply(game, action)
-    table, takeovers = absence.missed_deadline(table, public_view(game).waiting_for)
+    # A chance to use a held card that lapses is a pass the rules allow, not a missed turn.
+    chance = game.phase in plot_announcements.PLOT_PHASES and game.phase is not Phase.DEAL
+    table, takeovers = absence.missed_deadline(table, () if chance else public_view(game).waiting_for)
     before = table
     change = step(replace(table, draft_team=(), draft_mission=None, draft_card=None), after, events, None, bot_username)
     closed = plot_announcements.closed_by_the_clock(before, change.table)

@@ -13,13 +13,17 @@ from dataclasses import replace
 from html import escape
 
 from agents import act, difficulty_named
-from engine import apply, public_view
+from engine import Phase, apply, public_view
 from engine import rules as game_rules
 from tgbot.changes import Change, Reply, refuse
 from tgbot.i18n import t
 from tgbot.moves.lobby import LOBBY_KEY, lobby_message, require_host, require_lobby
 from tgbot.moves.play import step
-from tgbot.outgoing import Edit, Send
+from tgbot.moves.plot_announcements import PLOT_PHASES
+from tgbot.outgoing import Edit, Outgoing, Send
+from tgbot.render import plot as plot_render
+from tgbot.render import private
+from tgbot.render.common import seat_scene
 from tgbot.table import Player, Stage, Table
 
 COMPUTER_NAMES = ("Ada", "Alan", "Grace", "Edsger", "Barbara", "Donald", "Hedy", "Claude", "Margaret", "Linus")
@@ -62,6 +66,20 @@ def remove(table: Table, user_id: int, is_admin: bool, lang: str, bot_username: 
 # ---------------------------------------------------------------- turns
 
 
+def _keyboards_closed(game, table: Table, seat: int) -> list[Outgoing]:
+    """The keyboard of the decision a computer player just made for a person on autopilot keeps no
+    live buttons (a leader's is closed by the step itself, as every leader's is)."""
+    ballot = public_view(game).ballot
+    scene = seat_scene(table, seat)
+    user = table.players[seat].user_id
+    if game.phase is Phase.MISSION:
+        text = private.card_played_for_you(scene, game.current_round.mission)
+        return [Edit(user, private.card_key(ballot, seat), text, protected=True)]
+    if game.phase in PLOT_PHASES:
+        return [Edit(user, plot_render.plot_key(ballot, seat), plot_render.prompt_closed(scene), protected=True)]
+    return []
+
+
 def waiting_computers(table: Table) -> tuple[int, ...]:
     """The seats played by a computer that the game waits for now."""
     if table.stage is not Stage.PLAYING or table.game is None:
@@ -91,8 +109,11 @@ def take_turn(table: Table, now: float, rng: random.Random, bot_username: str) -
     game = table.game
     action = act(game, seat, rng, difficulty_named(table.settings.computer_level))
     after, events = apply(game, action)
-    # A person on autopilot may have ticked a team before the computer player took over.
-    change = step(replace(table, draft_team=(), draft_mission=None), after, events, None, bot_username)
+    # A person on autopilot may have ticked a team or picked a card before the computer player took over.
+    table = replace(table, draft_team=(), draft_mission=None, draft_card=None)
+    change = step(table, after, events, None, bot_username)
+    if seat in table.autopilot:
+        change = replace(change, outgoing=[*_keyboards_closed(game, table, seat), *change.outgoing])
     same_decision = public_view(after).ballot == public_view(game).ballot
     following = now + rng.uniform(*NEXT_DELAY) if same_decision and waiting_computers(change.table) else None
     return replace(change, table=replace(change.table, computer_at=following))

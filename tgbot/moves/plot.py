@@ -127,7 +127,7 @@ def _choose_card_to_deal(table: Table, game: GameState, seat: int, choice: str, 
     card = None if choice == "db" else plot_render.CARDS_BY_CODE.get(choice[2:])
     if choice != "db" and card not in plot.drawn:
         raise refuse(lang, "That card is not among the cards drawn.")
-    table = replace(table, draft_card=None if card is None else card.value)
+    table = absence.acted(replace(table, draft_card=None if card is None else card.value), seat)
     prompt = prompt_for(table, seat, bot_username)
     assert prompt is not None
     return Change(table, [Edit(prompt.chat_id, prompt.key, prompt.text, prompt.buttons, protected=True)], Reply(""))

@@ -163,6 +163,15 @@ def card_played(scene: SeatScene, mission: int, fail: bool) -> str:
     return t(lang, "«%(group)s», mission %(mission)d: you played ✅ Success.", group=group, mission=mission)
 
 
+def card_played_for_you(scene: SeatScene, mission: int) -> str:
+    return t(
+        scene.lang,
+        "«%(group)s», mission %(mission)d: a computer player played your card for you.",
+        group=title(scene.group.chat_title),
+        mission=mission,
+    )
+
+
 def card_timed_out(scene: SeatScene, mission: int) -> str:
     return t(
         scene.lang,
