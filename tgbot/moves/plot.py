@@ -18,7 +18,6 @@ from engine import (
     OpenUp,
     Overhear,
     Pass,
-    Phase,
     Reason,
     Spotlight,
     TakeCard,
@@ -26,6 +25,7 @@ from engine import (
     UseStrongLeader,
     Watch,
     apply,
+    legal_actions,
     public_view,
 )
 from engine.plot import Card
@@ -118,14 +118,13 @@ def _action(table: Table, game: GameState, seat: int, choice: str):
 
 def _choose_card_to_deal(table: Table, game: GameState, seat: int, choice: str, lang: str, bot_username: str) -> Change:
     """The leader picks which drawn card to give next (or goes back to the cards): only the
-    leader's keyboard changes."""
-    plot = game.plot
-    if game.phase is not Phase.DEAL or plot is None or plot.receiving is not None:
-        raise refuse(lang, "That card cannot be used now.")
-    if seat != game.leader:
+    leader's keyboard changes. Whether this seat may give that card now is the engine's to say:
+    it is so when some `DealCard` of it is among the seat's legal actions."""
+    dealable = {action.card for action in legal_actions(game, seat) if isinstance(action, DealCard)}
+    if not dealable:
         raise refuse(lang, "Only the leader deals the Plot cards.")
     card = None if choice == "db" else plot_render.CARDS_BY_CODE.get(choice[2:])
-    if choice != "db" and card not in plot.drawn:
+    if choice != "db" and card not in dealable:
         raise refuse(lang, "That card is not among the cards drawn.")
     table = absence.acted(replace(table, draft_card=None if card is None else card.value), seat)
     prompt = prompt_for(table, seat, bot_username)
