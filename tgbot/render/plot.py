@@ -281,10 +281,12 @@ def open_votes_line(scene: GroupScene, revealed: tuple[tuple[int, bool], ...] | 
 
 
 def window_line(scene: GroupScene) -> str | None:
-    """What the game waits for in a window of Plot cards (asked one holder at a time)."""
+    """What comes in a window of Plot cards (holders asked one at a time), said as the order of
+    play: the board is not edited when a window closes with nobody using a card, so it must
+    still read true afterwards (⏳ Waiting for… tells exactly who is asked now)."""
     view, lang = scene.view, scene.lang
     if view.phase is Phase.LEAD:
-        return t(lang, "⚡ Strong Leader holders may take the lead before the team is chosen.")
+        return t(lang, "⚡ First, Strong Leader holders are asked whether to take the lead.")
     if view.phase is Phase.DEAL:
         drawn = view.plot.drawn if view.plot is not None else ()
         if drawn:
@@ -295,9 +297,9 @@ def window_line(scene: GroupScene) -> str | None:
             )
         return t(lang, "🃏 The leader deals the Plot cards drawn, then chooses the team.")
     if view.phase is Phase.OVERTURN:
-        return t(lang, "✋ No Confidence holders may still throw this team out.")
+        return t(lang, "✋ Before the team plays, No Confidence holders are asked whether to throw it out.")
     if view.phase is Phase.SPOTLIGHT:
-        return t(lang, "🔦 In the Spotlight may put a team member's card face up.")
+        return t(lang, "🔦 Before the team plays, the holder of In the Spotlight is asked whether to use it.")
     if view.phase is Phase.WATCH:
         return t(lang, "👁 Every card is played; Keeping a Close Eye on You may look at one.")
     return None
