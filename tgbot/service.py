@@ -279,7 +279,7 @@ class GameService:
             chat_id,
             user_id,
             lang,
-            lambda table: plot_moves.press(table, user_id, chat_id, press, lang, self.bot_username),
+            lambda table: plot_moves.press(table, user_id, press, lang, self.bot_username),
         )
 
     async def cancel(

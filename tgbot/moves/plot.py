@@ -1,5 +1,5 @@
-"""Plot card presses and prompts: a press on a private Plot keyboard becomes an engine action
-(or a step of the leader's deal), and whoever the game asks next gets their keyboard.
+"""Plot card presses: a press on a private Plot keyboard becomes an engine action (or a step of
+the leader's deal); whoever the game asks next gets their keyboard (`plot_announcements`).
 
 Every press carries the engine's ballot, so a keyboard of a decision that has passed is stale;
 the engine itself refuses what its rules do not allow (wrong window, not the holder, a target
@@ -33,7 +33,7 @@ from tgbot.buttons import PlotPress
 from tgbot.changes import Change, Refused, Reply, refuse
 from tgbot.i18n import N_, t
 from tgbot.moves import absence
-from tgbot.moves.play import require_pressed_in_place, step
+from tgbot.moves.play import step
 from tgbot.moves.plot_announcements import PLOT_PHASES, prompt_for
 from tgbot.outgoing import Edit
 from tgbot.render import plot as plot_render
@@ -56,10 +56,8 @@ _REFUSALS = {
 }
 
 
-def press(
-    table: Table, user_id: int, chat_id: int | None, plot_press: PlotPress, lang: str, bot_username: str
-) -> Change:
-    require_pressed_in_place(table, plot_press, chat_id, user_id, lang)
+def press(table: Table, user_id: int, plot_press: PlotPress, lang: str, bot_username: str) -> Change:
+    """A press on a Plot keyboard, already checked to come from the presser's own private chat."""
     if table.stage is not Stage.PLAYING or table.game is None:
         raise refuse(lang, "This game is over.")
     game = table.game
