@@ -8,8 +8,8 @@ from agents import plot, resistance, spy
 from agents.beliefs import Deductions, cover_belief, own_belief, table_belief
 from agents.difficulty import NORMAL, Difficulty
 from agents.sabotage import SabotageRates, default_rates
-from agents.view import PLOT_PHASES, AgentView, view_of
-from engine import CastVote, GameState, Phase, PlayCard, ProposeTeam, rules
+from agents.view import AgentView, view_of
+from engine import PLOT_PHASES, CastVote, GameState, Phase, PlayCard, ProposeTeam, rules
 
 
 def decide(

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine import (
+    PLOT_PHASES,
     Action,
     GameRecord,
     GameState,
-    Phase,
     PublicView,
     Role,
     SeatView,
@@ -70,6 +70,3 @@ def view_of(state: GameState, seat: int) -> AgentView:
         record=record_of(state, RECORD_ID).without_outcome(),
         choices=tuple(legal_actions(state, seat)) if public.phase in PLOT_PHASES else (),
     )
-
-
-PLOT_PHASES = (Phase.LEAD, Phase.DEAL, Phase.OVERTURN, Phase.SPOTLIGHT, Phase.WATCH)

@@ -66,11 +66,12 @@ from engine.record import (
     replay,
 )
 from engine.serialization import SCHEMA_VERSION, state_from_dict, state_to_dict
-from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Role, Side, Variants
+from engine.state import PLOT_PHASES, EndReason, GameState, MissionRound, Phase, Proposal, Role, Side, Variants
 from engine.turns import ballot, legal_actions, waiting_for
 from engine.views import PlotView, PublicView, SeatView, public_view, seat_view
 
 __all__ = [
+    "PLOT_PHASES",
     "Card",
     "CardSeen",
     "PlotState",

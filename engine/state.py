@@ -22,6 +22,10 @@ class Phase(StrEnum):
     WATCH = "watch"  # W8: every card is played; Keeping a Close Eye on You holders are asked
 
 
+# The steps that exist only with Plot cards: someone is asked about a Plot card.
+PLOT_PHASES = frozenset({Phase.LEAD, Phase.DEAL, Phase.OVERTURN, Phase.SPOTLIGHT, Phase.WATCH})
+
+
 class Role(StrEnum):
     RESISTANCE = "resistance"
     SPY = "spy"

@@ -211,9 +211,8 @@ def test_a_seat_taken_over_is_played_by_the_computer_until_its_person_acts():
 def test_a_lapsed_chance_to_use_a_plot_card_is_no_missed_turn():
     """Letting a held card's moment pass is a pass the rules allow: it never counts towards a
     computer player taking the seat over."""
-    from engine import Variants
+    from engine import PLOT_PHASES, Variants
     from engine.simulate import random_action
-    from tgbot.moves.plot_announcements import PLOT_PHASES
 
     rng = random.Random(5)
     for _ in range(50):

@@ -9,9 +9,8 @@ import random
 
 import pytest
 
-from engine import Phase, Variants, export_record, parse_record, public_view, replay
+from engine import PLOT_PHASES, Phase, Variants, export_record, parse_record, public_view, replay
 from tests.bot_helpers import command_text, forged, lobby_message, press
-from tgbot.moves.plot_announcements import PLOT_PHASES
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 from tgbot.table import Stage
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from engine import CardsTimedOut, Phase, VotesTimedOut, apply, draw_team, public_view
+from engine import PLOT_PHASES, CardsTimedOut, Phase, VotesTimedOut, apply, draw_team, public_view
 from engine import rules as game_rules
 from engine.actions import ChanceTimedOut
 from engine.deadlines import draw_deal, draw_immediate
@@ -50,7 +50,7 @@ def step_seconds(table: Table) -> int:
         return settings.vote_seconds
     if phase is Phase.DEAL:
         return settings.vote_seconds  # a card or two to give, or one to resolve: quicker than a team
-    if phase in plot_announcements.PLOT_PHASES:
+    if phase in PLOT_PHASES:
         return PLOT_CHANCE_SECONDS
     return settings.mission_seconds
 
@@ -116,13 +116,13 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     elif game.phase is Phase.DEAL:
         # The cards must be dealt and resolved: the time running out draws the choice at random.
         action = draw_deal(game, rng) if game.plot.receiving is None else draw_immediate(game, rng)
-    elif game.phase in plot_announcements.PLOT_PHASES:
+    elif game.phase in PLOT_PHASES:
         action = ChanceTimedOut()  # a holder who lets the time run out passes
     else:
         action = CardsTimedOut()
     after, events = apply(game, action)
     # A chance to use a held card that lapses is a pass the rules allow, not a missed turn.
-    chance = game.phase in plot_announcements.PLOT_PHASES and game.phase is not Phase.DEAL
+    chance = game.phase in PLOT_PHASES and game.phase is not Phase.DEAL
     table, takeovers = absence.missed_deadline(table, () if chance else public_view(game).waiting_for)
     before = table
     change = step(replace(table, draft_team=(), draft_mission=None, draft_card=None), after, events, None, bot_username)

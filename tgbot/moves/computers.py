@@ -13,13 +13,12 @@ from dataclasses import replace
 from html import escape
 
 from agents import act, difficulty_named
-from engine import Phase, apply, public_view
+from engine import PLOT_PHASES, Phase, apply, public_view
 from engine import rules as game_rules
 from tgbot.changes import Change, Reply, refuse
 from tgbot.i18n import t
 from tgbot.moves.lobby import LOBBY_KEY, lobby_message, require_host, require_lobby
 from tgbot.moves.play import step
-from tgbot.moves.plot_announcements import PLOT_PHASES
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import plot as plot_render
 from tgbot.render import private

@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 
 from engine import (
+    PLOT_PHASES,
     DealCard,
     GameState,
     IllegalAction,
@@ -34,7 +35,7 @@ from tgbot.changes import Change, Refused, Reply, refuse
 from tgbot.i18n import N_, t
 from tgbot.moves import absence
 from tgbot.moves.play import step
-from tgbot.moves.plot_announcements import PLOT_PHASES, prompt_for
+from tgbot.moves.plot_announcements import prompt_for
 from tgbot.outgoing import Edit
 from tgbot.render import plot as plot_render
 from tgbot.render.common import seat_scene

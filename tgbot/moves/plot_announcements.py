@@ -4,15 +4,24 @@ a press or the clock's, can call it."""
 
 from __future__ import annotations
 
-from engine import GameState, OpenUp, Overhear, Phase, Spotlight, TakeCard, Watch, legal_actions, public_view
+from engine import (
+    PLOT_PHASES,
+    GameState,
+    OpenUp,
+    Overhear,
+    Phase,
+    Spotlight,
+    TakeCard,
+    Watch,
+    legal_actions,
+    public_view,
+)
 from engine.plot import Card
 from tgbot.moves import announcements
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import plot as plot_render
 from tgbot.render.common import seat_scene
 from tgbot.table import Table
-
-PLOT_PHASES = (Phase.LEAD, Phase.DEAL, Phase.OVERTURN, Phase.SPOTLIGHT, Phase.WATCH)
 
 
 def prompt_for(table: Table, seat: int, bot_username: str) -> Send | None:

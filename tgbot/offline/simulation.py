@@ -16,9 +16,8 @@ from telegram import Update
 from telegram.ext import Application
 
 from agents import act
-from engine import Phase, Variants, waiting_for
+from engine import PLOT_PHASES, Phase, Variants, waiting_for
 from engine import rules as game_rules
-from tgbot.moves.plot_announcements import PLOT_PHASES
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
 from tgbot.store import Store
 from tgbot.table import Table
