@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
@@ -68,6 +69,9 @@ async def test_a_whole_plot_game_is_played_through_the_bot(make_bot, telegram, p
     assert "🃏" in transcript and "🏁" in transcript
     # What a card showed one player never reaches the group.
     assert "you saw" not in transcript and "you watched" not in transcript
+    # A closed Plot keyboard says what its player chose, with no live buttons left.
+    dealt = [m for user in group.user_ids for m in telegram.messages(user) if "you gave" in (m.text or "")]
+    assert dealt and not any(m.buttons() for m in dealt)
 
 
 async def test_every_plot_card_is_used_across_games(make_bot, telegram):
@@ -81,11 +85,9 @@ async def test_every_plot_card_is_used_across_games(make_bot, telegram):
 
 
 def private_result_texts(telegram, chat_id: int) -> list[str]:
-    return [
-        plain_text(m.text or "")
-        for m in telegram.messages(chat_id)
-        if m.from_bot and ("you saw" in (m.text or "") or "you watched" in (m.text or ""))
-    ]
+    """What cards showed a player: "you saw Ann's role: …", "you watched Bob's card: …"."""
+    shown = re.compile(r"you (saw \S.*'s role|watched \S.*'s card):")
+    return [plain_text(m.text or "") for m in telegram.messages(chat_id) if m.from_bot and shown.search(m.text or "")]
 
 
 async def test_private_results_reach_only_their_viewer_and_cannot_be_forwarded(make_bot, telegram):

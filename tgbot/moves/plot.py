@@ -77,7 +77,7 @@ def press(table: Table, user_id: int, plot_press: PlotPress, lang: str, bot_user
         after, events = apply(game, action)
     except IllegalAction as refusal:
         raise Refused(Reply(t(lang, _REFUSALS.get(refusal.reason, N_("That is not possible now."))))) from None
-    done = plot_render.prompt_closed(seat_scene(table, seat))
+    done = plot_render.prompt_closed(seat_scene(table, seat), action)
     table = absence.acted(replace(table, draft_card=None), seat)
     change = step(table, after, events, Reply(t(lang, "Done.")), bot_username)
     closed = Edit(user_id, plot_render.plot_key(plot_press.ballot, seat), done, protected=True)

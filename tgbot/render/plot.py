@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from html import escape
 
-from engine import Phase
+from engine import (
+    DealCard,
+    OpenUp,
+    Overhear,
+    Pass,
+    Phase,
+    Spotlight,
+    TakeCard,
+    UseNoConfidence,
+    UseStrongLeader,
+    Watch,
+)
 from engine.plot import Card, CardSeen, PlotUse, RoleSeen, UseKind
 from tgbot.buttons import PlotPress, encode
 from tgbot.i18n import N_, t
@@ -182,8 +193,39 @@ def immediate_prompt(
     return "\n".join([head, ask]), tuple(_seat_rows(scene, [s for s, _ in options], "ou"))
 
 
-def prompt_closed(scene: SeatScene) -> str:
-    return t(scene.lang, "«%(group)s»: done.", group=title(scene.group.chat_title))
+def prompt_closed(scene: SeatScene, action=None) -> str:
+    """A Plot keyboard once its decision is made: what this player chose (`action`, an engine
+    action), or only that it is done (a computer player chose for them)."""
+    lang, players = scene.lang, scene.group.players
+    group = title(scene.group.chat_title)
+
+    def name(seat: int) -> str:
+        return escape(players[seat].name)
+
+    if isinstance(action, Pass):
+        return t(lang, "«%(group)s»: you passed; a held card stays in front of you.", group=group)
+    if isinstance(action, UseStrongLeader):
+        return t(lang, "«%(group)s»: you took the lead with Strong Leader.", group=group)
+    if isinstance(action, UseNoConfidence):
+        return t(lang, "«%(group)s»: you threw the team out with No Confidence.", group=group)
+    if isinstance(action, Spotlight):
+        return t(lang, "«%(group)s»: you put %(name)s in the spotlight.", group=group, name=name(action.target))
+    if isinstance(action, Watch):
+        watched = ", ".join(name(seat) for seat in action.targets)
+        return t(lang, "«%(group)s»: you watched the card of %(names)s.", group=group, names=watched)
+    if isinstance(action, DealCard):
+        card = card_name(action.card, lang)
+        return t(lang, "«%(group)s»: you gave %(card)s to %(name)s.", group=group, card=card, name=name(action.to))
+    if isinstance(action, TakeCard):
+        card = card_name(action.card, lang)
+        return t(
+            lang, "«%(group)s»: you took %(card)s from %(name)s.", group=group, card=card, name=name(action.holder)
+        )
+    if isinstance(action, Overhear):
+        return t(lang, "«%(group)s»: you looked at the role of %(name)s.", group=group, name=name(action.target))
+    if isinstance(action, OpenUp):
+        return t(lang, "«%(group)s»: you showed your role to %(name)s.", group=group, name=name(action.to))
+    return t(lang, "«%(group)s»: done.", group=group)
 
 
 def prompt_timed_out(scene: SeatScene) -> str:
