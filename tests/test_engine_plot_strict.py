@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import random
 
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import StateFormatError, apply, check_state, state_from_dict, state_to_dict
 from engine.simulate import random_action
 from tests.test_engine_plot import plot_tables, start
-from tests.test_engine_strict import _get, _leaves
+from tests.test_engine_strict import one_value_changed
 
 replacements = st.one_of(
     st.integers(-1, 11),
@@ -31,17 +31,7 @@ def test_a_damaged_plot_state_is_refused_or_plays_on_by_the_rules(table, steps, 
             break
         state, _ = apply(state, random_action(state, rng, deadline_rate=table["deadline_rate"]))
     stored = json.loads(json.dumps(state_to_dict(state)))
-    path = data.draw(st.sampled_from([p for p in _leaves(stored) if p and p != ("schema",)]))
-    mutated = json.loads(json.dumps(stored))
-    parent = _get(mutated, path[:-1])
-    how = data.draw(st.sampled_from(["replace", "drop", "duplicate"]))
-    if how == "replace" or not isinstance(parent, list):
-        parent[path[-1]] = data.draw(replacements)
-    elif how == "drop":
-        del parent[path[-1]]
-    else:
-        parent.insert(path[-1], parent[path[-1]])
-    assume(mutated != stored)
+    mutated, path, how = one_value_changed(stored, data, replacements)
     try:
         loaded = state_from_dict(mutated)
     except StateFormatError:

@@ -209,6 +209,23 @@ def _get(data, path):
     return data
 
 
+def one_value_changed(stored: dict, data, replacements) -> tuple[dict, tuple, str]:
+    """A copy of a stored state with one value replaced (drawn from `replacements`), dropped or
+    duplicated; the change, and where and how it was made. Changes that change nothing are skipped."""
+    path = data.draw(st.sampled_from([p for p in _leaves(stored) if p and p != ("schema",)]))
+    mutated = json.loads(json.dumps(stored))
+    parent = _get(mutated, path[:-1])
+    how = data.draw(st.sampled_from(["replace", "drop", "duplicate"]))
+    if how == "replace" or not isinstance(parent, list):
+        parent[path[-1]] = data.draw(replacements)
+    elif how == "drop":
+        del parent[path[-1]]
+    else:
+        parent.insert(path[-1], parent[path[-1]])
+    assume(mutated != stored)
+    return mutated, path, how
+
+
 replacements = st.one_of(
     st.integers(-1, 11),
     st.booleans(),
@@ -226,17 +243,7 @@ def test_a_stored_state_is_loaded_only_if_play_could_reach_it(table, steps, data
     state = played(table, steps, deadline_rate=0.2)
     stored = json.loads(json.dumps(state_to_dict(state)))
     assert state_from_dict(stored) == state  # a valid state round-trips
-    path = data.draw(st.sampled_from([p for p in _leaves(stored) if p and p != ("schema",)]))
-    mutated = json.loads(json.dumps(stored))
-    parent = _get(mutated, path[:-1])
-    how = data.draw(st.sampled_from(["replace", "drop", "duplicate"]))
-    if how == "replace" or not isinstance(parent, list):
-        parent[path[-1]] = data.draw(replacements)
-    elif how == "drop":
-        del parent[path[-1]]
-    else:
-        parent.insert(path[-1], parent[path[-1]])
-    assume(mutated != stored)
+    mutated, path, how = one_value_changed(stored, data, replacements)
     try:
         loaded = state_from_dict(mutated)
     except StateFormatError:
