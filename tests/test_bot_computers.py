@@ -229,3 +229,13 @@ def test_a_lapsed_chance_to_use_a_plot_card_is_no_missed_turn():
     after = clock.on_clock(table, table.deadline, random.Random(2), "resistance_test_bot").table
     assert public_view(after.game).ballot != public_view(game).ballot
     assert after.missed == (1,) * 7 and asked not in after.autopilot
+
+
+async def test_a_person_cannot_pass_for_a_computer_player(make_bot, telegram):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], "🤖 Ada", language_code="en")
+    await group.open_lobby_and_join()
+    await command_text(group, group.user_ids[0], "/addbot")
+    names = [(p.name, p.computer) for p in (await group.table()).players]
+    assert names == [("Ann", False), ("Ada", False), ("🤖 Ada", True)]

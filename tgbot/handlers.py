@@ -57,7 +57,9 @@ async def language_of(update: Update, context: BotContext, game_id: str | None =
 
 
 def player_of(user: User) -> Player:
-    return Player(user_id=user.id, name=user.full_name or str(user.id), language=user.language_code)
+    # Only computer players' names begin with 🤖: a person may not pass for one (and claim to play blind).
+    name = (user.full_name or "").lstrip("🤖").strip() or str(user.id)
+    return Player(user_id=user.id, name=name, language=user.language_code)
 
 
 def in_group(chat: Chat | None) -> bool:
