@@ -350,6 +350,10 @@ async def raw_post(worker: Worker, headers: list[str], chunks: int, chunk: bytes
     sender = asyncio.create_task(send_body())
     try:
         status = await asyncio.wait_for(reader.readline(), timeout=10)
+    except ConnectionResetError:
+        # The worker answered and closed while body bytes were still arriving: its kernel then resets
+        # the connection, which may drop the answer before it is read here. No status line seen.
+        status = b""
     finally:
         sender.cancel()
         await asyncio.gather(sender, return_exceptions=True)
@@ -365,11 +369,14 @@ async def test_a_worker_refuses_a_body_larger_than_any_update_without_reading_it
     assert status.startswith("HTTP/1.1 413"), status
     # Chunked, no Content-Length: the worker stops reading and answers while the client is still sending.
     chunk = b"x" * 65536
-    status, sent = await raw_post(
-        worker, ["Content-Type: application/json", "Transfer-Encoding: chunked"], size // len(chunk), chunk
-    )
+    for _ in range(5):  # the answer races the reset of a connection closed mid-body; it wins almost always
+        status, sent = await raw_post(
+            worker, ["Content-Type: application/json", "Transfer-Encoding: chunked"], size // len(chunk), chunk
+        )
+        assert sent < size // 2, f"{sent} bytes sent before the answer"
+        if status:
+            break
     assert status.startswith("HTTP/1.1 413"), status
-    assert sent < size // 2, f"{sent} bytes sent before the answer"
     response = await cluster.http.get(worker.health_url)
     assert response.status_code == 200
     print(f"\n413 for a chunked body after {sent / 1024 / 1024:.1f} MiB had been written of {size // 1024 // 1024} MiB")
