@@ -146,23 +146,32 @@ async def test_simultaneous_votes_through_two_workers_count_once_each(make_bot, 
     for text, seat in zip(answers(telegram, updates), choices, strict=True):
         assert text.startswith("You voted 👍 Approve" if choices[seat] else "You voted 👎 Reject"), text
 
-    # The group saw no vote one by one: its board was edited once, to reveal them all, and nothing was sent there.
-    assert calls_in(telegram, group.chat_id, calls_before) == ["editMessageText"]
-    shown = bot_texts(telegram, group.chat_id, calls_before)
-    reveals = [text for text in shown if REVEAL.search(text)]
-    assert len(reveals) == 1, shown
-    [ballot] = [m for m in telegram.messages(group.chat_id) if "proposal 1" in plain_text(m.text or "")]
-    final = plain_text(ballot.text)
-    assert final == reveals[0]
-    assert ("Approved 6–4." if approve else "Rejected 4–6.") in final
     approvers = [s for s in range(players) if choices[s]]
-    assert f"👍 {', '.join(table.name(s) for s in approvers)}" in final
-    assert not any(b.get("callback_data", "").startswith("v:") for b in ballot.buttons())  # the vote is closed
+    approved_line = f"👍 {', '.join(table.name(s) for s in approvers)}"
+    [ballot] = [m for m in telegram.messages(group.chat_id) if "proposal 1" in plain_text(m.text or "")]
     assert await outbox_length(group) == 0
-
-    if approve:
+    if not approve:
+        # The group saw no vote one by one: its board was edited once, to reveal them all.
+        assert calls_in(telegram, group.chat_id, calls_before) == ["editMessageText"]
+        shown = bot_texts(telegram, group.chat_id, calls_before)
+        reveals = [text for text in shown if REVEAL.search(text)]
+        assert len(reveals) == 1, shown
+        final = plain_text(ballot.text)
+        assert final == reveals[0]
+        assert "Rejected 4–6." in final and approved_line in final
+        assert not any(b.get("callback_data", "").startswith("v:") for b in ballot.buttons())  # the vote is closed
+        assert after.phase is Phase.PROPOSING and after.proposal_number == 2
+        assert ballot.buttons() == []
+        # The next leader is named once on the board and gets one keyboard, in private.
+        next_leader = table.players[after.leader]
+        assert final.endswith(f"➡️ Mission 1: {next_leader.name} leads, choosing a team of 3 in private.")
+        assert leader_keyboards_sent(telegram, calls_before) == [next_leader.user_id]
+        assert not any("proposal 2" in plain_text(m.text or "") for m in telegram.messages(group.chat_id))
+    else:
+        # An approved team's votes wait for its mission's result: the group saw nothing yet,
+        # and each of the team's card prompts (and only theirs) carries them.
+        assert calls_in(telegram, group.chat_id, calls_before) == []
         assert after.phase is Phase.MISSION
-        assert [b["text"] for b in ballot.buttons()] == [WAITING_BUTTON]
         for seat in range(players):
             prompts = [
                 p
@@ -172,15 +181,8 @@ async def test_simultaneous_votes_through_two_workers_count_once_each(make_bot, 
                 and "Play your card" in p["text"]
             ]
             assert len(prompts) == (1 if seat in team else 0)
+            assert all(approved_line in plain_text(p["text"]) for p in prompts)
         assert leader_keyboards_sent(telegram, calls_before) == []
-    else:
-        assert after.phase is Phase.PROPOSING and after.proposal_number == 2
-        assert ballot.buttons() == []
-        # The next leader is named once on the board and gets one keyboard, in private.
-        next_leader = table.players[after.leader]
-        assert final.endswith(f"➡️ Mission 1: {next_leader.name} leads, choosing a team of 3 in private.")
-        assert leader_keyboards_sent(telegram, calls_before) == [next_leader.user_id]
-        assert not any("proposal 2" in plain_text(m.text or "") for m in telegram.messages(group.chat_id))
 
 
 async def test_same_button_pressed_at_once_counts_once(make_bot, telegram):

@@ -3,9 +3,9 @@
 The bots run with `clock_seconds=0`, so nothing ticks by itself: a test sets the service's clock
 before the lobby opens, moves it forward and calls `fire_due`, as a worker's tick would.
 
-What a deadline did is shown on the group's board (one message per proposal, edited when the
-votes are revealed and when the mission's result is in); reminders go in private to the players
-the game waits for, and only a lobby reminds its group.
+What a deadline did is shown on the group's board (one message per proposal, edited once: with a
+rejected team's votes, or with an approved team's votes and its mission's result); reminders go in
+private to the players the game waits for, and only a lobby reminds its group.
 """
 
 from __future__ import annotations
@@ -487,38 +487,58 @@ async def test_vote_deadline_fills_missing_votes_by_the_group_setting(make_bot, 
     assert proposal.votes == expected and not proposal.auto_team
     assert proposal.auto_votes == tuple(missing)
 
-    # No separate notice: the ballot's message is edited once, showing the revealed votes and the filled ones.
+    # No separate notice: the votes, the filled ones named, are shown in one place. A rejected team's
+    # at once, in the one edit of the ballot's message; an approved team's go to its card prompts,
+    # and reach the group only with the mission's result.
     assert sends(telegram, calls, chat) == []
-    [revealed] = group_edits(telegram, calls, chat)
-    assert plain_text(telegram.message(chat, ballot.message_id).text) == revealed
     word = "👍 Approve" if filled_as else "👎 Reject"
-    assert f"⏰ Time is up. These votes were counted as {word}: {names(table, missing)}" in revealed
     approvers = [s for s in range(5) if expected[s]]
     rejecters = [s for s in range(5) if not expected[s]]
-    assert f"👍 {names(table, approvers)}" in revealed
-    assert f"👎 {names(table, rejecters)}" in revealed
-    shown = telegram.message(chat, ballot.message_id)
-    assert not any(data.startswith("v:") for data in callback_datas(shown))  # the vote is closed
+    vote_lines = [
+        f"👍 {names(table, approvers)}",
+        f"👎 {names(table, rejecters)}",
+        f"⏰ Time is up. These votes were counted as {word}: {names(table, missing)}",
+    ]
+    stored = (await group.table()).to_json()
+    late = telegram.forged_press(table.players[missing[0]].user_id, chat, ballot.message_id, vote_data)
     if filled_as:
-        assert "Approved 4–1." in revealed
+        assert group_edits(telegram, calls, chat) == []
         assert table.game.phase is Phase.MISSION
         assert table.deadline == now[0] + MISSION
-        assert button_labels(shown) == [WAITING_BUTTON]
         for seat in team:
-            assert group.latest_with_button(table.players[seat].user_id, f"c:{group.game_id}:")
+            prompt = plain_text(group.latest_with_button(table.players[seat].user_id, f"c:{group.game_id}:").text)
+            assert all(line in prompt for line in vote_lines), prompt
+        # A late vote, pressed on the ballot as it still reads, is told the votes are in and changes nothing.
+        await group.send(late)
+        assert telegram.callback_answers[late["callback_query"]["id"]]["text"] == (
+            "The votes are in and the team is playing its cards; the votes are shown with the result."
+        )
+        assert (await group.table()).to_json() == stored
+        calls = len(telegram.calls)
+        for seat in team:
+            await play_card(group, seat)
+        [revealed] = group_edits(telegram, calls, chat)
+        assert "Approved 4–1." in revealed and "Mission 1 succeeded ✅" in revealed
+        shown = telegram.message(chat, ballot.message_id)
+        assert plain_text(shown.text) == revealed
+        assert all(line in revealed for line in vote_lines), revealed
+        assert not any(data.startswith("v:") for data in callback_datas(shown))  # the vote is closed
     else:
+        [revealed] = group_edits(telegram, calls, chat)
+        shown = telegram.message(chat, ballot.message_id)
+        assert plain_text(shown.text) == revealed
+        assert all(line in revealed for line in vote_lines), revealed
+        assert not any(data.startswith("v:") for data in callback_datas(shown))  # the vote is closed
         assert "Rejected 1–4. Rejected teams for this mission: 1/5." in revealed
         assert table.game.phase is Phase.PROPOSING and table.game.rounds[0].rejections == 1
         assert table.deadline == now[0] + PROPOSAL
         assert revealed.endswith(whose_turn(table, 1, 2))
         assert shown.buttons() == []
         assert leader_keyboard(group, table.players[table.game.leader].user_id)
-    # A late vote, pressed on the ballot as it was, is refused and changes nothing.
-    stored = (await group.table()).to_json()
-    late = telegram.forged_press(table.players[missing[0]].user_id, chat, ballot.message_id, vote_data)
-    await group.send(late)
-    assert telegram.callback_answers[late["callback_query"]["id"]]["text"] == "This vote is closed."
-    assert (await group.table()).to_json() == stored
+        # A late vote, pressed on the ballot as it was, is refused and changes nothing.
+        await group.send(late)
+        assert telegram.callback_answers[late["callback_query"]["id"]]["text"] == "This vote is closed."
+        assert (await group.table()).to_json() == stored
     assert await service.fire_due() == 0
 
 
@@ -724,7 +744,10 @@ async def test_a_deadline_survives_a_restart(make_bot, telegram):
     # The new worker goes on from there: its buttons work.
     await vote_all(group, True)
     assert (await group.table()).game.phase is Phase.MISSION
-    assert "Approved 5–0." in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    for seat in proposal.team:
+        await play_card(group, seat)
+    shown = plain_text(telegram.message(group.chat_id, board.message_id).text)
+    assert "Approved 5–0." in shown and "Mission 1 succeeded ✅" in shown
 
 
 async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegram):
@@ -753,7 +776,10 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
         else:
             expected = clock.on_clock(before, when, random.Random(0), telegram.bot_username).table
             assert after.game == expected.game
-            assert in_group == ["editMessageText"]  # the board, edited once
+            if after.game.phase is Phase.MISSION:
+                assert in_group == []  # an approved team's votes wait for its mission's result
+            else:
+                assert in_group == ["editMessageText"]  # the board, edited once
         # Each private message it causes goes out once.
         private = [
             (int(p["chat_id"]), p["text"]) for _, p in message_calls(telegram, calls) if int(p["chat_id"]) != chat
@@ -778,15 +804,16 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
 
     now[0] = T0 + 10 + VOTE
     await fire_both(now[0])
-    shown = plain_text(telegram.message(chat, board.message_id).text)
-    assert shown.count("⏰ Time is up. These votes were counted as 👍 Approve") == 1
-    assert f"⏰ Time is up. These votes were counted as 👍 Approve: {names(table, range(1, 5))}" in shown
     assert (await group.table()).game.rounds[0].proposals[0].votes == (False, True, True, True, True)
 
     # A mission deadline, then the rest of the game left to the clock, each deadline fired by both workers.
+    # The approved team's votes, the filled ones named, are shown once, with the mission's result.
     now[0] += MISSION
     await fire_both(now[0])
-    assert plain_text(telegram.message(chat, board.message_id).text).count("⏰ Cards not played in time") == 1
+    shown = plain_text(telegram.message(chat, board.message_id).text)
+    assert shown.count("⏰ Time is up. These votes were counted as 👍 Approve") == 1
+    assert f"⏰ Time is up. These votes were counted as 👍 Approve: {names(table, range(1, 5))}" in shown
+    assert shown.count("⏰ Cards not played in time") == 1
     for missed in range(1, 3):
         for _ in range(3):  # the leader's, the vote's and the mission's deadline
             now[0] = (await group.table()).deadline

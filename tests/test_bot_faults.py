@@ -19,6 +19,7 @@ from tests.bot_helpers import (
     texts,
     vote_all,
 )
+from tgbot import keys
 from tgbot.offline.fake_telegram import NOT_MODIFIED
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 
@@ -84,7 +85,7 @@ async def test_blocked_player_holds_the_mission_until_they_come_back(make_bot, t
     game = (await group.table()).game
     assert game.phase is Phase.MISSION and blocked_seat not in game.played_seats
     assert set(game.played_seats) == set(team[:-1])
-    assert await waiting_for(group, group.user_ids[0]) == f"Waiting for: {name}"
+    assert await waiting_for(group, group.user_ids[0]) == f"The team is playing its cards. Waiting for: {name}"
     assert len(telegram.messages(group.chat_id)) == group_messages_before + 1  # no group message per card
     assert await outbox_length(group) == 0
 
@@ -95,7 +96,9 @@ async def test_blocked_player_holds_the_mission_until_they_come_back(make_bot, t
         await group.send(telegram.command(blocked, blocked, "/start"))
     private = texts(telegram, blocked)
     assert len([text for text in private if text.startswith("Your game in «Demo group»")]) == 1
-    assert card_prompts(telegram, blocked) == ["«Demo group», mission 1: you are on the team. Play your card."]
+    assert card_prompts(telegram, blocked) == [
+        "«Demo group», mission 1: you are on the team. Play your card.\n👍 Ann, Bob, Cy, Dan, Eve\n👎 —"
+    ]
     prompt = group.latest_with_button(blocked, "c:")
     await group.press(blocked, blocked, "c:", ":s")
 
@@ -139,7 +142,9 @@ async def test_player_blocked_from_the_start_gets_role_and_card_after_start(make
     # Later the card prompt reaches them like anyone else's.
     await propose(group, [1, 2])
     await vote_all(group, approve=True)
-    assert card_prompts(telegram, blocked) == ["«Demo group», mission 1: you are on the team. Play your card."]
+    assert card_prompts(telegram, blocked) == [
+        "«Demo group», mission 1: you are on the team. Play your card.\n👍 Ann, Bob, Cy, Dan, Eve\n👎 —"
+    ]
     assert len([m for m in telegram.messages(group.chat_id) if "cannot write to you" in (m.text or "")]) == 1
 
 
@@ -202,19 +207,23 @@ async def test_a_deleted_round_message_is_posted_again(make_bot, telegram):
         await group.press(group.user_ids[seat], group.chat_id, "v:", ":a")
     await group.application.bot.delete_message(group.chat_id, ballot.message_id)  # an admin tidies up
 
-    # Eve never votes: the deadline's reveal finds the message gone and posts it again.
+    # Eve never votes: the deadline approves the team, whose votes wait for its result; nothing is posted yet.
+    before = len(telegram.messages(group.chat_id))
     assert await service.fire_due(now=(await group.table()).deadline) == 1
     assert (await group.table()).game.phase is Phase.MISSION
-    reposted = telegram.messages(group.chat_id)[-1]
-    assert reposted.message_id > ballot.message_id
-    revealed = plain_text(reposted.text)
-    assert "Approved 5–0." in revealed and "These votes were counted as 👍 Approve: Eve" in revealed
-    assert [b["text"] for b in reposted.buttons()] == ["⏳ Waiting for…"]
-    # Later edits go to the new message.
+    assert len(telegram.messages(group.chat_id)) == before
+    # The result's edit finds the message gone and posts it again, with the votes and the result.
     for seat in team:
         await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
-    closed = plain_text(telegram.message(group.chat_id, reposted.message_id).text)
+    reposted = telegram.messages(group.chat_id)[-1]
+    assert reposted.message_id > ballot.message_id and reposted.from_bot
+    closed = plain_text(reposted.text)
+    assert "Approved 5–0." in closed and "These votes were counted as 👍 Approve: Eve" in closed
     assert "Mission 1 succeeded ✅ with 0 Fail cards." in closed
+    # Later edits would go to the new message.
+    assert await group.store.redis.hget(keys.messages(group.game_id), "board:1") == (
+        f"{group.chat_id}:{reposted.message_id}"
+    )
     game = (await group.table()).game
     assert game.phase is Phase.PROPOSING and game.mission_track()[0] is True
     assert len([m for m in telegram.messages(group.chat_id) if "Mission 1 succeeded" in (m.text or "")]) == 1
@@ -235,8 +244,8 @@ async def test_status_after_the_board_was_deleted_posts_it_once(make_bot, telegr
     assert await outbox_length(group) == 0
 
     # The votes go on on the new copy, and its reveal edits it.
-    await vote_all(group, approve=True)
-    assert "Approved 5–0." in plain_text(telegram.message(group.chat_id, board.message_id).text)
+    await vote_all(group, approve=False)
+    assert "Rejected 0–5." in plain_text(telegram.message(group.chat_id, board.message_id).text)
     assert len(telegram.messages(group.chat_id)) == before + 2
 
 
@@ -265,10 +274,12 @@ async def test_expired_callback_query_still_records_the_vote(make_bot, telegram,
     assert any("callback answer not delivered: BadRequest" in r.getMessage() for r in caplog.records)
     assert await outbox_length(group) == 0
 
-    # The others vote normally and the proposal is decided.
+    # The others vote normally and the proposal is decided, Cy's vote counted: the team's card prompts show it.
     await vote_all(group, approve=True)
     assert (await group.table()).game.phase is Phase.MISSION
-    assert "👍 Ann, Bob, Cy, Dan, Eve" in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    for user_id in group.user_ids[:2]:
+        [prompt] = card_prompts(telegram, user_id)
+        assert "👍 Ann, Bob, Cy, Dan, Eve" in prompt
 
 
 # ---------------------------------------------------------------- flood waits and timeouts

@@ -332,9 +332,15 @@ async def test_a_player_whose_language_the_bot_does_not_speak_gets_the_groups(ma
         if user != kurt:
             await group.press(user, chat, "v:", ":a")
     prompt = group.latest_with_button(kurt, "c:")
-    assert plain_text(prompt.text) == spanish(
-        "«%(group)s», mission %(mission)d: you are on the team. Play your card.", group="Demo group", mission=1
-    )
+    # The votes, all approving, under its first line.
+    everyone = ", ".join(p.name for p in table.players)
+    assert plain_text(prompt.text).splitlines() == [
+        spanish(
+            "«%(group)s», mission %(mission)d: you are on the team. Play your card.", group="Demo group", mission=1
+        ),
+        f"👍 {everyone}",
+        "👎 —",
+    ]
     assert [b["text"] for b in prompt.buttons()] == [spanish("✅ Success"), spanish("❌ Fail"), spanish("🔎 Hints")]
     answer = await press(group, kurt, prompt, button_data(prompt, ":s"))
     assert answer == spanish("You played ✅ Success.")

@@ -352,7 +352,7 @@ async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
     )
 
     # While the team is voted on, /status posts the proposal again with the vote buttons, and
-    # the revealed votes are edited into that new copy.
+    # the votes, with the mission's result, are edited into that new copy.
     await propose(group, [0, 1])
     status = await command_text(group, group.user_ids[2], "/status")
     assert status.splitlines()[:3] == [
@@ -363,7 +363,10 @@ async def test_status_shows_the_track_and_the_leader(make_bot, telegram):
     reposted = telegram.messages(group.chat_id)[-1]
     assert [b["text"] for b in reposted.buttons()] == ["👍 Approve", "👎 Reject", "⏳ Waiting for…"]
     await vote_all(group, True)
-    assert "Approved 5–0." in plain_text(telegram.message(group.chat_id, reposted.message_id).text)
+    for seat in (0, 1):
+        await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
+    closed = plain_text(telegram.message(group.chat_id, reposted.message_id).text)
+    assert "Approved 5–0." in closed and "Mission 1 succeeded ✅" in closed
 
     policy = CleanTeams()
     while (await group.table()).game.successes < 1:
@@ -408,8 +411,13 @@ async def test_after_status_only_one_group_message_carries_the_vote_buttons(make
     # The older copies keep their text, without buttons.
     first = telegram.message(chat, first.message_id)
     assert first.buttons() == [] and plain_text(first.text) == plain_text(live.text)
-    # The votes are revealed on the live copy; still no other group message has vote buttons.
+    # The team is approved: its votes wait for the result, and still only the live copy has vote buttons.
     await vote_all(group, True)
+    [still] = with_vote_buttons()
+    assert still.message_id == live.message_id
+    # The votes are revealed on the live copy with the result; no group message has vote buttons now.
+    for seat in range(team_size(await group.table())):
+        await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
     assert with_vote_buttons() == []
     assert "Approved 5–0." in plain_text(telegram.message(chat, live.message_id).text)
     assert "Approved" not in plain_text(telegram.message(chat, first.message_id).text)
@@ -548,8 +556,8 @@ async def test_start_sends_what_never_arrived_once_however_often_it_is_pressed(m
     assert f"card:{ballot}:{member_seat}" not in await group.store.redis.hgetall(keys.messages(group.game_id))
     for _ in range(4):
         await group.send(telegram.command(member, member, "/start"))
-    prompts = [text for text in private_texts(telegram, member) if text.endswith("Play your card.")]
-    assert prompts == ["«Demo group», mission 1: you are on the team. Play your card."]
+    prompts = [text for text in private_texts(telegram, member) if "Play your card." in text]
+    assert prompts == ["«Demo group», mission 1: you are on the team. Play your card.\n👍 Ann, Bob, Cy, Dan, Eve\n👎 —"]
     assert len(roles(member)) == 1
     await group.press(member, member, "c:", ":s")
     assert member_seat in (await group.table()).game.played_seats
@@ -590,7 +598,7 @@ async def test_roles_cards_the_leaders_keyboard_reminders_and_hints_cannot_be_fo
 
     protected("role", lambda text: text.startswith("Your game in «Demo group»"))
     protected("leader's keyboard", lambda text: "you are the leader" in text)
-    protected("card prompt", lambda text: text.endswith("Play your card."))
+    protected("card prompt", lambda text: "Play your card." in text)
     protected("reminder", lambda text: "half the time is gone and the game is waiting for you" in text)
     protected("hints", lambda text: text.startswith("🔎 «Demo group»"))
     assert len([text for text, _ in private if text.startswith("🔎 «Demo group»")]) == 3

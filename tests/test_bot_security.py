@@ -556,9 +556,11 @@ async def test_waiting_button_answers_who_must_act_and_changes_nothing(make_bot,
     first = table.players[team[0]].user_id
     await group.press(first, first, "c:", ":f" if team[0] in spies else ":s")
     board = telegram.message(group.chat_id, ballot.message_id)
-    assert [b["callback_data"] for b in board.buttons()] == [waiting], "the vote buttons are gone, waiting stays"
+    # The board is not edited until the mission's result: its buttons are as they were.
+    assert board.buttons() == ballot.buttons() and waiting in [b["callback_data"] for b in board.buttons()]
     rest = ", ".join(table.name(s) for s in team[1:])
-    assert await ask(group.user_ids[4], group.chat_id, ballot.message_id) == f"Waiting for: {rest}"
+    answer = await ask(group.user_ids[4], group.chat_id, ballot.message_id)
+    assert answer == f"The team is playing its cards. Waiting for: {rest}"
 
     # While a leader chooses: the leader. A press on an older message of the game answers the same.
     for seat in team[1:]:

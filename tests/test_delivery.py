@@ -141,7 +141,8 @@ def vote(group, seat: int) -> dict:
 
 async def queued_without_delivery(application, group, monkeypatch) -> list[outgoing.Outgoing]:
     """The deciding vote of a proposal of the whole team is stored by a worker that dies before it
-    delivers anything: the reveal and the team's card prompts stay queued."""
+    delivers anything: the team's card prompts, which carry the votes, stay queued (the board shows
+    an approved team's votes only with its mission's result)."""
     team = list(range(team_size(await group.table())))
     await propose(group, team)
     for seat in range(4):
@@ -187,13 +188,13 @@ async def test_messages_a_killed_worker_was_sending_go_out_within_2_s_of_the_nex
         first = await bots.start(redis_url, seed=1)
         group = await started_on(first, telegram)
         queued = await queued_without_delivery(first, group, monkeypatch)
-        team = [item.chat_id for item in queued[1:]]
-        assert queued[0].key == "board:1" and len(team) == team_size(await group.table())
+        team = [item.chat_id for item in queued]
+        assert all(item.key.startswith("card:") for item in queued) and len(team) == team_size(await group.table())
         await bots.close()
 
         # A worker starts (polling) and delivers what waits, until Telegram holds its first call
-        # (the votes' reveal on the board): there the worker is killed (SIGKILL).
-        hold = Hold(telegram, lambda method, p: method == "editMessageText")
+        # (the first card prompt): there the worker is killed (SIGKILL).
+        hold = Hold(telegram, card_prompt_to(team[0]))
         workers.append(spawn_polling_worker(server.base_url, redis_url, tmp_path / "killed.log"))
         await hold.wait(timeout=30)
         assert await redis.exists(keys.outbox_lock(group.game_id)), "the killed worker held the outbox's lock"
@@ -228,11 +229,11 @@ async def test_messages_a_killed_worker_was_sending_go_out_within_2_s_of_the_nex
         timeline = [(round(c.at - killed_at, 3), c.method) for c in server.served[served:] if c.method != "getUpdates"]
         print("Bot API calls of the next worker, in seconds after the kill:", timeline)
         assert done - started <= RECOVERY_SECONDS, (tmp_path / "next.log").read_text()[-5000:]
-        # Each once, the reveal included.
+        # Each once, the held one included (the killed worker's was held, never handled), with the votes.
         assert all(len(card_prompts(telegram, user)) == 1 for user in team)
-        reveals = [p for m, p in telegram.calls if m == "editMessageText" and "Approved 5–0" in str(p.get("text", ""))]
-        assert len(reveals) == 1  # the killed worker's was held, never handled
-        assert any("Approved 5–0" in text for text in texts(telegram, group.chat_id))
+        assert all("👍 Ann, Bob, Cy, Dan, Eve" in card_prompts(telegram, user)[0] for user in team)
+        # The board keeps the approved team's votes for the mission's result: no edit of it yet.
+        assert not any("Approved" in text for text in texts(telegram, group.chat_id))
         await emptied(redis, group.game_id)
         log = (tmp_path / "next.log").read_text()
         assert " ERROR " not in log and "Traceback" not in log, log
@@ -254,7 +255,7 @@ async def test_at_start_up_a_worker_waits_out_a_dead_drains_lock_and_delivers(
     first = await make_bot(1)
     group = await started_on(first, telegram)
     queued = await queued_without_delivery(first, group, monkeypatch)
-    team = [item.chat_id for item in queued[1:]]
+    team = [item.chat_id for item in queued]
     # The worker that died had just taken the lock (it lives as long as a lock ever does unrenewed).
     await redis.set(keys.outbox_lock(group.game_id), "a-killed-worker", px=int(LOCK_SECONDS * 1000))
 
@@ -394,6 +395,7 @@ async def test_a_drain_waiting_longer_than_its_lock_keeps_it_and_nothing_goes_tw
     telegram.fail_next(
         "sendMessage", status=429, description=f"Too Many Requests: retry after {wait}", retry_after=wait
     )
+    calls = len(telegram.calls)
     deciding = asyncio.create_task(group.send(vote(group, 4)))
     began = time.monotonic()
     while time.monotonic() - began < wait - 0.5:
@@ -401,9 +403,10 @@ async def test_a_drain_waiting_longer_than_its_lock_keeps_it_and_nothing_goes_tw
         await asyncio.sleep(0.3)
     await asyncio.wait_for(deciding, 30)
     for seat in team:
-        assert len(card_prompts(telegram, group.user_ids[seat])) == 1, seat
-    reveals = [p for m, p in telegram.calls if m == "editMessageText" and "Approved 5–0" in str(p.get("text", ""))]
-    assert len(reveals) == 1
+        [prompt] = card_prompts(telegram, group.user_ids[seat])
+        assert "👍 Ann, Bob, Cy, Dan, Eve" in prompt, seat
+    # An approved team's votes wait for its mission's result: the board is not edited now.
+    assert [m for m, p in telegram.calls[calls:] if int(p.get("chat_id", 0)) == group.chat_id] == []
     assert await redis.llen(keys.outbox(group.game_id)) == 0
 
 

@@ -151,20 +151,20 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
     game = (await group.table()).game
     assert game.phase is Phase.MISSION and game.version == version + 1
     assert game.current_round.proposals[0].votes == (True,) * 5
-    # Nobody has seen the reveal or a card prompt: the group's ballot still asks for votes.
+    # Nobody has seen a card prompt: the group's ballot still asks for votes.
     assert sent(telegram, before) == []
     assert telegram.message(group.chat_id, ballot.message_id).text == shown
     assert telegram.message(group.chat_id, ballot.message_id).buttons() == shown_buttons
     assert "Everyone votes" in plain_text(shown) and "👍 Ann" not in plain_text(shown)
     assert all(prompts_to(telegram, group.user_ids[seat]) == [] for seat in team)
-    # Its messages wait in Redis, in order: the reveal on the ballot, then a card prompt per team member.
+    # Its messages wait in Redis, in order: a card prompt per team member, carrying the votes (the
+    # group sees an approved team's votes only with its mission's result).
     queued = [outgoing.loads(raw) for raw in await redis.lrange(keys.outbox(group.game_id), 0, -1)]
-    assert isinstance(queued[0], Edit) and queued[0].chat_id == group.chat_id and queued[0].key == "board:1"
-    assert "👍 Ann, Bob, Cy, Dan, Eve" in plain_text(queued[0].text)
     mission_ballot = public_view(game).ballot
-    assert [(item.chat_id, item.key) for item in queued[1:]] == [
+    assert [(item.chat_id, item.key) for item in queued] == [
         (group.user_ids[seat], private.card_key(mission_ballot, seat)) for seat in team
     ]
+    assert all("👍 Ann, Bob, Cy, Dan, Eve" in plain_text(item.text) for item in queued)
 
     # The outbox lock the dead worker took with its change lapses (LOCK_SECONDS later; here at once).
     assert await redis.exists(keys.outbox_lock(group.game_id))
@@ -185,16 +185,18 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
         assert latest.message_id > ballot.message_id and latest.text == text
         assert [b["text"] for b in latest.buttons()] == ["⏳ Waiting for…"]
         assert telegram.message(group.chat_id, ballot.message_id).buttons() == []
+        board_message = latest.message_id
     else:
         assert await group.application.bot_data["service"].fire_due(now=table.reminder_at) == 1
         # The players the mission waits for are reminded in private; the group hears nothing more.
         then = [Send(group.user_ids[seat], private.reminder(seat_scene(table, seat))) for seat in team]
         assert telegram.messages(group.chat_id)[-1].message_id == ballot.message_id
+        assert telegram.message(group.chat_id, ballot.message_id).text == shown  # the votes wait for the result
+        board_message = ballot.message_id
     assert sent(telegram, before) == as_calls(queued + then)
-    revealed = plain_text(telegram.message(group.chat_id, ballot.message_id).text)
-    assert "👍 Ann, Bob, Cy, Dan, Eve" in revealed and "Approved 5–0." in revealed
     for seat in team:
-        assert len(prompts_to(telegram, group.user_ids[seat])) == 1
+        [prompt] = prompts_to(telegram, group.user_ids[seat])
+        assert "👍 Ann, Bob, Cy, Dan, Eve" in plain_text(prompt)
     assert await redis.llen(keys.outbox(group.game_id)) == 0
 
     # Nothing goes out twice: a card played now edits its own prompt, and sends nothing.
@@ -204,6 +206,10 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
     assert [(method, chat) for method, chat, _ in sent(telegram, before)] == [("editMessageText", player)]
 
     table = await group.play(AlwaysApprove(rng=random.Random(5)))
+    # The group's board got the votes with the first mission's result.
+    revealed = plain_text(telegram.message(group.chat_id, board_message).text)
+    assert "👍 Ann, Bob, Cy, Dan, Eve" in revealed and "Approved 5–0." in revealed
+    assert "Mission 1 succeeded" in revealed or "Mission 1 failed" in revealed
     assert table.game.is_over
     assert await redis.llen(keys.outbox(group.game_id)) == 0
     for seat in team:
@@ -284,10 +290,11 @@ async def test_a_press_lost_before_it_was_stored_counts_once_when_delivered_agai
     assert game.version == version + 1
     assert game.phase is Phase.MISSION
     assert game.current_round.proposals[0].votes == (True, True, True, False, True)
-    revealed = plain_text(telegram.message(group.chat_id, ballot.message_id).text)
-    assert "👍 Ann, Bob, Cy, Eve" in revealed and "👎 Dan" in revealed
+    # The team's card prompts carry the votes, once each; the board shows them with the result.
+    assert "Approved" not in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
     for seat in team:
-        assert len(prompts_to(telegram, group.user_ids[seat])) == 1
+        [prompt] = prompts_to(telegram, group.user_ids[seat])
+        assert "👍 Ann, Bob, Cy, Eve" in plain_text(prompt) and "👎 Dan" in plain_text(prompt)
 
     # And again: nothing more happens.
     stored = await everything(redis)
@@ -409,7 +416,7 @@ async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everythin
     # Every call times out, twice: the outbox retries through it; callback answers are simply lost.
     for method in ("sendMessage", "editMessageText", "answerCallbackQuery"):
         telegram.fail_next(method, status=0, description="Timed out", times=ATTEMPTS - 1)
-    choices = (True, False, True, True, False)
+    choices = (True, False, True, False, False)  # rejected: the votes are revealed at once
     answers = []
     for seat, approve in enumerate(choices):
         update = vote_update(group, group.user_ids[seat], approve)
@@ -425,14 +432,15 @@ async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everythin
 
     game = (await group.table()).game
     assert game.version == version + 5
-    assert game.phase is Phase.MISSION
+    assert game.phase is Phase.PROPOSING
     assert game.current_round.proposals[0].votes == choices
     # The group: the same ballot message, now with the reveal; no message posted twice.
     revealed = plain_text(telegram.message(group.chat_id, ballot.message_id).text)
-    assert "👍 Ann, Cy, Dan" in revealed and "👎 Bob, Eve" in revealed and "Approved 3–2." in revealed
+    assert "👍 Ann, Cy" in revealed and "👎 Bob, Dan, Eve" in revealed and "Rejected 2–3." in revealed
     assert len(telegram.messages(group.chat_id)) == group_messages
-    for seat in team:
-        assert len([m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]) == 1
+    # The next leader's keyboard, once.
+    leader = group.user_ids[game.leader]
+    assert len([m for m in telegram.messages(leader) if "you are the leader" in (m.text or "")]) == 1
     assert await redis.llen(keys.outbox(group.game_id)) == 0
 
     table = await group.play(AlwaysApprove(rng=random.Random(7)))

@@ -7,15 +7,18 @@ what one mission costs the group.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Phase, Variants, new_game, public_view, rules
+from engine import CastVote, Phase, Variants, VotesRevealed, apply, new_game, public_view, rules
+from engine.plot import Card
+from engine.turns import legal_actions
 from tgbot.buttons import CardPress, MissionPress, TeamPress, VotePress, WaitingPress, decode
 from tgbot.changes import Change, Refused
-from tgbot.moves import clock, lobby, play
+from tgbot.moves import announcements, clock, lobby, play
 from tgbot.outgoing import Edit, Send
 from tgbot.settings import GroupSettings
 from tgbot.table import Player, Stage, Table
@@ -105,18 +108,30 @@ def test_a_proposal_is_one_new_group_message_with_the_vote_buttons():
 
 def test_votes_before_the_last_are_answered_to_the_voter_alone():
     table = propose(playing_table(), (0, 2)).table
-    changes = vote_all(table, approve=True)
+    changes = vote_all(table, approve=False)
     for change in changes[:-1]:
         assert change.outgoing == []
-        assert "You voted 👍 Approve" in change.reply.text
-    last = changes[-1]
-    [board] = group_messages(last)
+        assert "You voted 👎 Reject" in change.reply.text
+    [board] = group_messages(changes[-1])
     assert isinstance(board, Edit) and board.key == "board:1"
-    assert "Approved 5–0." in board.text and "👍 Ann, Bob, Cy, Dan, Eve" in board.text
-    # The team gets its card prompts in private, protected from forwarding.
+    assert "Rejected 0–5." in board.text and "👎 Ann, Bob, Cy, Dan, Eve" in board.text
+
+
+def test_an_approved_team_s_votes_go_to_its_card_prompts_and_wait_for_the_result_in_the_group():
+    table = propose(playing_table(), (0, 2)).table
+    last = vote_all(table, approve=True)[-1]
+    assert group_messages(last) == []
+    # The team plays knowing the votes, in private, protected from forwarding.
     prompts = private_messages(last)
     assert {p.chat_id for p in prompts} == {user(0), user(2)}
     assert all(isinstance(p, Send) and p.protected and p.key.startswith("card:") for p in prompts)
+    assert all("👍 Ann, Bob, Cy, Dan, Eve" in p.text for p in prompts)
+    # A vote pressed on the board meanwhile is told why nothing shows yet, and changes nothing.
+    with pytest.raises(Refused) as refused:
+        play.vote(last.table, user(1), VotePress(table.id, ballot(table), False), "en", BOT)
+    assert "the votes are shown with the result" in refused.value.reply.text
+    waiting = play.waiting(last.table, WaitingPress(table.id), "en")
+    assert waiting.text == "The team is playing its cards. Waiting for: Ann, Cy"
 
 
 def test_a_rejection_says_who_leads_next_and_sends_that_leader_the_keyboard():
@@ -138,6 +153,7 @@ def test_a_mission_result_is_an_edit_of_the_same_board():
     last = play.play_card(first.table, user(3), CardPress(table.id, ballot(table), True), "en", BOT)
     [board] = group_messages(last)
     assert isinstance(board, Edit) and board.key == "board:1"
+    assert "Approved 5–0." in board.text and "👍 Ann, Bob, Cy, Dan, Eve" in board.text
     assert "Mission 1 failed ❌ with 1 Fail card." in board.text
 
 
@@ -230,13 +246,14 @@ def play_whole_game(players: int, seed: int, approve_rate: float, targeting: boo
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(5, 10), st.integers(0, 2**32), st.floats(0.2, 0.9), st.booleans())
-def test_each_mission_round_costs_the_group_two_messages_per_proposal_and_one_for_its_result(
+def test_each_mission_round_costs_the_group_two_messages_per_proposal(
     players, seed, approve_rate, targeting
 ):
     table, group = play_whole_game(players, seed, approve_rate, targeting)
     rounds = table.game.rounds
-    expected = sum(2 * len(r.proposals) + (1 if r.played else 0) for r in rounds)
-    assert group == expected
+    # Each proposal: its message, then one edit (a rejected team's votes, or an approved team's
+    # votes with its mission's result).
+    assert group == sum(2 * len(r.proposals) for r in rounds)
 
 
 def test_a_card_the_deadline_played_closes_its_prompt():
@@ -250,3 +267,27 @@ def test_a_card_the_deadline_played_closes_its_prompt():
     assert "time ran out, so your card counted as ✅ Success" in closed.text
     [board] = group_messages(change)
     assert "Cards not played in time count as ✅ Success: Dan" in board.text
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(7, 10), st.integers(0, 2**32))
+def test_with_plot_cards_an_approval_is_shown_at_once_while_a_watch_could_come_before_the_result(players, seed):
+    """Whoever holds Keeping a Close Eye decides between the cards and the result, so the votes
+    they decide on are on the board; with no such card in anyone's hand they wait as usual."""
+    rng = random.Random(seed)
+    game = new_game(players, rng, Variants(plot_cards=True))
+    table = replace(playing_table(players), game=game)
+    approvals = 0
+    while not game.is_over:
+        seat = rng.choice(public_view(game).waiting_for)
+        actions = list(legal_actions(game, seat))
+        if game.phase is Phase.VOTING:
+            actions = [CastVote(seat, rng.random() < 0.75)]
+        after_game, events = apply(game, rng.choice(actions))
+        after = table.with_game(after_game)
+        if any(isinstance(e, VotesRevealed) for e in events) and after_game.phase is Phase.MISSION:
+            approvals += 1
+            watch_held = any(Card.KEEPING_A_CLOSE_EYE_ON_YOU in hand for hand in after_game.plot.hands)
+            edits = [m for m in announcements.after_step(table, after, events, BOT) if m.chat_id == GROUP]
+            assert len(edits) == (1 if watch_held else 0)
+        table, game = after, after_game

@@ -34,6 +34,7 @@ from tests.test_workers import (
     Worker,
     spawn_worker,
     stop_workers,
+    vote_lines,
     wait_until_healthy,
 )
 from tgbot import keys, outbox, webhook
@@ -191,7 +192,9 @@ async def test_a_worker_killed_during_a_burst_loses_no_press_and_holds_none_up(c
         expected_team[group.game_id] = team
         sequences.append(toggles(group, leader, team))
     for group in vote_groups:
-        votes = tuple(seat != group.index % PLAYERS for seat in range(PLAYERS))
+        # Half the teams are approved 4–1, half rejected 1–4 (a rejected team's votes are shown at once).
+        approve = group.index % 2 == 0
+        votes = tuple((seat != group.index % PLAYERS) is approve for seat in range(PLAYERS))
         expected_votes[group.game_id] = votes
         for seat in range(PLAYERS):
             user = group.user_ids[seat]
@@ -261,16 +264,21 @@ async def test_a_worker_killed_during_a_burst_loses_no_press_and_holds_none_up(c
     for group in toggle_groups:
         assert group.latest_with_button(group.chat_id, f"v:{group.game_id}:"), group.game_id
     for group in vote_groups:
-        board = group.latest_with_button(group.chat_id, f"w:{group.game_id}")
-        yes = sum(expected_votes[group.game_id])
-        assert (
-            f"Approved {yes}–{PLAYERS - yes}" in board.text
-            or "Approved" in telegram.message(group.chat_id, board.message_id).text
-        ), board.text
-        team = (await cluster.table(group.game_id)).game.current_round.team
-        for seat in team:
+        votes = expected_votes[group.game_id]
+        yes = sum(votes)
+        game = (await cluster.table(group.game_id)).game
+        _, board_id = await cluster.store.message_of(group.game_id, "board:1")
+        board = telegram.message(group.chat_id, board_id).text
+        if yes < PLAYERS - yes:
+            assert f"Rejected {yes}–{PLAYERS - yes}" in board, board
+            assert group.latest_with_button(group.user_ids[game.leader], f"t:{group.game_id}:"), group.game_id
+            continue
+        # An approved team: its card prompts carry the votes; the board shows them with the result.
+        assert game.phase is Phase.MISSION and "Approved" not in board, board
+        for seat in game.current_round.team:
             prompts = [m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]
             assert prompts, (group.game_id, seat)
+            assert all(vote_lines(group, votes) in m.text for m in prompts), (group.game_id, seat)
     tries = Counter(len(d.tries) for d in deliveries)
     survivors = [w.log() for w in cluster.workers if w is not victim]
     taken_over = sum(log.count("taken over after") for log in survivors)

@@ -303,11 +303,22 @@ def group_message_calls(telegram: FakeTelegram, chat_id: int, start: int) -> lis
 
 
 def card_prompts(telegram: FakeTelegram, user_id: int) -> int:
-    return sum(
-        1
+    return len(card_prompt_texts(telegram, user_id))
+
+
+def card_prompt_texts(telegram: FakeTelegram, user_id: int) -> list[str]:
+    return [
+        str(params["text"])
         for method, params in telegram.calls
         if method == "sendMessage" and int(params["chat_id"]) == user_id and "Play your card" in str(params["text"])
-    )
+    ]
+
+
+def vote_lines(group: Group, votes: tuple[bool, ...]) -> str:
+    """The votes as a team's card prompts show them: "👍 Ann3, Cy3\n👎 Bob3, …"."""
+    approvers = [f"{NAMES[seat]}{group.index}" for seat, vote in enumerate(votes) if vote]
+    rejecters = [f"{NAMES[seat]}{group.index}" for seat, vote in enumerate(votes) if not vote]
+    return f"👍 {', '.join(approvers) or '—'}\n👎 {', '.join(rejecters) or '—'}"
 
 
 # ---------------------------------------------------------------- the tests
@@ -411,14 +422,18 @@ async def test_fifty_games_vote_at_the_same_moment_through_two_workers(cluster: 
             assert game.phase is Phase.MISSION and game.current_round.team == team, where
         else:
             assert game.phase is Phase.PROPOSING and game.proposal_number == 2, where
-        # The reveal reached the group exactly once, with the right count: the proposal's message was
-        # edited once (no edit per vote), and nothing was sent to the group.
-        assert group_message_calls(telegram, group.chat_id, calls_before) == ["editMessageText"], where
-        reveals = [m for text in bot_texts(telegram, group.chat_id, calls_before) for m in REVEAL.finditer(text)]
-        assert len(reveals) == 1, (where, bot_texts(telegram, group.chat_id, calls_before))
-        word, shown_yes, shown_no = reveals[0].groups()
-        assert (word, int(shown_yes), int(shown_no)) == ("Approved" if approved else "Rejected", yes, PLAYERS - yes)
-        if not approved:
+        if approved:
+            # An approved team's votes wait for its mission's result: nothing reached the group; the
+            # team's card prompts carry them (checked below).
+            assert group_message_calls(telegram, group.chat_id, calls_before) == [], where
+        else:
+            # The reveal reached the group exactly once, with the right count: the proposal's message
+            # was edited once (no edit per vote), and nothing was sent to the group.
+            assert group_message_calls(telegram, group.chat_id, calls_before) == ["editMessageText"], where
+            reveals = [m for text in bot_texts(telegram, group.chat_id, calls_before) for m in REVEAL.finditer(text)]
+            assert len(reveals) == 1, (where, bot_texts(telegram, group.chat_id, calls_before))
+            word, shown_yes, shown_no = reveals[0].groups()
+            assert (word, int(shown_yes), int(shown_no)) == ("Rejected", yes, PLAYERS - yes)
             # The next leader chooses in private: one keyboard, to them.
             next_leader = group.user_ids[game.leader]
             assert group.latest_with_button(next_leader, f"t:{group.game_id}:"), where
@@ -431,9 +446,11 @@ async def test_fifty_games_vote_at_the_same_moment_through_two_workers(cluster: 
             assert len(answers) == 1, (where, seat, answers)
             expected = "You voted 👍 Approve" if chosen[seat] else "You voted 👎 Reject"
             assert (answers[0] or "").startswith(expected), (where, seat, answers)
-        # A team that goes on: each member got one card prompt, nobody else any.
+        # A team that goes on: each member got one card prompt, with the votes, and nobody else any.
         for seat, user_id in enumerate(group.user_ids):
-            assert card_prompts(telegram, user_id) == (1 if approved and seat in team else 0), (where, seat)
+            prompts = card_prompt_texts(telegram, user_id)
+            assert len(prompts) == (1 if approved and seat in team else 0), (where, seat)
+            assert all(vote_lines(group, proposal.votes) in prompt for prompt in prompts), (where, seat, prompts)
         assert not await cluster.redis.llen(keys.outbox(group.game_id)), where
     assert outcomes[True] and outcomes[False], outcomes
 
@@ -478,8 +495,9 @@ async def test_a_duplicate_delivery_is_processed_once(cluster: Cluster):
     answers = answers_of(telegram, update)
     assert len(answers) == 1 and (answers[0] or "").startswith("You voted 👍 Approve"), answers
 
-    # The other four votes, each delivered twice at once (to both workers): eight POSTs together.
-    rest = [group.vote_update(seat, seat != 4) for seat in (0, 1, 3, 4)]
+    # The other four votes, each delivered twice at once (to both workers): eight POSTs together. They
+    # reject the team, whose votes the group then sees at once.
+    rest = [group.vote_update(seat, seat == 0) for seat in (0, 1, 3, 4)]
     posts = [post_update(w.url, SECRET, u, client=cluster.http) for u in rest for w in cluster.workers]
     calls_before = len(telegram.calls)
     responses = await asyncio.gather(*posts)
@@ -490,11 +508,16 @@ async def test_a_duplicate_delivery_is_processed_once(cluster: Cluster):
     await cluster.settled(game_id)
     game = (await cluster.table(game_id)).game
     assert game.version == before.version + PLAYERS
-    assert game.rounds[0].proposals[0].votes == (True, True, True, True, False)
+    assert game.rounds[0].proposals[0].votes == (True, False, True, False, False)
     assert all(len(answers_of(telegram, u)) == 1 for u in rest)
     assert group_message_calls(telegram, group.chat_id, calls_before) == ["editMessageText"]
     reveals = [text for text in bot_texts(telegram, group.chat_id, calls_before) if REVEAL.search(text)]
-    assert len(reveals) == 1 and "Approved 4–1" in reveals[0], reveals
-    team = game.current_round.team
-    for seat, user_id in enumerate(group.user_ids):
-        assert card_prompts(telegram, user_id) == (1 if seat in team else 0)
+    assert len(reveals) == 1 and "Rejected 2–3" in reveals[0], reveals
+    # The next leader's keyboard, once; no card prompt to anybody.
+    leader_prompts = [
+        params
+        for method, params in telegram.calls[calls_before:]
+        if method == "sendMessage" and "you are the leader" in str(params["text"])
+    ]
+    assert [int(p["chat_id"]) for p in leader_prompts] == [group.user_ids[game.leader]], leader_prompts
+    assert all(card_prompts(telegram, user_id) == 0 for user_id in group.user_ids)

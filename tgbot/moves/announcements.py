@@ -1,18 +1,31 @@
 """Engine events in, messages out: what the group and each player are told after a step.
 
-The group's board changes only on events everyone must see at once (a team put forward,
-the votes revealed, a mission's result, the end); a vote or a card cast in between is
-answered to its player alone. Private messages follow whoever the game waits for next.
+The group's board changes only on events everyone must see at once (a team put forward, a
+rejected team's votes, a mission's result with its team's votes, the end); a vote or a card
+cast in between is answered to its player alone. Private messages follow whoever the game waits for next.
 """
 
 from __future__ import annotations
 
 from engine import CardsFilled, Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
 from engine.events import NoConfidenceUsed, OpenVotesShown, SpotlightCardShown, StrongLeaderUsed
+from engine.plot import Card
 from tgbot.outgoing import Edit, Keyboard, Outgoing, Send
 from tgbot.render import board, private
 from tgbot.render.common import GroupScene, group_scene, seat_scene
 from tgbot.table import Table
+
+# The events the group's board shows as they happen. With Plot cards, a leader taking over,
+# the Opinion Makers' open votes, a team thrown out and a card played face up are seen at once too.
+_SHOWN_AT_ONCE = (
+    VotesRevealed
+    | MissionCompleted
+    | GameOver
+    | StrongLeaderUsed
+    | OpenVotesShown
+    | NoConfidenceUsed
+    | SpotlightCardShown
+)
 
 
 def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_username: str) -> list[Outgoing]:
@@ -27,18 +40,7 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
         out.append(Edit(leader.user_id, private.leader_key(group_scene(before).view.ballot), done, protected=True))
         text, buttons = board.board(scene)
         out.append(Send(chat, text, buttons, key=board.board_key(scene)))
-    # With Plot cards, a leader taking over, the Opinion Makers' open votes, a team thrown out and
-    # a card played face up are seen at once too.
-    shown_at_once = (
-        VotesRevealed
-        | MissionCompleted
-        | GameOver
-        | StrongLeaderUsed
-        | OpenVotesShown
-        | NoConfidenceUsed
-        | SpotlightCardShown
-    )
-    if any(isinstance(e, shown_at_once) for e in events):
+    if any(isinstance(e, _SHOWN_AT_ONCE) for e in events) and not _votes_wait_for_result(events, scene):
         text, buttons = board.board(scene)
         out.append(Edit(chat, board.board_key(scene), text, buttons))
     filled = next((e for e in events if isinstance(e, CardsFilled)), None)
@@ -54,6 +56,19 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
     if scene.view.phase is Phase.PROPOSING and group_scene(before).view.ballot != scene.view.ballot:
         out.append(leader_prompt(after, bot_username))
     return out
+
+
+def _votes_wait_for_result(events: tuple[Event, ...], scene: GroupScene) -> bool:
+    """An approved team's votes are shown with its mission's result, in one edit: while the team
+    plays its cards nobody else has anything to decide, and the team's card prompts carry the
+    votes. If someone else may decide before the result (a Plot window: No Confidence and
+    Spotlight come before the cards, a watch after them), the votes are shown at once."""
+    view = scene.view
+    if view.phase is not Phase.MISSION:
+        return False
+    if view.plot is not None and any(Card.KEEPING_A_CLOSE_EYE_ON_YOU in hand for hand in view.plot.hands):
+        return False
+    return all(isinstance(e, VotesRevealed) for e in events if isinstance(e, _SHOWN_AT_ONCE))
 
 
 def leader_prompt(table: Table, bot_username: str) -> Send:

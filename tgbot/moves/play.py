@@ -47,7 +47,11 @@ def _open_decision(table: Table, ballot: int, phase: Phase, lang: str, closed: s
 
 
 def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: str) -> Change:
-    game = _open_decision(table, press.ballot, Phase.VOTING, lang, N_("This vote is closed."))
+    closed = N_("This vote is closed.")
+    if table.game is not None and table.game.phase is Phase.MISSION:
+        # The board still shows the vote: an approved team's votes wait for its result.
+        closed = N_("The votes are in and the team is playing its cards; the votes are shown with the result.")
+    game = _open_decision(table, press.ballot, Phase.VOTING, lang, closed)
     seat = _seat(table, user_id, lang)
     after, events = _apply(game, CastVote(seat, press.approve), lang)
     message = (

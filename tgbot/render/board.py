@@ -1,24 +1,25 @@
 """What the group sees: the lobby and the board, rendered from the public view and names only.
 
 One group message carries each proposal through its life: it is sent when the team is put
-forward (with the vote buttons), and edited when the votes are revealed and when the
-mission's result is in, each time saying whose turn comes next. Nothing in between edits
-it, so a mission costs the group one message per proposal plus its edits, however many
-votes and cards there are; "⏳ Waiting for…" answers who the game waits for, to whoever asks.
+forward (with the vote buttons) and edited once, when its story is told: a rejected team's
+votes at once, an approved team's votes together with its mission's result, each time saying
+whose turn comes next. Nothing in between edits it, so a mission costs the group two messages
+per proposal, however many votes and cards there are; "⏳ Waiting for…" answers who the game
+waits for, to whoever asks.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-from engine import EndReason, MissionRound, Phase, Proposal, Side
+from engine import EndReason, MissionRound, Phase, Side
 from engine import rules as game_rules
 from engine.plot import Card
 from tgbot.buttons import ComputerPress, RematchPress, VotePress, WaitingPress, encode
 from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render import plot as plot_render
-from tgbot.render.common import GroupScene, join_link, mention, minutes, names, setup_line, track
+from tgbot.render.common import GroupScene, join_link, mention, minutes, names, setup_line, track, vote_lines
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player
 
@@ -183,7 +184,13 @@ def board(scene: GroupScene) -> tuple[str, Keyboard]:
             lines.append(opinion)
         elif view.plot is not None and any(Card.OPINION_MAKER in view.plot.hands[s] for s in view.waiting_for):
             lines.append(t(lang, "Opinion Makers vote first, in the open; then everyone else."))
-        lines.append(t(lang, "Everyone votes: approve this team or reject it? Votes are shown when all are in."))
+        lines.append(
+            t(
+                lang,
+                "Everyone votes: approve this team or reject it? A rejected team's votes are shown at once, "
+                "an approved team's with its mission's result.",
+            )
+        )
         buttons = (
             (
                 Button(t(lang, "👍 Approve"), data=encode(VotePress(scene.game_id, view.ballot, True))),
@@ -302,24 +309,6 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
     return lines
 
 
-def vote_lines(scene: GroupScene, proposal: Proposal) -> list[str]:
-    lang, players = scene.lang, scene.players
-    votes = proposal.votes or ()
-    approvers = [s for s, v in enumerate(votes) if v]
-    rejecters = [s for s, v in enumerate(votes) if not v]
-    lines = [
-        t(lang, "👍 %(approvers)s", approvers=names(players, approvers) or "—"),
-        t(lang, "👎 %(rejecters)s", rejecters=names(players, rejecters) or "—"),
-    ]
-    if proposal.auto_votes:
-        filled = names(players, proposal.auto_votes)
-        if votes[proposal.auto_votes[0]]:
-            lines.append(t(lang, "⏰ Time is up. These votes were counted as 👍 Approve: %(names)s", names=filled))
-        else:
-            lines.append(t(lang, "⏰ Time is up. These votes were counted as 👎 Reject: %(names)s", names=filled))
-    return lines
-
-
 def mission_result(mission_round: MissionRound, lang: str) -> str:
     fails = mission_round.fails or 0
     if mission_round.succeeded:
@@ -365,6 +354,10 @@ def waiting_answer(scene: GroupScene, lang: str) -> str:
     view = scene.view
     if not view.waiting_for:
         return t(lang, "Nobody: this step is over.")
+    if view.phase is Phase.MISSION:
+        return t(
+            lang, "The team is playing its cards. Waiting for: %(names)s", names=names(scene.players, view.waiting_for)
+        )
     return t(lang, "Waiting for: %(names)s", names=names(scene.players, view.waiting_for))
 
 

@@ -8,7 +8,7 @@ from html import escape
 
 from telegram.helpers import create_deep_linked_url
 
-from engine import PublicView, SeatView, public_view, seat_view
+from engine import Proposal, PublicView, SeatView, public_view, seat_view
 from engine import rules as game_rules
 from tgbot.i18n import supported, t, tn
 from tgbot.table import Player, Table
@@ -122,3 +122,22 @@ def setup_line(players: int, lang: str) -> str:
 
 def mission_button_label(lang: str, players: int, mission: int) -> str:
     return t(lang, "Mission %(mission)d (%(size)d)", mission=mission, size=game_rules.team_size(players, mission))
+
+
+def vote_lines(scene: GroupScene, proposal: Proposal) -> list[str]:
+    """Who approved and who rejected a proposal, and which votes the clock cast."""
+    lang, players = scene.lang, scene.players
+    votes = proposal.votes or ()
+    approvers = [s for s, v in enumerate(votes) if v]
+    rejecters = [s for s, v in enumerate(votes) if not v]
+    lines = [
+        t(lang, "👍 %(approvers)s", approvers=names(players, approvers) or "—"),
+        t(lang, "👎 %(rejecters)s", rejecters=names(players, rejecters) or "—"),
+    ]
+    if proposal.auto_votes:
+        filled = names(players, proposal.auto_votes)
+        if votes[proposal.auto_votes[0]]:
+            lines.append(t(lang, "⏰ Time is up. These votes were counted as 👍 Approve: %(names)s", names=filled))
+        else:
+            lines.append(t(lang, "⏰ Time is up. These votes were counted as 👎 Reject: %(names)s", names=filled))
+    return lines

@@ -11,7 +11,7 @@ from engine import rules as game_rules
 from tgbot.buttons import CardPress, HintsPress, MissionPress, TeamPress, encode
 from tgbot.i18n import t, tn
 from tgbot.outgoing import Button, Keyboard
-from tgbot.render.common import SeatScene, mission_button_label, names, title
+from tgbot.render.common import SeatScene, mission_button_label, names, title, vote_lines
 
 
 def role_message(scene: SeatScene) -> str:
@@ -144,6 +144,9 @@ def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
         group=title(scene.group.chat_title),
         mission=view.current_mission,
     )
+    # The group sees these votes only with the mission's result; the team plays knowing them,
+    # as it would at a table.
+    text += "\n" + "\n".join(vote_lines(scene.group, view.rounds[-1].proposals[-1]))
     if view.plot is not None and view.plot.spotlight is not None and view.plot.spotlight[1] == scene.seat.seat:
         text += "\n" + t(lang, "🔦 You are in the spotlight: everyone will see the card you play.")
     buttons: Keyboard = (
