@@ -147,12 +147,13 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
 
 
-def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams) -> np.ndarray:
-    """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket)."""
+def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams, own_seat: int | None = None) -> np.ndarray:
+    """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket).
+    `own_seat`: the asking Resistance player (`features.vote_sources`)."""
     count, players = arrays.votes.shape
-    per_proposal, per_vote = vote_sources(arrays)
+    per_proposal, per_vote = vote_sources(arrays, own_seat)
     constant, proposal_weights, voter_weights = params.source_vote_weights
-    logits = (per_vote.reshape(count * players, -1) @ voter_weights).reshape(count, players, -1)
+    logits = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
     logits += (per_proposal @ proposal_weights + constant)[:, None, :]
     logits *= np.where(arrays.votes, 1.0, -1.0)[:, :, None]
     return _log_sigmoid(logits).reshape(count, players, 2, 2, TEAM_SPY_BUCKETS)
@@ -219,7 +220,7 @@ def evidence(
     if own_seat is not None:
         voted[:, own_seat] = False
     situations = 2 * TEAM_SPY_BUCKETS
-    table = vote_log_prob_table(arrays, params).reshape(count, players, 2, situations)
+    table = vote_log_prob_table(arrays, params, own_seat).reshape(count, players, 2, situations)
     table = table * voted[:, :, None, None]
     situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
     # Summing each seat's votes over the proposals, each in the situation the assignment makes,

@@ -1,6 +1,7 @@
 """The public facts of a record as arrays, shared by fitting and prediction so they cannot drift apart.
 
-Everything here depends on the public record alone (and, for a vote, on the voter's seat).
+Everything here depends on the public record alone (and, for a vote, on the voter's seat and
+on whose own votes to leave out: the asker's).
 How a hidden assignment changes a term is left to `deduction.behaviour`, which indexes
 these arrays by the assignment's spies.
 """
@@ -38,6 +39,10 @@ VOTE_FEATURES = (
     "spy_team_x_successes",
     "spy_team_x_suspicion",
     "leader_spy_x_on_team",
+    "approval_habit",
+    "spy_team_x_approval_habit",
+    "others_approving",
+    "spy_team_x_others_approving",
 )
 
 
@@ -195,6 +200,8 @@ _SITUATION_PATTERNS = {
     "spy_team_x_failures": np.array([_ANY_SPY_ON_TEAM] * 2),
     "spy_team_x_successes": np.array([_ANY_SPY_ON_TEAM] * 2),
     "spy_team_x_suspicion": np.array([_ANY_SPY_ON_TEAM] * 2),
+    "spy_team_x_approval_habit": np.array([_ANY_SPY_ON_TEAM] * 2),
+    "spy_team_x_others_approving": np.array([_ANY_SPY_ON_TEAM] * 2),
 }
 # (2 leader spy, 3 team buckets, F): where each feature is on.
 SITUATION_PATTERN = np.stack(
@@ -206,7 +213,14 @@ SITUATION_PATTERN.setflags(write=False)
 # Each feature's multiplier is one of a few public numbers: 1, a number about the proposal
 # (the same for every voter), or a number about the voter on that proposal.
 PROPOSAL_SOURCES = ("proposal_number", "fifth_proposal", "mission_number", "successes", "failures")
-VOTER_SOURCES = ("on_team", "is_leader", "team_suspicion", "team_suspicion_on_team")
+VOTER_SOURCES = (
+    "on_team",
+    "is_leader",
+    "team_suspicion",
+    "team_suspicion_on_team",
+    "approval_habit",
+    "others_approving",
+)
 FEATURE_SOURCE = {
     "bias": "one",
     "on_team": "on_team",
@@ -227,12 +241,17 @@ FEATURE_SOURCE = {
     "spy_team_x_successes": "successes",
     "spy_team_x_suspicion": "team_suspicion",
     "leader_spy_x_on_team": "on_team",
+    "approval_habit": "approval_habit",
+    "spy_team_x_approval_habit": "approval_habit",
+    "others_approving": "others_approving",
+    "spy_team_x_others_approving": "others_approving",
 }
 
 
-def vote_sources(arrays: RecordArrays) -> tuple[np.ndarray, np.ndarray]:
+def vote_sources(arrays: RecordArrays, own_seat: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The public numbers behind every vote feature: per proposal (P, PROPOSAL_SOURCES) and
-    per vote (P, players, VOTER_SOURCES)."""
+    per vote (VOTER_SOURCES, P, players). `own_seat`: the asking Resistance player, whose own
+    votes are no evidence to them, so they do not shape how the others' votes are read either."""
     count, players = arrays.votes.shape
     per_proposal = np.empty((count, len(PROPOSAL_SOURCES)))
     per_proposal[:, 0] = arrays.proposal_numbers / 5.0
@@ -240,12 +259,54 @@ def vote_sources(arrays: RecordArrays) -> tuple[np.ndarray, np.ndarray]:
     per_proposal[:, 2] = arrays.mission_numbers / 5.0
     per_proposal[:, 3] = arrays.successes_before
     per_proposal[:, 4] = arrays.failures_before
-    per_vote = np.zeros((count, players, len(VOTER_SOURCES)))
-    per_vote[:, :, 0] = arrays.teams
-    per_vote[np.arange(count), arrays.leaders, 1] = 1.0
-    per_vote[:, :, 2] = arrays.team_suspicion
-    per_vote[:, :, 3] = arrays.team_suspicion * arrays.teams
+    # Source-major, so each source is one contiguous block to write.
+    per_vote = np.empty((len(VOTER_SOURCES), count, players))
+    on_team, is_leader, suspicion, suspicion_on_team, habit, others = per_vote
+    on_team[:] = arrays.teams
+    is_leader[:] = 0.0
+    is_leader[np.arange(count), arrays.leaders] = 1.0
+    suspicion[:] = arrays.team_suspicion
+    np.multiply(arrays.team_suspicion, arrays.teams, out=suspicion_on_team)
+    tallies = vote_tallies(arrays, own_seat)
+    habit[:] = approval_habit(tallies)
+    others[:] = others_approving(tallies)
     return per_proposal, per_vote
+
+
+# An approval habit is shrunk towards about the usual approval rate with this many pseudo-votes.
+HABIT_PSEUDO_VOTES = 2.0
+USUAL_APPROVAL = 0.6
+
+
+def vote_tallies(arrays: RecordArrays, own_seat: int | None = None) -> np.ndarray:
+    """(2, P, players): 1.0 for each approval, and for each vote cast by choice. A vote the
+    deadline filled in is nobody's, and the asker's own are no evidence to them: neither counts."""
+    tallies = np.empty((2, *arrays.votes.shape))
+    tallies[1] = arrays.vote_chosen
+    if own_seat is not None:
+        tallies[1, :, own_seat] = 0.0
+    np.multiply(tallies[1], arrays.votes, out=tallies[0])
+    return tallies
+
+
+def approval_habit(tallies: np.ndarray) -> np.ndarray:
+    """(P, players): how readily each voter approved the earlier proposals of this game, shrunk
+    towards the usual rate and centred on it. Some people approve nearly everything; their
+    approvals say less about the team."""
+    approvals, cast = np.cumsum(tallies, axis=1) - tallies
+    return (approvals + HABIT_PSEUDO_VOTES * USUAL_APPROVAL) / (cast + HABIT_PSEUDO_VOTES) - USUAL_APPROVAL
+
+
+def others_approving(tallies: np.ndarray) -> np.ndarray:
+    """(P, players): the share of the other voters who approved the same proposal, centred.
+
+    A table talks before it votes, so a vote with the table says less than a vote against it.
+    Each vote is read given the others on the same proposal (a pseudo-likelihood: every vote
+    conditioned on all the others), so what the table agreed on together is not counted once
+    per voter."""
+    approvals, cast = tallies.sum(axis=2, keepdims=True) - tallies
+    # Half a pseudo-vote each way keeps it defined when no one else chose their vote.
+    return (approvals + 0.5) / (cast + 1.0) - 0.5
 
 
 def vote_multipliers(arrays: RecordArrays) -> np.ndarray:
@@ -256,7 +317,7 @@ def vote_multipliers(arrays: RecordArrays) -> np.ndarray:
     sources.update(
         {name: np.broadcast_to(per_proposal[:, None, k], (count, players)) for k, name in enumerate(PROPOSAL_SOURCES)}
     )
-    sources.update({name: per_vote[:, :, k] for k, name in enumerate(VOTER_SOURCES)})
+    sources.update(dict(zip(VOTER_SOURCES, per_vote, strict=True)))
     return np.stack([sources[FEATURE_SOURCE[name]] for name in VOTE_FEATURES], axis=-1)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from deduction.behaviour import BehaviourParams, evidence
 from deduction.evaluate import CHECKPOINTS, predictions, report
-from deduction.features import record_arrays
+from deduction.features import approval_habit, others_approving, record_arrays, vote_tallies
 from deduction.fit import Observations, fit
 from engine import export_record, parse_record
 from tests.test_deduction_batch import finished_games
@@ -77,3 +77,22 @@ def test_report_has_every_checkpoint() -> None:
         table = both["by_checkpoint"]
         assert sum(table.get(str(c), {}).get("predictions", 0) for c in CHECKPOINTS) == both["all"]["predictions"]
         assert table["end"] == both["end"], players
+
+
+def test_vote_habits_count_only_votes_chosen_by_someone_else() -> None:
+    """The approval habit reads a voter's earlier votes only; the share of the others approving
+    leaves out the voter, the asker and every vote the deadline filled in."""
+    arrays = record_arrays(records(1, seed=3)[0])
+    tallies = vote_tallies(arrays, own_seat=0)
+    habit, others = approval_habit(tallies), others_approving(tallies)
+    assert np.allclose(habit[0], 0.0)  # nothing seen yet: the usual rate
+    chosen = arrays.vote_chosen.copy()
+    chosen[:, 0] = False
+    for p in range(arrays.proposal_count):
+        for seat in range(arrays.players):
+            mates = chosen[p] & (np.arange(arrays.players) != seat)
+            share = (arrays.votes[p][mates].sum() + 0.5) / (mates.sum() + 1.0)
+            assert others[p, seat] == pytest.approx(share - 0.5)
+            earlier = chosen[:p, seat]
+            rate = (arrays.votes[:p, seat][earlier].sum() + 1.2) / (earlier.sum() + 2.0)
+            assert habit[p, seat] == pytest.approx(rate - 0.6)
