@@ -7,7 +7,9 @@ The pieces fall into groups a player can name:
   likely spies on that team were to play what was shown). The hard logic of a Fail count
   (which assignments it rules out) is not in it: that already decided which rows exist, and
   its exact reasons (`certain_spy`, `mission_fails`, ...) say so.
-- `votes`: every vote one seat chose, all proposals together.
+- `votes`: every vote one seat chose, all proposals together. Taking them out of the record
+  also changes how the others' votes on those proposals are read (each vote is read given
+  the share of the others approving), so their effect is measured with that too.
 - `proposals`: every team one seat chose as leader.
 
 The effect of a group g on seat s is leave-one-group-out:
@@ -22,7 +24,8 @@ credit, but then no single removal would show the stated number; the hint says w
 the evidence does, which a player can check.)
 
 Only the fact that the pieces add up to the log weight is relied on: however the model scales
-them, removing a column is removing that evidence.
+them, removing a mission's or a leader's column is removing that evidence, and the evidence
+says what the vote term would be without each seat's votes (`Evidence.vote_term_without_each_seat`).
 """
 
 from __future__ import annotations
@@ -65,9 +68,13 @@ def _groups(missions: int, players: int) -> tuple[EvidenceGroup, ...]:
 
 
 def evidence_groups(evidence: Evidence) -> tuple[tuple[EvidenceGroup, ...], np.ndarray]:
-    """Every group and its column of log weight per assignment: (groups, (A, G) matrix)."""
+    """Every group and how much of each assignment's log weight taking it out of the record
+    removes: (groups, (A, G) matrix). For a mission's result or a leader's teams that is its own
+    column; a seat's votes also shape how the others' votes are read, so theirs is the whole
+    vote term less what it would be without them."""
     groups = _groups(evidence.sabotage.shape[1], evidence.votes.shape[1])
-    return groups, np.concatenate([evidence.sabotage, evidence.votes, evidence.proposals], axis=1)
+    votes_removed = evidence.votes.sum(axis=1, keepdims=True) - evidence.vote_term_without_each_seat()
+    return groups, np.concatenate([evidence.sabotage, votes_removed, evidence.proposals], axis=1)
 
 
 def _probabilities(log_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -80,18 +87,18 @@ def _probabilities(log_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
 def attribute(rows: np.ndarray, evidence: Evidence) -> Attribution:
     """Each evidence group's effect on each seat, for the possible assignments `rows` (A, players)
     and the evidence weighed for them (the same rows)."""
-    groups, columns = evidence_groups(evidence)
+    groups, removed = evidence_groups(evidence)
     effects = np.zeros((len(groups), rows.shape[1]))
-    if len(rows) == 0 or not columns.size:
+    if len(rows) == 0 or not removed.size:
         return Attribution(groups, effects)
-    # A column equal for every assignment cancels in the softmax: its effect is exactly zero,
-    # and skipping it (the asker's own choices, a mission nobody could have sabotaged) saves work.
-    moving = np.flatnonzero(columns.max(axis=0) - columns.min(axis=0) > 1e-12)
+    # What is removed equally from every assignment cancels in the softmax: its effect is exactly
+    # zero, and skipping it (the asker's own choices, a mission nobody could have sabotaged) saves work.
+    moving = np.flatnonzero(removed.max(axis=0) - removed.min(axis=0) > 1e-12)
     if not len(moving):
         return Attribution(groups, effects)
-    total = columns.sum(axis=1, keepdims=True)
+    total = evidence.total()[:, None]
     # Column 0: all the evidence; column 1 + k: all but the k-th moving group. One softmax for all.
-    log_weights = np.concatenate([total, total - columns[:, moving]], axis=1)
+    log_weights = np.concatenate([total, total - removed[:, moving]], axis=1)
     probabilities = _probabilities(log_weights, rows.astype(float))
     effects[moving] = probabilities[0] - probabilities[1:]
     return Attribution(groups, effects)

@@ -18,7 +18,8 @@ independent (a table talks before it votes). Parameters come from `python -m ded
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -33,7 +34,10 @@ from deduction.features import (
     VOTE_FEATURES,
     VOTER_SOURCES,
     RecordArrays,
+    others_approving,
+    others_approving_without_one,
     vote_sources,
+    vote_tallies,
 )
 
 PARAMS_FORMAT = "resistance-behaviour/2"
@@ -147,16 +151,28 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
 
 
-def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams, own_seat: int | None = None) -> np.ndarray:
-    """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket).
-    `own_seat`: the asking Resistance player (`features.vote_sources`)."""
+def _vote_logits(arrays: RecordArrays, params: BehaviourParams, own_seat: int | None) -> np.ndarray:
+    """The vote model's log-odds of an approval, for every vote and every voter role x leader spy
+    x team bucket: (P, players, 12)."""
     count, players = arrays.votes.shape
     per_proposal, per_vote = vote_sources(arrays, own_seat)
     constant, proposal_weights, voter_weights = params.source_vote_weights
     logits = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
     logits += (per_proposal @ proposal_weights + constant)[:, None, :]
-    logits *= np.where(arrays.votes, 1.0, -1.0)[:, :, None]
-    return _log_sigmoid(logits).reshape(count, players, 2, 2, TEAM_SPY_BUCKETS)
+    return logits
+
+
+def _vote_signs(arrays: RecordArrays) -> np.ndarray:
+    """+1 for an approval, -1 for a rejection, shaped to multiply `_vote_logits`."""
+    return np.where(arrays.votes, 1.0, -1.0)[:, :, None]
+
+
+def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams, own_seat: int | None = None) -> np.ndarray:
+    """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket).
+    `own_seat`: the asking Resistance player (`features.vote_sources`)."""
+    count, players = arrays.votes.shape
+    signed = _vote_logits(arrays, params, own_seat) * _vote_signs(arrays)
+    return _log_sigmoid(signed).reshape(count, players, 2, 2, TEAM_SPY_BUCKETS)
 
 
 @dataclass(frozen=True)
@@ -168,9 +184,20 @@ class Evidence:
     sabotage: np.ndarray  # (A, M): each played mission's Fail cards
     votes: np.ndarray  # (A, players): each seat's votes, all proposals together
     proposals: np.ndarray  # (A, players): the teams each seat chose as leader
+    # A seat's votes are also how the others' votes on the same proposals are read
+    # (`features.others_approving`), so taking them out of the record changes more than their
+    # own column. Worked out only when asked (the reasons need it, a probability does not).
+    votes_without_seat: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def total(self) -> np.ndarray:
         return self.sabotage.sum(axis=1) + self.votes.sum(axis=1) + self.proposals.sum(axis=1)
+
+    def vote_term_without_each_seat(self) -> np.ndarray:
+        """(A, players): each assignment's whole vote term with one seat's votes taken out of the
+        record, for every seat (column)."""
+        if self.votes_without_seat is None:  # nobody's votes shape another's reading
+            return self.votes.sum(axis=1, keepdims=True) - self.votes
+        return self.votes_without_seat()
 
 
 def evidence(
@@ -219,20 +246,64 @@ def evidence(
     voted = arrays.vote_chosen.copy()
     if own_seat is not None:
         voted[:, own_seat] = False
-    situations = 2 * TEAM_SPY_BUCKETS
-    table = vote_log_prob_table(arrays, params, own_seat).reshape(count, players, 2, situations)
-    table = table * voted[:, :, None, None]
+    logits, signs = _vote_logits(arrays, params, own_seat), _vote_signs(arrays)
+    table = _log_sigmoid(logits * signs) * voted[:, :, None]
     situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
-    # Summing each seat's votes over the proposals, each in the situation the assignment makes,
-    # is one product of matrices per voter role: which situation each proposal is in (one-hot,
-    # (A, P x situations)) times each vote's log-probability in each ((P x situations, players)).
+    # Which situation each proposal is in under each assignment, one-hot: (A, P x situations).
+    situations = 2 * TEAM_SPY_BUCKETS
     in_situation = np.zeros((rows, count * situations))
     in_situation[np.arange(rows)[:, None], proposal_index * situations + situation] = 1.0
-    # Both roles' columns side by side: (P x situations, Resistance voters then spy voters), one product.
-    by_role = table.transpose(0, 3, 2, 1).reshape(count * situations, 2 * players)
-    summed = in_situation @ by_role
-    votes = np.where(assignments, summed[:, players:], summed[:, :players])
-    return Evidence(sabotage, params.vote_exponent * votes, proposals)
+    votes = _summed_per_voter(table[None], in_situation, assignments)[:, 0]
+
+    def vote_term_without_each_seat() -> np.ndarray:
+        # Taking seat s's votes out leaves its own column empty and moves the share of the others
+        # approving for every other vote on a proposal s voted on: one way where s approved, the
+        # other where it rejected. Only that feature's term changes, by the same amount whichever
+        # approving (or rejecting) seat is taken out, so two tables of changes serve every seat.
+        tallies = vote_tallies(arrays, own_seat)
+        approved, cast = tallies  # (P, players): the votes that count, by seat
+        weights = params.source_vote_weights[2][VOTER_SOURCES.index("others_approving")]  # (12,)
+        others = others_approving(tallies)
+        changed = np.zeros((rows, players))
+        for taken, shifted in zip((approved, cast - approved), others_approving_without_one(tallies), strict=True):
+            moved = _log_sigmoid((logits + (shifted - others)[..., None] * weights) * signs) * voted[:, :, None]
+            change = moved - table
+            # On each proposal seat s took part in, every vote but its own moves.
+            every_vote = _summed_per_proposal(change, situation, assignments)  # (A, P)
+            own_vote = _summed_per_voter((change * taken[:, :, None])[None], in_situation, assignments)[:, 0]
+            changed += every_vote @ taken - own_vote
+        without = votes.sum(axis=1, keepdims=True) - votes + changed
+        return params.vote_exponent * without
+
+    return Evidence(sabotage, params.vote_exponent * votes, proposals, vote_term_without_each_seat)
+
+
+def _summed_per_voter(tables: np.ndarray, in_situation: np.ndarray, assignments: np.ndarray) -> np.ndarray:
+    """Each seat's votes summed over the proposals, each in the situation the assignment makes,
+    for K tables of log-probabilities (K, P, players, 12): (A, K, players).
+
+    One product of matrices for everything: which situation each proposal is in (one-hot,
+    (A, P x situations)) times each vote's log-probability in each, for both voter roles
+    ((P x situations, K x roles x players)); the assignment then picks each seat's role."""
+    k, count, players = tables.shape[:3]
+    situations = 2 * TEAM_SPY_BUCKETS
+    by_role = tables.reshape(k, count, players, 2, situations).transpose(1, 4, 0, 3, 2)
+    summed = (in_situation @ by_role.reshape(count * situations, k * 2 * players)).reshape(-1, k, 2, players)
+    return np.where(assignments[:, None, :], summed[:, :, 1], summed[:, :, 0])
+
+
+def _summed_per_proposal(table: np.ndarray, situation: np.ndarray, assignments: np.ndarray) -> np.ndarray:
+    """Each proposal's votes summed over the voters, in the situation the assignment makes of it
+    (`situation`, (A, P)) and each voter's role there, for a table (P, players, 12): (A, P).
+
+    For every situation at once first (the voters' roles times the table, one product), then
+    the assignment's own situation picked per proposal."""
+    count, players = table.shape[:2]
+    situations = 2 * TEAM_SPY_BUCKETS
+    roles = np.concatenate([~assignments, assignments], axis=1).astype(float)  # (A, Resistance then spy)
+    by_role = table.reshape(count, players, 2, situations).transpose(2, 1, 0, 3).reshape(2 * players, -1)
+    every_situation = (roles @ by_role).reshape(-1, count, situations)
+    return np.take_along_axis(every_situation, situation[:, :, None], axis=2)[:, :, 0]
 
 
 def log_weights(

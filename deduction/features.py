@@ -305,6 +305,22 @@ def others_approving(tallies: np.ndarray) -> np.ndarray:
     conditioned on all the others), so what the table agreed on together is not counted once
     per voter."""
     approvals, cast = tallies.sum(axis=2, keepdims=True) - tallies
+    return _centred_share(approvals, cast)
+
+
+def others_approving_without_one(tallies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`others_approving` with one other voter's approval taken out of the record, and with one
+    other voter's rejection taken out, (P, players) each. A seat's votes are part of how every
+    other vote on the same proposal is read, so taking them out moves those readings too. Where
+    there is no such vote to take out the value means nothing (it is finite, and unused)."""
+    approvals, cast = tallies.sum(axis=2, keepdims=True) - tallies
+    return (
+        _centred_share(np.maximum(approvals - 1, 0), np.maximum(cast - 1, 0)),
+        _centred_share(approvals, np.maximum(cast - 1, approvals)),
+    )
+
+
+def _centred_share(approvals: np.ndarray, cast: np.ndarray) -> np.ndarray:
     # Half a pseudo-vote each way keeps it defined when no one else chose their vote.
     return (approvals + 0.5) / (cast + 1.0) - 0.5
 

@@ -13,6 +13,7 @@ from deduction.features import approval_habit, others_approving, record_arrays, 
 from deduction.fit import Observations, fit
 from engine import export_record, parse_record
 from tests.test_deduction_batch import finished_games
+from tests.test_deduction_reasons import without_votes_of
 
 
 def records(count: int, seed: int, **rates: float):
@@ -82,7 +83,10 @@ def test_report_has_every_checkpoint() -> None:
 def test_vote_habits_count_only_votes_chosen_by_someone_else() -> None:
     """The approval habit reads a voter's earlier votes only; the share of the others approving
     leaves out the voter, the asker and every vote the deadline filled in."""
-    arrays = record_arrays(records(1, seed=3)[0])
+    # Seat 3's votes, and seat 2's on even proposals, filled in by the deadline.
+    arrays = record_arrays(without_votes_of(records(1, seed=3)[0], 3))
+    arrays.vote_chosen[::2, 2] = False
+    assert not arrays.vote_chosen[:, 1:].all()
     tallies = vote_tallies(arrays, own_seat=0)
     habit, others = approval_habit(tallies), others_approving(tallies)
     assert np.allclose(habit[0], 0.0)  # nothing seen yet: the usual rate

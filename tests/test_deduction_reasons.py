@@ -1,10 +1,11 @@
 """Behavioural reasons say what the model itself measured, and cite true facts.
 
 For every reason that cites an evidence group (a mission's result, a seat's votes, a leader's
-teams), the group is taken out of the evidence here, independently of `deduction.attribution`,
-and the seat's probability recomputed: it must move back by the stated points (within
-rounding) in the stated direction. The cited fact is recounted from the record. And the
-reasons shown are the largest effects on that seat, none of at least 3 points left out.
+teams), the group is taken out of the evidence here, independently of `deduction.attribution`
+(a seat's votes out of the record itself), and the seat's probability recomputed: it must
+move back by the stated points (within rounding) in the stated direction. The cited fact is
+recounted from the record. And the reasons shown are the largest effects on that seat, none
+of at least 3 points left out.
 """
 
 from __future__ import annotations
@@ -30,9 +31,14 @@ GAMES = Path(__file__).resolve().parents[2] / "shared" / "data" / "human-games" 
 ROUNDING = 0.5 + 1e-6  # points are whole percentage points
 
 
-def probability_without(d: Deduction, kind: str, index: int) -> np.ndarray:
-    """Each seat's spy probability with one group's column taken out of the evidence."""
-    pieces = {"mission_result": "sabotage", "votes": "votes", "proposals": "proposals"}
+def probability_without(record: GameRecord, d: Deduction, kind: str, index: int) -> np.ndarray:
+    """Each seat's spy probability with one group taken out of the evidence: a seat's votes out of
+    the record itself (as if the deadline had cast them, which makes them nobody's choice), since
+    they are also how the others' votes are read; a mission's result or a leader's teams as their
+    column of the log weight."""
+    if kind == "votes":
+        return np.array(deduce(without_votes_of(record, index), d.viewer).spy_probability)
+    pieces = {"mission_result": "sabotage", "proposals": "proposals"}
     columns = getattr(d.evidence, pieces[kind]).copy()
     columns[:, index] = 0.0
     evidence: Evidence = replace(d.evidence, **{pieces[kind]: columns})
@@ -40,6 +46,14 @@ def probability_without(d: Deduction, kind: str, index: int) -> np.ndarray:
     weights = np.exp(log_w - log_w.max())
     rows = d.facts.assignments[d.facts.possible]
     return (weights @ rows) / weights.sum()
+
+
+def without_votes_of(record: GameRecord, voter: int) -> GameRecord:
+    def marked(p):
+        return replace(p, auto_votes=tuple(sorted({*p.auto_votes, voter})))
+
+    missions = tuple(replace(m, proposals=tuple(map(marked, m.proposals))) for m in record.missions)
+    return replace(record, missions=missions)
 
 
 def every_group(record: GameRecord, d: Deduction) -> list[tuple[str, int]]:
@@ -110,7 +124,7 @@ def check_reasons(record: GameRecord, viewer: Viewer) -> int:
         return 0
     explanation = explain(record, d)
     p_all = np.array(d.spy_probability)
-    effects = {group: p_all - probability_without(d, *group) for group in every_group(record, d)}
+    effects = {group: p_all - probability_without(record, d, *group) for group in every_group(record, d)}
     checked = 0
     for seat, reasons in enumerate(explanation.seats):
         behavioural = [r for r in reasons if r.code in ("mission_result", "votes", "proposals")]
