@@ -60,7 +60,11 @@ def viewer_mask(viewer: Viewer, assignments: np.ndarray, record: GameRecord | No
 
 def _seen_mask(viewer: Viewer, assignments: np.ndarray, record: GameRecord | None) -> np.ndarray:
     """What Plot cards showed the viewer alone: roles seen are certain; a watched Fail card makes
-    its player a spy, and the mission's other Fail cards lie among its other members."""
+    its player a spy, and the mission's other Fail cards lie among its other members.
+
+    A card watched before its mission's cards were shown (the record has no result yet) proves a
+    spy if it was a Fail and nothing yet if a Success. A watched card that was not shuffled in
+    (the deadline's Success, a spotlighted card) showed nothing everyone does not see."""
     players = assignments.shape[1]
     mask = np.ones(len(assignments), dtype=bool)
     for seat, is_spy in viewer.known_roles:
@@ -71,13 +75,20 @@ def _seen_mask(viewer: Viewer, assignments: np.ndarray, record: GameRecord | Non
         return mask
     if record is None:
         raise ValueError("the record is needed to read watched mission cards")
-    played = {m.mission: mission_facts(m) for m in record.played_missions}
+    rounds = {m.mission: m for m in record.missions}  # under Targeting too, a mission is played once
     for card in viewer.seen_cards:
-        facts = played.get(card.mission)
-        if facts is None or card.seat not in facts.hidden_players:
-            raise ValueError(f"seen_cards: seat {card.seat} played no hidden card on mission {card.mission}")
+        mission = rounds.get(card.mission)
+        if mission is None or card.seat not in (mission.team or ()):
+            raise ValueError(f"seen_cards: seat {card.seat} played no card on mission {card.mission}")
         if card.fail:
             mask &= assignments[:, card.seat]
+        if not mission.played:
+            continue
+        facts = mission_facts(mission)
+        if card.seat not in facts.hidden_players:
+            if card.fail and card.seat in mission.auto_cards:
+                raise ValueError(f"seen_cards: the deadline played seat {card.seat}'s card, a Success")
+            continue
         others = tuple(s for s in facts.hidden_players if s != card.seat)
         mask &= spies_on(assignments, others) >= facts.hidden_fails - card.fail
     return mask

@@ -208,3 +208,31 @@ def test_card_seen_records_carry_only_the_viewers_own_entry():
     assert set(exported.get("private", {})) <= {str(seer)}
     kinds = {type(s) for s in state.plot.seen}
     assert kinds <= {RoleSeen, CardSeen}
+
+
+@SETTINGS
+@given(st.integers(5, 10), st.integers(0, 2**32 - 1))
+def test_every_resistance_player_gets_hints_at_every_moment_of_a_plot_game(players, seed):
+    """Whatever a card showed and whenever it was asked: a card watched before its mission's
+    result, or one the deadline played, never stops a player's hints; a watched Fail is a
+    certain spy at once."""
+    for state in plot_game(players, seed, plot_use_rate=0.9, deadline_rate=0.1):
+        record = record_of(state, "g").without_outcome()
+        for seat in range(players):
+            if seat in state.spies:
+                continue
+            viewer = viewer_of(seat_view(state, seat))
+            probability = deduce(record, viewer).spy_probability
+            for card in viewer.seen_cards:
+                if card.fail:
+                    assert probability[card.seat] == 1.0
+
+
+def test_a_card_of_a_seat_not_on_that_mission_is_refused():
+    state = next(s for s in states_with_private_results(20, 5) if s.played_rounds)
+    record = record_of(state, "g").without_outcome()
+    mission = state.played_rounds[0]
+    outsider = next(s for s in range(state.players) if s not in mission.team)
+    viewer = next(s for s in range(state.players) if s not in state.spies)
+    with pytest.raises(ValueError, match="played no card"):
+        deduce(record, Viewer.resistance(viewer, (), (SeenCard(mission.mission, outsider, False),)))
