@@ -167,14 +167,6 @@ def _vote_signs(arrays: RecordArrays) -> np.ndarray:
     return np.where(arrays.votes, 1.0, -1.0)[:, :, None]
 
 
-def vote_log_prob_table(arrays: RecordArrays, params: BehaviourParams, own_seat: int | None = None) -> np.ndarray:
-    """log P(each vote as cast) for every hidden situation: shape (P, players, voter role, leader spy, team bucket).
-    `own_seat`: the asking Resistance player (`features.vote_sources`)."""
-    count, players = arrays.votes.shape
-    signed = _vote_logits(arrays, params, own_seat) * _vote_signs(arrays)
-    return _log_sigmoid(signed).reshape(count, players, 2, 2, TEAM_SPY_BUCKETS)
-
-
 @dataclass(frozen=True)
 class Evidence:
     """How much each piece of the record weighs for each assignment (rows): log-likelihood terms,
@@ -253,7 +245,7 @@ def evidence(
     situations = 2 * TEAM_SPY_BUCKETS
     in_situation = np.zeros((rows, count * situations))
     in_situation[np.arange(rows)[:, None], proposal_index * situations + situation] = 1.0
-    votes = _summed_per_voter(table[None], in_situation, assignments)[:, 0]
+    votes = _summed_per_voter(table, in_situation, assignments)
 
     def vote_term_without_each_seat() -> np.ndarray:
         # Taking seat s's votes out leaves its own column empty and moves the share of the others
@@ -270,7 +262,7 @@ def evidence(
             change = moved - table
             # On each proposal seat s took part in, every vote but its own moves.
             every_vote = _summed_per_proposal(change, situation, assignments)  # (A, P)
-            own_vote = _summed_per_voter((change * taken[:, :, None])[None], in_situation, assignments)[:, 0]
+            own_vote = _summed_per_voter(change * taken[:, :, None], in_situation, assignments)  # (A, players)
             changed += every_vote @ taken - own_vote
         without = votes.sum(axis=1, keepdims=True) - votes + changed
         return params.vote_exponent * without
@@ -278,18 +270,18 @@ def evidence(
     return Evidence(sabotage, params.vote_exponent * votes, proposals, vote_term_without_each_seat)
 
 
-def _summed_per_voter(tables: np.ndarray, in_situation: np.ndarray, assignments: np.ndarray) -> np.ndarray:
+def _summed_per_voter(table: np.ndarray, in_situation: np.ndarray, assignments: np.ndarray) -> np.ndarray:
     """Each seat's votes summed over the proposals, each in the situation the assignment makes,
-    for K tables of log-probabilities (K, P, players, 12): (A, K, players).
+    for a table of log-probabilities (P, players, 12): (A, players).
 
-    One product of matrices for everything: which situation each proposal is in (one-hot,
-    (A, P x situations)) times each vote's log-probability in each, for both voter roles
-    ((P x situations, K x roles x players)); the assignment then picks each seat's role."""
-    k, count, players = tables.shape[:3]
+    One product of matrices for both voter roles: which situation each proposal is in (one-hot,
+    (A, P x situations)) times each vote's log-probability in each ((P x situations, Resistance
+    voters then spy voters)); the assignment then picks each seat's role."""
+    count, players = table.shape[:2]
     situations = 2 * TEAM_SPY_BUCKETS
-    by_role = tables.reshape(k, count, players, 2, situations).transpose(1, 4, 0, 3, 2)
-    summed = (in_situation @ by_role.reshape(count * situations, k * 2 * players)).reshape(-1, k, 2, players)
-    return np.where(assignments[:, None, :], summed[:, :, 1], summed[:, :, 0])
+    by_role = table.reshape(count, players, 2, situations).transpose(0, 3, 2, 1)
+    summed = in_situation @ by_role.reshape(count * situations, 2 * players)
+    return np.where(assignments, summed[:, players:], summed[:, :players])
 
 
 def _summed_per_proposal(table: np.ndarray, situation: np.ndarray, assignments: np.ndarray) -> np.ndarray:
