@@ -42,6 +42,8 @@ from deduction.features import (
 
 PARAMS_FORMAT = "resistance-behaviour/2"
 MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
+# A proposal's hidden situation for the vote model: leader a spy or not x the team's spies bucket.
+SITUATIONS = 2 * TEAM_SPY_BUCKETS
 
 
 @dataclass(frozen=True)
@@ -242,9 +244,8 @@ def evidence(
     table = _log_sigmoid(logits * signs) * voted[:, :, None]
     situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
     # Which situation each proposal is in under each assignment, one-hot: (A, P x situations).
-    situations = 2 * TEAM_SPY_BUCKETS
-    in_situation = np.zeros((rows, count * situations))
-    in_situation[np.arange(rows)[:, None], proposal_index * situations + situation] = 1.0
+    in_situation = np.zeros((rows, count * SITUATIONS))
+    in_situation[np.arange(rows)[:, None], proposal_index * SITUATIONS + situation] = 1.0
     votes = _summed_per_voter(table, in_situation, assignments)
 
     def vote_term_without_each_seat() -> np.ndarray:
@@ -278,9 +279,8 @@ def _summed_per_voter(table: np.ndarray, in_situation: np.ndarray, assignments: 
     (A, P x situations)) times each vote's log-probability in each ((P x situations, Resistance
     voters then spy voters)); the assignment then picks each seat's role."""
     count, players = table.shape[:2]
-    situations = 2 * TEAM_SPY_BUCKETS
-    by_role = table.reshape(count, players, 2, situations).transpose(0, 3, 2, 1)
-    summed = in_situation @ by_role.reshape(count * situations, 2 * players)
+    by_role = table.reshape(count, players, 2, SITUATIONS).transpose(0, 3, 2, 1)
+    summed = in_situation @ by_role.reshape(count * SITUATIONS, 2 * players)
     return np.where(assignments, summed[:, players:], summed[:, :players])
 
 
@@ -291,10 +291,9 @@ def _summed_per_proposal(table: np.ndarray, situation: np.ndarray, assignments: 
     For every situation at once first (the voters' roles times the table, one product), then
     the assignment's own situation picked per proposal."""
     count, players = table.shape[:2]
-    situations = 2 * TEAM_SPY_BUCKETS
     roles = np.concatenate([~assignments, assignments], axis=1).astype(float)  # (A, Resistance then spy)
-    by_role = table.reshape(count, players, 2, situations).transpose(2, 1, 0, 3).reshape(2 * players, -1)
-    every_situation = (roles @ by_role).reshape(-1, count, situations)
+    by_role = table.reshape(count, players, 2, SITUATIONS).transpose(2, 1, 0, 3).reshape(2 * players, -1)
+    every_situation = (roles @ by_role).reshape(-1, count, SITUATIONS)
     return np.take_along_axis(every_situation, situation[:, :, None], axis=2)[:, :, 0]
 
 

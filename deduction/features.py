@@ -304,7 +304,7 @@ def others_approving(tallies: np.ndarray) -> np.ndarray:
     Each vote is read given the others on the same proposal (a pseudo-likelihood: every vote
     conditioned on all the others), so what the table agreed on together is not counted once
     per voter."""
-    approvals, cast = tallies.sum(axis=2, keepdims=True) - tallies
+    approvals, cast = _others_tallies(tallies)
     return _centred_share(approvals, cast)
 
 
@@ -313,11 +313,16 @@ def others_approving_without_one(tallies: np.ndarray) -> tuple[np.ndarray, np.nd
     other voter's rejection taken out, (P, players) each. A seat's votes are part of how every
     other vote on the same proposal is read, so taking them out moves those readings too. Where
     there is no such vote to take out the value means nothing (it is finite, and unused)."""
-    approvals, cast = tallies.sum(axis=2, keepdims=True) - tallies
+    approvals, cast = _others_tallies(tallies)
     return (
         _centred_share(np.maximum(approvals - 1, 0), np.maximum(cast - 1, 0)),
         _centred_share(approvals, np.maximum(cast - 1, approvals)),
     )
+
+
+def _others_tallies(tallies: np.ndarray) -> np.ndarray:
+    """(2, P, players): for each vote, the approvals and the votes cast by everyone else on its proposal."""
+    return tallies.sum(axis=2, keepdims=True) - tallies
 
 
 def _centred_share(approvals: np.ndarray, cast: np.ndarray) -> np.ndarray:
