@@ -25,7 +25,7 @@ the evidence does, which a player can check.)
 
 Only the fact that the pieces add up to the log weight is relied on: however the model scales
 them, removing a mission's or a leader's column is removing that evidence, and the evidence
-says what the vote term would be without each seat's votes (`Evidence.vote_term_without_each_seat`).
+says what the vote term would be without each seat's votes (`Evidence.vote_term_lost_without_each_seat`).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def evidence_groups(evidence: Evidence) -> tuple[tuple[EvidenceGroup, ...], np.n
     column; a seat's votes also shape how the others' votes are read, so theirs is the whole
     vote term less what it would be without them."""
     groups = _groups(evidence.sabotage.shape[1], evidence.votes.shape[1])
-    votes_removed = evidence.votes.sum(axis=1, keepdims=True) - evidence.vote_term_without_each_seat()
+    votes_removed = evidence.vote_term_lost_without_each_seat()
     return groups, np.concatenate([evidence.sabotage, votes_removed, evidence.proposals], axis=1)
 
 

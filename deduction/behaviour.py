@@ -34,8 +34,7 @@ from deduction.features import (
     VOTE_FEATURES,
     VOTER_SOURCES,
     RecordArrays,
-    others_approving,
-    others_approving_without_one,
+    others_approving_shifts,
     vote_sources,
     vote_tallies,
 )
@@ -153,20 +152,20 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
 
 
-def _vote_logits(arrays: RecordArrays, params: BehaviourParams, own_seat: int | None) -> np.ndarray:
+def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The vote model's log-odds of an approval, for every vote and every voter role x leader spy
-    x team bucket: (P, players, 12)."""
+    x team bucket: (P, players, 12); and the per-vote public numbers they were read from."""
     count, players = arrays.votes.shape
-    per_proposal, per_vote = vote_sources(arrays, own_seat)
+    per_proposal, per_vote = vote_sources(arrays, tallies)
     constant, proposal_weights, voter_weights = params.source_vote_weights
     logits = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
     logits += (per_proposal @ proposal_weights + constant)[:, None, :]
-    return logits
+    return logits, per_vote
 
 
 def _vote_signs(arrays: RecordArrays) -> np.ndarray:
-    """+1 for an approval, -1 for a rejection, shaped to multiply `_vote_logits`."""
-    return np.where(arrays.votes, 1.0, -1.0)[:, :, None]
+    """(P, players): +1 for an approval, -1 for a rejection."""
+    return np.where(arrays.votes, 1.0, -1.0)
 
 
 @dataclass(frozen=True)
@@ -181,17 +180,52 @@ class Evidence:
     # A seat's votes are also how the others' votes on the same proposals are read
     # (`features.others_approving`), so taking them out of the record changes more than their
     # own column. Worked out only when asked (the reasons need it, a probability does not).
-    votes_without_seat: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    votes_lost_with_seat: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
 
-    def total(self) -> np.ndarray:
+    @cached_property
+    def _total(self) -> np.ndarray:
         return self.sabotage.sum(axis=1) + self.votes.sum(axis=1) + self.proposals.sum(axis=1)
 
-    def vote_term_without_each_seat(self) -> np.ndarray:
-        """(A, players): each assignment's whole vote term with one seat's votes taken out of the
-        record, for every seat (column)."""
-        if self.votes_without_seat is None:  # nobody's votes shape another's reading
-            return self.votes.sum(axis=1, keepdims=True) - self.votes
-        return self.votes_without_seat()
+    def total(self) -> np.ndarray:
+        """(A,): each assignment's log weight, every piece added up."""
+        return self._total
+
+    def vote_term_lost_without_each_seat(self) -> np.ndarray:
+        """(A, players): how much of each assignment's vote term goes when one seat's votes are
+        taken out of the record, for every seat (column)."""
+        if self.votes_lost_with_seat is None:  # nobody's votes shape another's reading
+            return self.votes
+        return self.votes_lost_with_seat()
+
+
+@dataclass(frozen=True)
+class _Situations:
+    """Which hidden situation (leader a spy or not x the team's spies bucket) each proposal is in
+    under each assignment, in the forms the vote sums read."""
+
+    columns: np.ndarray  # (A, P): proposal x SITUATIONS + situation, a column of an (A, P x SITUATIONS) matrix
+    one_hot: np.ndarray  # (A, P x SITUATIONS): 1.0 in those columns
+    spies: np.ndarray  # (A, players) bool: the assignments themselves
+    spies_float: np.ndarray  # the same as 1.0 and 0.0
+
+    @classmethod
+    def of(
+        cls, spies: np.ndarray, spies_float: np.ndarray, leader_spy: np.ndarray, team_spies: np.ndarray
+    ) -> _Situations:
+        rows, count = leader_spy.shape
+        situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)
+        columns = situation + np.arange(0, count * SITUATIONS, SITUATIONS)
+        one_hot = np.zeros((rows, count * SITUATIONS))
+        one_hot.ravel()[columns + np.arange(0, one_hot.size, one_hot.shape[1])[:, None]] = 1.0
+        return cls(columns, one_hot, spies, spies_float)
+
+    @cached_property
+    def paired_cells(self) -> np.ndarray:
+        """(A, 2P): flat positions, in an (A, 2 x P x SITUATIONS) matrix, of each proposal's
+        situation in either of two tables side by side."""
+        rows, width = self.one_hot.shape
+        cells = self.columns + np.arange(0, 2 * self.one_hot.size, 2 * width)[:, None]
+        return np.concatenate([cells, cells + width], axis=1)
 
 
 def evidence(
@@ -237,41 +271,36 @@ def evidence(
 
     # Each vote's log-probability under the assignment's situation (leader a spy, spies on the team)
     # for either role of its voter; a vote the deadline filled in, or the asker's, says nothing.
-    voted = arrays.vote_chosen.copy()
-    if own_seat is not None:
-        voted[:, own_seat] = False
-    logits, signs = _vote_logits(arrays, params, own_seat), _vote_signs(arrays)
-    table = _log_sigmoid(logits * signs) * voted[:, :, None]
-    situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)  # (A, P)
-    # Which situation each proposal is in under each assignment, one-hot: (A, P x situations).
-    in_situation = np.zeros((rows, count * SITUATIONS))
-    in_situation[np.arange(rows)[:, None], proposal_index * SITUATIONS + situation] = 1.0
-    votes = _summed_per_voter(table, in_situation, assignments)
+    tallies = vote_tallies(arrays, own_seat)
+    logits, per_vote = _vote_logits(arrays, params, tallies)
+    signs = _vote_signs(arrays)
+    signed = logits * signs[..., None]  # the log-odds of the vote as cast
+    as_cast = _log_sigmoid(signed)
+    situations = _Situations.of(assignments, as_float, leader_spy, team_spies)
+    votes = params.vote_exponent * _summed_per_voter(as_cast * tallies[1, :, :, None], situations)
 
-    def vote_term_without_each_seat() -> np.ndarray:
-        # Taking seat s's votes out leaves its own column empty and moves the share of the others
+    def vote_term_lost_without_each_seat() -> np.ndarray:
+        # Taking seat s's votes out removes its own column and moves the share of the others
         # approving for every other vote on a proposal s voted on: one way where s approved, the
         # other where it rejected. Only that feature's term changes, by the same amount whichever
-        # approving (or rejecting) seat is taken out, so two tables of changes serve every seat.
-        tallies = vote_tallies(arrays, own_seat)
-        approved, cast = tallies  # (P, players): the votes that count, by seat
+        # approving (or rejecting) seat is taken out, so two tables of changes (axis 0: an
+        # approval taken out, a rejection taken out) serve every seat. A vote that does not
+        # count is not moved, so its change is exactly zero.
+        approved, cast = tallies
+        taken = np.concatenate([approved, cast - approved])  # (2P, players): s's own approvals, then rejections
+        shifts = others_approving_shifts(tallies) * (signs * cast)
         weights = params.source_vote_weights[2][VOTER_SOURCES.index("others_approving")]  # (12,)
-        others = others_approving(tallies)
-        changed = np.zeros((rows, players))
-        for taken, shifted in zip((approved, cast - approved), others_approving_without_one(tallies), strict=True):
-            moved = _log_sigmoid((logits + (shifted - others)[..., None] * weights) * signs) * voted[:, :, None]
-            change = moved - table
-            # On each proposal seat s took part in, every vote but its own moves.
-            every_vote = _summed_per_proposal(change, situation, assignments)  # (A, P)
-            own_vote = _summed_per_voter(change * taken[:, :, None], in_situation, assignments)  # (A, players)
-            changed += every_vote @ taken - own_vote
-        without = votes.sum(axis=1, keepdims=True) - votes + changed
-        return params.vote_exponent * without
+        change = _log_sigmoid(signed + shifts[..., None] * weights) - as_cast  # (2, P, players, 12)
+        # On each proposal s took part in, every vote moves, s's own too: that one is taken back,
+        # as s's whole own column already goes.
+        every_vote = _summed_pair_per_proposal(change, situations)  # (A, 2P)
+        own_vote = _summed_per_voter(np.where(arrays.votes[..., None], change[0], change[1]), situations)
+        return votes + params.vote_exponent * (own_vote - every_vote @ taken)
 
-    return Evidence(sabotage, params.vote_exponent * votes, proposals, vote_term_without_each_seat)
+    return Evidence(sabotage, votes, proposals, vote_term_lost_without_each_seat)
 
 
-def _summed_per_voter(table: np.ndarray, in_situation: np.ndarray, assignments: np.ndarray) -> np.ndarray:
+def _summed_per_voter(table: np.ndarray, situations: _Situations) -> np.ndarray:
     """Each seat's votes summed over the proposals, each in the situation the assignment makes,
     for a table of log-probabilities (P, players, 12): (A, players).
 
@@ -280,21 +309,23 @@ def _summed_per_voter(table: np.ndarray, in_situation: np.ndarray, assignments: 
     voters then spy voters)); the assignment then picks each seat's role."""
     count, players = table.shape[:2]
     by_role = table.reshape(count, players, 2, SITUATIONS).transpose(0, 3, 2, 1)
-    summed = in_situation @ by_role.reshape(count * SITUATIONS, 2 * players)
-    return np.where(assignments, summed[:, players:], summed[:, :players])
+    summed = situations.one_hot @ by_role.reshape(count * SITUATIONS, 2 * players)
+    return np.where(situations.spies, summed[:, players:], summed[:, :players])
 
 
-def _summed_per_proposal(table: np.ndarray, situation: np.ndarray, assignments: np.ndarray) -> np.ndarray:
+def _summed_pair_per_proposal(tables: np.ndarray, situations: _Situations) -> np.ndarray:
     """Each proposal's votes summed over the voters, in the situation the assignment makes of it
-    (`situation`, (A, P)) and each voter's role there, for a table (P, players, 12): (A, P).
+    and each voter's role there, for two tables (2, P, players, 12) at once: (A, 2P).
 
-    For every situation at once first (the voters' roles times the table, one product), then
-    the assignment's own situation picked per proposal."""
-    count, players = table.shape[:2]
-    roles = np.concatenate([~assignments, assignments], axis=1).astype(float)  # (A, Resistance then spy)
-    by_role = table.reshape(count, players, 2, SITUATIONS).transpose(2, 1, 0, 3).reshape(2 * players, -1)
-    every_situation = (roles @ by_role).reshape(-1, count, SITUATIONS)
-    return np.take_along_axis(every_situation, situation[:, :, None], axis=2)[:, :, 0]
+    For every situation at once first, then the assignment's own situation picked per proposal.
+    Every voter counted as Resistance, plus what being a spy changes for the assignment's spies:
+    one product with the spies alone, half the size of one with both roles."""
+    players = tables.shape[2]
+    by_role = tables.reshape(*tables.shape[:3], 2, SITUATIONS)
+    as_resistance = by_role[:, :, :, 0].sum(axis=2).reshape(-1)  # (2 x P x SITUATIONS,)
+    spy_change = (by_role[:, :, :, 1] - by_role[:, :, :, 0]).transpose(2, 0, 1, 3).reshape(players, -1)
+    every_situation = situations.spies_float @ spy_change + as_resistance  # (A, 2 x P x SITUATIONS)
+    return every_situation.ravel().take(situations.paired_cells)
 
 
 def log_weights(

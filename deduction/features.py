@@ -82,48 +82,52 @@ class RecordArrays:
 
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
-    # One pass over the record into flat lists, then one array each: a hint reads a whole
-    # record every time, and numpy's cost here is per call, not per element.
-    # leader, number in its round, mission, successes and failures before it, team chosen
-    per_proposal: list[tuple[int, int, int, int, int, bool]] = []
-    per_played: list[tuple[int, int, int, int, int]] = []  # row, mission, fails, fails required, hidden fails
-    votes: list[tuple[bool, ...]] = []
-    on_team: list[int] = []  # flat cells of (P, players)
+    # One pass over the record into flat lists of numbers, then one array each: a hint reads a
+    # whole record every time, and numpy's cost here is per call (and per nested Python object
+    # it has to inspect), not per element.
+    # Per proposal: leader, number in its round, mission, successes and failures before it, team chosen.
+    per_proposal: list[int] = []
+    per_played: list[int] = []  # per played mission: row, mission, fails, fails required, hidden fails
+    votes: list[bool] = []  # flat cells of (P, players)
+    team_lists: list[tuple[int, ...]] = []
     filled_votes: list[int] = []  # flat cells of (P, players)
     card_players: list[int] = []  # flat cells of (M, players)
     shown_spies: list[int] = []  # flat cells of (M, players)
     successes = failures = 0
     for m in record.missions:
         for number, p in enumerate(m.proposals, 1):
-            row = len(per_proposal)
-            per_proposal.append((p.leader, number, m.mission, successes, failures, not p.auto_team))
-            votes.append(p.votes)
-            on_team += [row * players + seat for seat in p.team]
             if p.auto_votes:
+                row = len(team_lists)
                 filled_votes += [row * players + seat for seat in p.auto_votes]
+            per_proposal += (p.leader, number, m.mission, successes, failures, not p.auto_team)
+            votes += p.votes
+            team_lists.append(p.team)
         if m.fails is not None:
-            played_row = len(per_played)
+            played_row = len(per_played) // 5
             if m.plot:
                 facts = mission_facts(m)
                 hidden, hidden_fails, shown = facts.hidden_players, facts.hidden_fails, facts.shown_spies
             else:  # the common case, spelled out: every card but a deadline's was shuffled in unseen
-                hidden = [seat for seat in m.team or () if seat not in m.auto_cards]
+                hidden = m.proposals[-1].team
+                if m.auto_cards:
+                    hidden = [seat for seat in hidden if seat not in m.auto_cards]
                 hidden_fails, shown = m.fails, ()
-            per_played.append((len(per_proposal) - 1, m.mission, m.fails, m.fails_required, hidden_fails))
+            per_played += (len(team_lists) - 1, m.mission, m.fails, m.fails_required, hidden_fails)
             card_players += [played_row * players + seat for seat in hidden]
             shown_spies += [played_row * players + seat for seat in shown]
             if m.fails < m.fails_required:
                 successes += 1
             else:
                 failures += 1
-    count, played = len(per_proposal), len(per_played)
+    count, played = len(team_lists), len(per_played) // 5
     proposal_table = np.array(per_proposal, dtype=np.intp).reshape(count, 6)
     played_table = np.array(per_played, dtype=np.intp).reshape(played, 5)
-    teams = _cells(count, players, on_team)
+    teams = _cells(count, players, [row * players + seat for row, team in enumerate(team_lists) for seat in team])
     playing = _cells(played, players, card_players)
     shown = _cells(played, players, shown_spies)
     consistent_after = _consistent_after(all_assignments(players, record.spies), playing, played_table[:, 4], shown)
-    arrays = RecordArrays(
+    played_before = proposal_table[:, 3] + proposal_table[:, 4]
+    return RecordArrays(
         players=players,
         spies=record.spies,
         leaders=proposal_table[:, 0],
@@ -133,7 +137,7 @@ def record_arrays(record: GameRecord) -> RecordArrays:
         mission_numbers=proposal_table[:, 2],
         successes_before=proposal_table[:, 3],
         failures_before=proposal_table[:, 4],
-        team_suspicion=np.zeros((count, players)),
+        team_suspicion=_team_suspicion(players, record.spies, teams, consistent_after, played_before),
         played_index=played_table[:, 0],
         played_missions=played_table[:, 1],
         played_fails=played_table[:, 2],
@@ -145,10 +149,6 @@ def record_arrays(record: GameRecord) -> RecordArrays:
         vote_chosen=~_cells(count, players, filled_votes),
         consistent=consistent_after[:, -1],
     )
-    if count:
-        played_before = proposal_table[:, 3] + proposal_table[:, 4]
-        arrays.team_suspicion[:] = _team_suspicion(arrays, consistent_after, played_before)
-    return arrays
 
 
 def _cells(rows: int, columns: int, flat: list[int]) -> np.ndarray:
@@ -174,11 +174,14 @@ def _consistent_after(
     return allowed
 
 
-def _team_suspicion(arrays: RecordArrays, consistent_after: np.ndarray, prefix: np.ndarray) -> np.ndarray:
-    """For each proposal and seat: the share of assignments, consistent with the missions
-    played before it and with that seat in the Resistance, that put a spy on the team."""
-    as_float, resistance_seat = assignment_floats(len(consistent_after), arrays.players, arrays.spies)
-    spies_on_teams = as_float @ arrays.teams.T  # (A, P)
+def _team_suspicion(
+    players: int, spies: int, teams: np.ndarray, consistent_after: np.ndarray, prefix: np.ndarray
+) -> np.ndarray:
+    """For each proposal (`teams`, with `prefix` played missions before it) and seat: the share of
+    assignments, consistent with the missions played before it and with that seat in the
+    Resistance, that put a spy on the team."""
+    as_float, resistance_seat = assignment_floats(len(consistent_after), players, spies)
+    spies_on_teams = as_float @ teams.T  # (A, P)
     before = consistent_after[:, prefix]  # (A, P)
     # How many assignments leave each seat in the Resistance depends only on the missions played before.
     total = (consistent_after.T.astype(float) @ resistance_seat)[prefix]  # (P, players)
@@ -248,10 +251,10 @@ FEATURE_SOURCE = {
 }
 
 
-def vote_sources(arrays: RecordArrays, own_seat: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def vote_sources(arrays: RecordArrays, tallies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The public numbers behind every vote feature: per proposal (P, PROPOSAL_SOURCES) and
-    per vote (VOTER_SOURCES, P, players). `own_seat`: the asking Resistance player, whose own
-    votes are no evidence to them, so they do not shape how the others' votes are read either."""
+    per vote (VOTER_SOURCES, P, players). `tallies`: the votes that count (`vote_tallies`; the
+    asker's own are no evidence to them, so they do not shape how the others' votes are read either)."""
     count, players = arrays.votes.shape
     per_proposal = np.empty((count, len(PROPOSAL_SOURCES)))
     per_proposal[:, 0] = arrays.proposal_numbers / 5.0
@@ -267,7 +270,6 @@ def vote_sources(arrays: RecordArrays, own_seat: int | None = None) -> tuple[np.
     is_leader[np.arange(count), arrays.leaders] = 1.0
     suspicion[:] = arrays.team_suspicion
     np.multiply(arrays.team_suspicion, arrays.teams, out=suspicion_on_team)
-    tallies = vote_tallies(arrays, own_seat)
     habit[:] = approval_habit(tallies)
     others[:] = others_approving(tallies)
     return per_proposal, per_vote
@@ -308,16 +310,16 @@ def others_approving(tallies: np.ndarray) -> np.ndarray:
     return _centred_share(approvals, cast)
 
 
-def others_approving_without_one(tallies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`others_approving` with one other voter's approval taken out of the record, and with one
-    other voter's rejection taken out, (P, players) each. A seat's votes are part of how every
-    other vote on the same proposal is read, so taking them out moves those readings too. Where
-    there is no such vote to take out the value means nothing (it is finite, and unused)."""
+def others_approving_shifts(tallies: np.ndarray) -> np.ndarray:
+    """How `others_approving` moves for each vote when one other voter's approval is taken out of
+    the record (axis 0 = 0) or one other voter's rejection (1): (2, P, players). A seat's votes
+    are part of how every other vote on the same proposal is read, so taking them out moves those
+    readings too. With n other votes counted, a of them approvals, the share (a + 0.5) / (n + 1)
+    becomes (a - 0.5) / n or (a + 0.5) / n. Where there is no such vote to take out the value
+    means nothing (it is finite, and unused)."""
     approvals, cast = _others_tallies(tallies)
-    return (
-        _centred_share(np.maximum(approvals - 1, 0), np.maximum(cast - 1, 0)),
-        _centred_share(approvals, np.maximum(cast - 1, approvals)),
-    )
+    scale = 1.0 / np.maximum(cast * (cast + 1.0), 1.0)
+    return np.stack([(approvals - cast - 0.5) * scale, (approvals + 0.5) * scale])
 
 
 def _others_tallies(tallies: np.ndarray) -> np.ndarray:
@@ -332,7 +334,7 @@ def _centred_share(approvals: np.ndarray, cast: np.ndarray) -> np.ndarray:
 
 def vote_multipliers(arrays: RecordArrays) -> np.ndarray:
     """Each feature's public number for every vote: shape (P, players, F)."""
-    per_proposal, per_vote = vote_sources(arrays)
+    per_proposal, per_vote = vote_sources(arrays, vote_tallies(arrays))
     count, players = arrays.votes.shape
     sources = {"one": np.ones((count, players))}
     sources.update(

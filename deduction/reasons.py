@@ -50,7 +50,10 @@ def explain(
     facts = _Facts(record, deduction.arrays, attribution)
     points = np.rint(attribution.effects * 100).astype(int).tolist()  # (groups, players)
     # Per seat, the groups by the size of their effect on it, largest first; no more than can be shown.
-    order = np.argsort(-np.abs(attribution.effects), axis=0, kind="stable")[:per_seat].T.tolist()
+    # Rounded first so that effects equal but for floating-point noise (two voters who voted alike)
+    # keep the groups' own order, whichever way the arithmetic went.
+    size = np.round(np.abs(attribution.effects), 12)
+    order = np.argsort(-size, axis=0, kind="stable")[:per_seat].T.tolist()
     certain_spies, certain_resistance = set(deduction.certain_spies), set(deduction.certain_resistance)
     seats = []
     for seat in range(record.players):
