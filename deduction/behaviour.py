@@ -220,12 +220,12 @@ class _Situations:
         return cls(columns, one_hot, spies, spies_float)
 
     @cached_property
-    def paired_cells(self) -> np.ndarray:
-        """(A, 2P): flat positions, in an (A, 2 x P x SITUATIONS) matrix, of each proposal's
-        situation in either of two tables side by side."""
+    def paired_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each proposal's situation in either of two tables side by side, (A, 2P) each: its column
+        in a (2 x P x SITUATIONS) row, and its flat position in an (A, 2 x P x SITUATIONS) matrix."""
         rows, width = self.one_hot.shape
-        cells = self.columns + np.arange(0, 2 * self.one_hot.size, 2 * width)[:, None]
-        return np.concatenate([cells, cells + width], axis=1)
+        columns = np.concatenate([self.columns, self.columns + width], axis=1)
+        return columns, columns + np.arange(0, 2 * self.one_hot.size, 2 * width)[:, None]
 
 
 def evidence(
@@ -317,15 +317,16 @@ def _summed_pair_per_proposal(tables: np.ndarray, situations: _Situations) -> np
     """Each proposal's votes summed over the voters, in the situation the assignment makes of it
     and each voter's role there, for two tables (2, P, players, 12) at once: (A, 2P).
 
-    For every situation at once first, then the assignment's own situation picked per proposal.
     Every voter counted as Resistance, plus what being a spy changes for the assignment's spies:
-    one product with the spies alone, half the size of one with both roles."""
+    one product with the spies alone (half the size of one with both roles), for every situation
+    at once, then each proposal's own situation under the assignment picked."""
     players = tables.shape[2]
     by_role = tables.reshape(*tables.shape[:3], 2, SITUATIONS)
     as_resistance = by_role[:, :, :, 0].sum(axis=2).reshape(-1)  # (2 x P x SITUATIONS,)
     spy_change = (by_role[:, :, :, 1] - by_role[:, :, :, 0]).transpose(2, 0, 1, 3).reshape(players, -1)
-    every_situation = situations.spies_float @ spy_change + as_resistance  # (A, 2 x P x SITUATIONS)
-    return every_situation.ravel().take(situations.paired_cells)
+    spies_changed = situations.spies_float @ spy_change  # (A, 2 x P x SITUATIONS): every situation
+    columns, cells = situations.paired_columns
+    return spies_changed.ravel().take(cells) + as_resistance.take(columns)
 
 
 def log_weights(

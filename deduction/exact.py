@@ -110,6 +110,8 @@ def exact_facts(record: GameRecord, viewer: Viewer, consistent: np.ndarray | Non
     others = [s for s in range(record.players) if s != viewer.seat]
     groups = []
     for mission in record.played_missions:
+        if not mission.fails:
+            continue  # no Fail card, no group
         facts = mission_facts(mission)
         if facts.hidden_fails:
             # A seat the viewer knows to be Resistance cannot be one of the spies.

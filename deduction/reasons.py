@@ -23,7 +23,6 @@ MIN_POINTS = 3  # a smaller effect is noise to a player reading a phone
 FEW_ASSIGNMENTS = 12  # below this, the count itself is worth saying
 EXACT_SEAT_CODES = frozenset({"certain_spy", "certain_resistance"})
 EXACT_TABLE_CODES = frozenset({"assignments_remaining", "mission_fails"})
-VOTE_FACTS = ("cast", "approved_failed", "rejected_succeeded", "rejected_failed", "approved_succeeded")
 
 
 @dataclass(frozen=True)
@@ -150,15 +149,17 @@ def vote_counts(arrays: RecordArrays) -> dict[str, list[int]]:
     succeeded = arrays.played_fails < arrays.played_fails_required
     chosen = arrays.vote_chosen[played]
     approved = arrays.votes[played] & chosen
-    rejected = ~arrays.votes[played] & chosen
-    counts = {
-        "cast": arrays.vote_chosen.sum(axis=0),
-        "approved_failed": approved[~succeeded].sum(axis=0),
-        "rejected_succeeded": rejected[succeeded].sum(axis=0),
-        "rejected_failed": rejected[~succeeded].sum(axis=0),
-        "approved_succeeded": approved[succeeded].sum(axis=0),
+    # (result failed, succeeded) x (approved, rejected) x seats, all four counts in one product.
+    by_result = np.stack([~succeeded, succeeded]).astype(float)
+    counts = (by_result @ np.concatenate([approved, chosen & ~approved], axis=1)).astype(int)
+    players = arrays.players
+    return {
+        "cast": arrays.vote_chosen.sum(axis=0).tolist(),
+        "approved_failed": counts[0, :players].tolist(),
+        "rejected_succeeded": counts[1, players:].tolist(),
+        "rejected_failed": counts[0, players:].tolist(),
+        "approved_succeeded": counts[1, :players].tolist(),
     }
-    return {fact: counts[fact].tolist() for fact in VOTE_FACTS}
 
 
 def proposal_counts(arrays: RecordArrays) -> dict[str, list[int]]:

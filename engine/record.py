@@ -99,7 +99,7 @@ class GameRecord:
         return tuple(m for m in self.missions if m.played)
 
     def without_outcome(self) -> GameRecord:
-        return replace(self, outcome=None)
+        return self if self.outcome is None else replace(self, outcome=None)
 
     def cut_after_mission(self, played_count: int) -> GameRecord:
         """The record as it stood just after its `played_count`-th played mission, outcome removed."""
