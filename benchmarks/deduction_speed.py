@@ -4,7 +4,10 @@
 
 One hint: 10 players, 4 spies and a full record (5 missions, 25 proposals), seen by a
 Resistance seat, with the behaviour model and its reasons. Prints the median and the
-99th percentile over repeated runs. Batch: every game of the file as one request
+99th percentile over repeated runs, for each of `--rounds` rounds, with how busy the machine
+was meanwhile (its load average, and the share of CPU time it spent idle and stolen by the
+host, from /proc/stat): on a shared virtual machine the same code's median moves by a third
+from one minute to the next, so one round alone is not a result. Batch: every game of the file as one request
 (Resistance viewer seat 0 unless seat 0 was a spy, outcome included and ignored),
 through `python -m deduction batch` in a subprocess.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -84,18 +88,41 @@ def time_batch(games: Path) -> tuple[int, float]:
     return len(requests), elapsed
 
 
+def cpu_times() -> list[int] | None:
+    """The whole machine's CPU time so far, by kind (user, nice, system, idle, iowait, irq,
+    softirq, steal), or None where /proc/stat does not exist."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            return [int(field) for field in stat.readline().split()[1:9]]
+    except OSError:
+        return None
+
+
+def busy_note(before: list[int] | None, after: list[int] | None) -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    if before is None or after is None:
+        return f"load average {load}"
+    spent = [b - a for a, b in zip(before, after, strict=True)]
+    total = sum(spent) or 1
+    return f"load average {load}; all CPUs idle {spent[3] / total:.0%}, stolen {spent[7] / total:.0%}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=2000, help="hints per round")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--games", type=Path, default=ROOT.parent / "shared" / "data" / "human-games" / "train.jsonl")
     args = parser.parse_args()
 
-    timings = sorted(time_one_hint(args.runs))
-    p99 = timings[min(len(timings) - 1, int(0.99 * len(timings)))]
-    print(
-        f"one hint, 10 players, full record: median {statistics.median(timings) * 1e3:.3f} ms, "
-        f"p99 {p99 * 1e3:.3f} ms over {len(timings)} runs"
-    )
+    for round_number in range(1, args.rounds + 1):
+        before = cpu_times()
+        timings = sorted(time_one_hint(args.runs))
+        p99 = timings[min(len(timings) - 1, int(0.99 * len(timings)))]
+        median = statistics.median(timings)
+        print(
+            f"round {round_number}: one hint, 10 players, full record: median {median * 1e3:.3f} ms, "
+            f"p99 {p99 * 1e3:.3f} ms over {len(timings)} runs ({busy_note(before, cpu_times())})"
+        )
     if args.games.exists():
         count, elapsed = time_batch(args.games)
         print(
