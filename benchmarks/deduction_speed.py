@@ -7,7 +7,10 @@ Resistance seat, with the behaviour model and its reasons. Prints the median and
 99th percentile over repeated runs, for each of `--rounds` rounds, with how busy the machine
 was meanwhile (its load average, and the share of CPU time it spent idle and stolen by the
 host, from /proc/stat): on a shared virtual machine the same code's median moves by a third
-from one minute to the next, so one round alone is not a result. Batch: every game of the file as one request
+from one minute to the next, so one round alone is not a result.
+
+The process keeps its freed heap memory for reuse as the bot does (`deduction.heap`);
+`--default-allocator` measures with glibc's defaults instead. Batch: every game of the file as one request
 (Resistance viewer seat 0 unless seat 0 was a spy, outcome included and ignored),
 through `python -m deduction batch` in a subprocess.
 """
@@ -24,6 +27,7 @@ import time
 from pathlib import Path
 
 from deduction.analysis import deduce
+from deduction.heap import keep_freed_heap
 from deduction.knowledge import Viewer
 from deduction.reasons import explain
 from engine import CastVote, GameRecord, PlayCard, ProposeTeam, apply, new_game, record_of, rules
@@ -111,8 +115,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000, help="hints per round")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--default-allocator", action="store_true", help="leave glibc's heap trimming as it is, unlike the bot"
+    )
     parser.add_argument("--games", type=Path, default=ROOT.parent / "shared" / "data" / "human-games" / "train.jsonl")
     args = parser.parse_args()
+    kept = not args.default_allocator and keep_freed_heap()
+    print("freed heap memory " + ("kept for reuse, as the bot does" if kept else "given back as glibc's defaults do"))
 
     for round_number in range(1, args.rounds + 1):
         before = cpu_times()

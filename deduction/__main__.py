@@ -22,6 +22,7 @@ from deduction.behaviour import BehaviourParams
 from deduction.evaluate import CHECKPOINTS, predictions, report
 from deduction.exact import ImpossibleRecord
 from deduction.fit import FitSettings, Observations, fit, is_plain
+from deduction.heap import keep_freed_heap
 from deduction.knowledge import Viewer
 from deduction.models import DEFAULT_MODEL, MODELS
 from deduction.reasons import Reason, explain
@@ -240,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             c.add_argument("--out", default=str(PACKAGE_PARAMS))
     args = parser.parse_args(argv)
+    keep_freed_heap()
     return args.run(args)
 
 

@@ -50,9 +50,10 @@ def deduce(
     own_seat = viewer.seat if not viewer.is_spy else None
     pieces = assignment_evidence(model, arrays, rows, params, own_seat)
     log_w = pieces.total()
-    weights = np.exp(log_w - log_w.max()) if np.isfinite(log_w.max()) else np.ones(len(rows))
+    most = log_w.max()
+    weights = np.exp(log_w - most) if np.isfinite(most) else np.ones(len(rows))
     # Rounding can push a sum of weights a hair past its total; a certain seat is exactly 0 or 1.
-    probability = np.clip((weights @ rows) / weights.sum(), 0.0, 1.0)
+    probability = np.minimum((weights @ rows) / weights.sum(), 1.0)
     probability[list(facts.certain_spies)] = 1.0
     probability[list(facts.certain_resistance)] = 0.0
     return Deduction(

@@ -93,7 +93,7 @@ def attribute(rows: np.ndarray, evidence: Evidence) -> Attribution:
         return Attribution(groups, effects)
     # What is removed equally from every assignment cancels in the softmax: its effect is exactly
     # zero, and skipping it (the asker's own choices, a mission nobody could have sabotaged) saves work.
-    moving = np.flatnonzero(removed.max(axis=0) - removed.min(axis=0) > 1e-12)
+    moving = np.flatnonzero((removed != removed[0]).any(axis=0))
     if not len(moving):
         return Attribution(groups, effects)
     total = evidence.total()[:, None]

@@ -184,7 +184,7 @@ class Evidence:
 
     @cached_property
     def _total(self) -> np.ndarray:
-        return self.sabotage.sum(axis=1) + self.votes.sum(axis=1) + self.proposals.sum(axis=1)
+        return np.add.reduce(self.sabotage, axis=1) + np.add.reduce(self.votes + self.proposals, axis=1)
 
     def total(self) -> np.ndarray:
         """(A,): each assignment's log weight, every piece added up."""

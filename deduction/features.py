@@ -319,7 +319,7 @@ def others_approving_shifts(tallies: np.ndarray) -> np.ndarray:
     means nothing (it is finite, and unused)."""
     approvals, cast = _others_tallies(tallies)
     scale = 1.0 / np.maximum(cast * (cast + 1.0), 1.0)
-    return np.stack([(approvals - cast - 0.5) * scale, (approvals + 0.5) * scale])
+    return np.array([(approvals - cast - 0.5) * scale, (approvals + 0.5) * scale])
 
 
 def _others_tallies(tallies: np.ndarray) -> np.ndarray:

@@ -51,8 +51,8 @@ def explain(
     # Per seat, the groups by the size of their effect on it, largest first; no more than can be shown.
     # Rounded first so that effects equal but for floating-point noise (two voters who voted alike)
     # keep the groups' own order, whichever way the arithmetic went.
-    size = np.round(np.abs(attribution.effects), 12)
-    order = np.argsort(-size, axis=0, kind="stable")[:per_seat].T.tolist()
+    size = np.abs(attribution.effects).round(12)
+    order = (-size).argsort(axis=0, kind="stable")[:per_seat].T.tolist()
     certain_spies, certain_resistance = set(deduction.certain_spies), set(deduction.certain_resistance)
     seats = []
     for seat in range(record.players):
@@ -150,7 +150,7 @@ def vote_counts(arrays: RecordArrays) -> dict[str, list[int]]:
     chosen = arrays.vote_chosen[played]
     approved = arrays.votes[played] & chosen
     # (result failed, succeeded) x (approved, rejected) x seats, all four counts in one product.
-    by_result = np.stack([~succeeded, succeeded]).astype(float)
+    by_result = np.array([~succeeded, succeeded], dtype=float)
     counts = (by_result @ np.concatenate([approved, chosen & ~approved], axis=1)).astype(int)
     players = arrays.players
     return {

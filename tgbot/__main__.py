@@ -18,6 +18,7 @@ import sys
 
 from redis.asyncio import Redis
 
+from deduction.heap import keep_freed_heap
 from tgbot.app import build_application
 from tgbot.config import ConfigError, Settings, load_settings
 from tgbot.redis_client import connect
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     simulate_parser.add_argument("--blind-spies", action="store_true")
     simulate_parser.add_argument("--json", action="store_true", help="end with the report as one JSON line")
     args = parser.parse_args(argv)
+    keep_freed_heap()  # hints and computer players build and free numpy arrays all the time
     if args.command == "simulate":
         from agents.simulate import main as simulate
 
