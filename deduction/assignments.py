@@ -27,12 +27,10 @@ def all_assignments(players: int, spies: int) -> np.ndarray:
 
 
 @cache
-def assignment_floats(rows: int, players: int, spies: int) -> tuple[np.ndarray, np.ndarray]:
+def assignment_floats(players: int, spies: int) -> tuple[np.ndarray, np.ndarray]:
     """`all_assignments(players, spies)` as floats (1.0 for a spy), and its complement (1.0 for
-    a Resistance seat): counts as products of float matrices, which numpy hands to BLAS.
-    `rows` is the number of assignments, there to key the cache with the matrix's shape."""
+    a Resistance seat): counts as products of float matrices, which numpy hands to BLAS."""
     assignments = all_assignments(players, spies)
-    assert len(assignments) == rows
     spy, resistance = assignments.astype(float), (~assignments).astype(float)
     spy.setflags(write=False)
     resistance.setflags(write=False)

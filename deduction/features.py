@@ -9,10 +9,11 @@ these arrays by the assignment's spies.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
-from deduction.assignments import all_assignments, assignment_floats
+from deduction.assignments import assignment_floats
 from deduction.missions import mission_facts
 from engine import GameRecord
 
@@ -125,7 +126,7 @@ def record_arrays(record: GameRecord) -> RecordArrays:
     teams = _cells(count, players, [row * players + seat for row, team in enumerate(team_lists) for seat in team])
     playing = _cells(played, players, card_players)
     shown = _cells(played, players, shown_spies)
-    consistent_after = _consistent_after(all_assignments(players, record.spies), playing, played_table[:, 4], shown)
+    consistent_after = _consistent_after(players, record.spies, playing, played_table[:, 4], shown)
     played_before = proposal_table[:, 3] + proposal_table[:, 4]
     return RecordArrays(
         players=players,
@@ -147,7 +148,7 @@ def record_arrays(record: GameRecord) -> RecordArrays:
         shown_spies=shown,
         team_chosen=proposal_table[:, 5].astype(bool),
         vote_chosen=~_cells(count, players, filled_votes),
-        consistent=consistent_after[:, -1],
+        consistent=consistent_after[-1],
     )
 
 
@@ -159,18 +160,19 @@ def _cells(rows: int, columns: int, flat: list[int]) -> np.ndarray:
 
 
 def _consistent_after(
-    assignments: np.ndarray, card_players: np.ndarray, fails: np.ndarray, shown_spies: np.ndarray
+    players: int, spies: int, card_players: np.ndarray, fails: np.ndarray, shown_spies: np.ndarray
 ) -> np.ndarray:
-    """(A, M + 1): column j is True for the assignments the first j played missions allow (at
-    least as many spies among the members whose card was hidden as hidden Fail cards, and a spy
-    behind every Fail card shown: `deduction.assignments.consistent_mask`)."""
+    """(M + 1, A): row j is True for the assignments (`assignments.all_assignments`) the first j
+    played missions allow (at least as many spies among the members whose card was hidden as
+    hidden Fail cards, and a spy behind every Fail card shown: `deduction.assignments.consistent_mask`)."""
     # Counts as float products: numpy multiplies float matrices with BLAS, integer ones in a slow loop.
-    as_float = assignment_floats(len(assignments), assignments.shape[1], int(assignments[0].sum()))[0]
-    allowed_by = (as_float @ card_players.T) >= fails  # (A, M)
-    if shown_spies.any():
-        allowed_by &= (as_float @ shown_spies.T) >= shown_spies.sum(axis=1)
-    allowed = np.ones((len(assignments), len(fails) + 1), dtype=bool)
-    np.logical_and.accumulate(allowed_by, axis=1, out=allowed[:, 1:])
+    as_float = assignment_floats(players, spies)[0]
+    allowed = np.ones((len(fails) + 1, len(as_float)), dtype=bool)
+    allowed_by = allowed[1:]
+    np.greater_equal(card_players @ as_float.T, fails[:, None], out=allowed_by)  # (M, A)
+    if len(shown_spies) and shown_spies.any():
+        allowed_by &= (shown_spies @ as_float.T) >= shown_spies.sum(axis=1, keepdims=True)
+    np.logical_and.accumulate(allowed_by, axis=0, out=allowed_by)
     return allowed
 
 
@@ -180,12 +182,10 @@ def _team_suspicion(
     """For each proposal (`teams`, with `prefix` played missions before it) and seat: the share of
     assignments, consistent with the missions played before it and with that seat in the
     Resistance, that put a spy on the team."""
-    as_float, resistance_seat = assignment_floats(len(consistent_after), players, spies)
-    spies_on_teams = as_float @ teams.T  # (A, P)
-    before = consistent_after[:, prefix]  # (A, P)
+    as_float, resistance_seat = assignment_floats(players, spies)
+    with_spy = (consistent_after[prefix] & (teams @ as_float.T > 0)).astype(float) @ resistance_seat  # (P, players)
     # How many assignments leave each seat in the Resistance depends only on the missions played before.
-    total = (consistent_after.T.astype(float) @ resistance_seat)[prefix]  # (P, players)
-    with_spy = (before & (spies_on_teams > 0)).T.astype(float) @ resistance_seat
+    total = (consistent_after.astype(float) @ resistance_seat)[prefix]  # (P, players)
     return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0)
 
 
@@ -295,8 +295,16 @@ def approval_habit(tallies: np.ndarray) -> np.ndarray:
     """(P, players): how readily each voter approved the earlier proposals of this game, shrunk
     towards the usual rate and centred on it. Some people approve nearly everything; their
     approvals say less about the team."""
-    approvals, cast = np.cumsum(tallies, axis=1) - tallies
+    approvals, cast = _before_each(len(tallies[0])) @ tallies  # this game's earlier proposals only
     return (approvals + HABIT_PSEUDO_VOTES * USUAL_APPROVAL) / (cast + HABIT_PSEUDO_VOTES) - USUAL_APPROVAL
+
+
+@cache
+def _before_each(count: int) -> np.ndarray:
+    """(count, count): row i is 1.0 under every earlier proposal; a product with it sums what came before."""
+    earlier = np.tri(count, count, -1)
+    earlier.setflags(write=False)
+    return earlier
 
 
 def others_approving(tallies: np.ndarray) -> np.ndarray:
