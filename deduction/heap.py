@@ -8,8 +8,8 @@ docs/deduction.md that was a quarter to a third of a hint's time, and most of it
 one minute to the next.
 
 This is process configuration, not deduction: the programs that compute hints call it once at
-start (the bot, `python -m deduction`, the benchmarks); a library user decides for their own
-process. Other C libraries (musl, macOS) are left as they are.
+start (the bot, `python -m deduction`, benchmarks/deduction_speed.py); a library user decides
+for their own process. Other C libraries (musl, macOS) are left as they are.
 """
 
 from __future__ import annotations
