@@ -25,7 +25,7 @@ the evidence does, which a player can check.)
 
 Only the fact that the pieces add up to the log weight is relied on: however the model scales
 them, removing a mission's or a leader's column is removing that evidence, and the evidence
-says what the vote term would be without each seat's votes (`Evidence.vote_term_lost_without_each_seat`).
+says how much of the vote term goes with each seat's votes (`Evidence.vote_term_lost_without_each_seat`).
 """
 
 from __future__ import annotations
@@ -100,5 +100,8 @@ def attribute(rows: np.ndarray, evidence: Evidence) -> Attribution:
     # Column 0: all the evidence; column 1 + k: all but the k-th moving group. One softmax for all.
     log_weights = np.concatenate([total, total - removed[:, moving]], axis=1)
     probabilities = _probabilities(log_weights, rows.astype(float))
-    effects[moving] = probabilities[0] - probabilities[1:]
+    # A seat that is a spy in every possible assignment, or in none, stays so whatever is taken
+    # out: its effects are exactly zero, not a softmax's rounding noise (whose sign would pick a fact).
+    uncertain = (rows != rows[0]).any(axis=0)
+    effects[moving] = (probabilities[0] - probabilities[1:]) * uncertain
     return Attribution(groups, effects)

@@ -152,15 +152,15 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
 
 
-def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndarray) -> np.ndarray:
     """The vote model's log-odds of an approval, for every vote and every voter role x leader spy
-    x team bucket: (P, players, 12); and the per-vote public numbers they were read from."""
+    x team bucket: (P, players, 12)."""
     count, players = arrays.votes.shape
     per_proposal, per_vote = vote_sources(arrays, tallies)
     constant, proposal_weights, voter_weights = params.source_vote_weights
     logits = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
     logits += (per_proposal @ proposal_weights + constant)[:, None, :]
-    return logits, per_vote
+    return logits
 
 
 def _vote_signs(arrays: RecordArrays) -> np.ndarray:
@@ -180,11 +180,13 @@ class Evidence:
     # A seat's votes are also how the others' votes on the same proposals are read
     # (`features.others_approving`), so taking them out of the record changes more than their
     # own column. Worked out only when asked (the reasons need it, a probability does not).
-    votes_lost_with_seat: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    vote_term_lost: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     @cached_property
     def _total(self) -> np.ndarray:
-        return np.add.reduce(self.sabotage, axis=1) + np.add.reduce(self.votes + self.proposals, axis=1)
+        total = np.add.reduce(self.sabotage, axis=1) + np.add.reduce(self.votes + self.proposals, axis=1)
+        total.setflags(write=False)  # handed out by every call
+        return total
 
     def total(self) -> np.ndarray:
         """(A,): each assignment's log weight, every piece added up."""
@@ -193,9 +195,9 @@ class Evidence:
     def vote_term_lost_without_each_seat(self) -> np.ndarray:
         """(A, players): how much of each assignment's vote term goes when one seat's votes are
         taken out of the record, for every seat (column)."""
-        if self.votes_lost_with_seat is None:  # nobody's votes shape another's reading
+        if self.vote_term_lost is None:  # nobody's votes shape another's reading
             return self.votes
-        return self.votes_lost_with_seat()
+        return self.vote_term_lost()
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,7 @@ def evidence(
     # Each vote's log-probability under the assignment's situation (leader a spy, spies on the team)
     # for either role of its voter; a vote the deadline filled in, or the asker's, says nothing.
     tallies = vote_tallies(arrays, own_seat)
-    logits, per_vote = _vote_logits(arrays, params, tallies)
+    logits = _vote_logits(arrays, params, tallies)
     signs = _vote_signs(arrays)
     signed = logits * signs[..., None]  # the log-odds of the vote as cast
     as_cast = _log_sigmoid(signed)

@@ -81,20 +81,24 @@ class RecordArrays:
         return len(self.leaders)
 
 
+# The flat lists `record_arrays` reads a record into, so many numbers per row:
+PROPOSAL_FIELDS = 6  # leader, number in its round, mission, successes and failures before it, team chosen
+PLAYED_FIELDS = 5  # the row of its team's proposal, mission, fails, fails required, hidden fails
+
+
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
     # One pass over the record into flat lists of numbers, then one array each: a hint reads a
     # whole record every time, and numpy's cost here is per call (and per nested Python object
     # it has to inspect), not per element.
-    # Per proposal: leader, number in its round, mission, successes and failures before it, team chosen.
-    per_proposal: list[int] = []
-    per_played: list[int] = []  # per played mission: row, mission, fails, fails required, hidden fails
+    per_proposal: list[int] = []  # PROPOSAL_FIELDS per proposal
+    per_played: list[int] = []  # PLAYED_FIELDS per played mission
     votes: list[bool] = []  # flat cells of (P, players)
     team_lists: list[tuple[int, ...]] = []
     filled_votes: list[int] = []  # flat cells of (P, players)
     card_players: list[int] = []  # flat cells of (M, players)
     shown_spies: list[int] = []  # flat cells of (M, players)
-    successes = failures = 0
+    successes = failures = played = 0
     for m in record.missions:
         for number, p in enumerate(m.proposals, 1):
             if p.auto_votes:
@@ -104,7 +108,6 @@ def record_arrays(record: GameRecord) -> RecordArrays:
             votes += p.votes
             team_lists.append(p.team)
         if m.fails is not None:
-            played_row = len(per_played) // 5
             if m.plot:
                 facts = mission_facts(m)
                 hidden, hidden_fails, shown = facts.hidden_players, facts.hidden_fails, facts.shown_spies
@@ -114,15 +117,16 @@ def record_arrays(record: GameRecord) -> RecordArrays:
                     hidden = [seat for seat in hidden if seat not in m.auto_cards]
                 hidden_fails, shown = m.fails, ()
             per_played += (len(team_lists) - 1, m.mission, m.fails, m.fails_required, hidden_fails)
-            card_players += [played_row * players + seat for seat in hidden]
-            shown_spies += [played_row * players + seat for seat in shown]
+            card_players += [played * players + seat for seat in hidden]
+            shown_spies += [played * players + seat for seat in shown]
+            played += 1
             if m.fails < m.fails_required:
                 successes += 1
             else:
                 failures += 1
-    count, played = len(team_lists), len(per_played) // 5
-    proposal_table = np.array(per_proposal, dtype=np.intp).reshape(count, 6)
-    played_table = np.array(per_played, dtype=np.intp).reshape(played, 5)
+    count = len(team_lists)
+    proposal_table = np.array(per_proposal, dtype=np.intp).reshape(count, PROPOSAL_FIELDS)
+    played_table = np.array(per_played, dtype=np.intp).reshape(played, PLAYED_FIELDS)
     teams = _cells(count, players, [row * players + seat for row, team in enumerate(team_lists) for seat in team])
     playing = _cells(played, players, card_players)
     shown = _cells(played, players, shown_spies)
@@ -170,7 +174,7 @@ def _consistent_after(
     allowed = np.ones((len(fails) + 1, len(as_float)), dtype=bool)
     allowed_by = allowed[1:]
     np.greater_equal(card_players @ as_float.T, fails[:, None], out=allowed_by)  # (M, A)
-    if len(shown_spies) and shown_spies.any():
+    if shown_spies.any():
         allowed_by &= (shown_spies @ as_float.T) >= shown_spies.sum(axis=1, keepdims=True)
     np.logical_and.accumulate(allowed_by, axis=0, out=allowed_by)
     return allowed
@@ -323,8 +327,9 @@ def others_approving_shifts(tallies: np.ndarray) -> np.ndarray:
     the record (axis 0 = 0) or one other voter's rejection (1): (2, P, players). A seat's votes
     are part of how every other vote on the same proposal is read, so taking them out moves those
     readings too. With n other votes counted, a of them approvals, the share (a + 0.5) / (n + 1)
-    becomes (a - 0.5) / n or (a + 0.5) / n. Where there is no such vote to take out the value
-    means nothing (it is finite, and unused)."""
+    becomes (a - 0.5) / n or (a + 0.5) / n. Where there is no such vote to take out (nobody else
+    voted so, or the vote is the very one taken out) the value is finite and means nothing: the
+    caller weighs it nowhere, or takes its change back."""
     approvals, cast = _others_tallies(tallies)
     scale = 1.0 / np.maximum(cast * (cast + 1.0), 1.0)
     return np.array([(approvals - cast - 0.5) * scale, (approvals + 0.5) * scale])

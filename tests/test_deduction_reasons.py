@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given
 
 from deduction.analysis import Deduction, deduce
+from deduction.attribution import attribute
 from deduction.behaviour import Evidence
 from deduction.exact import ImpossibleRecord
 from deduction.knowledge import Viewer
@@ -153,6 +154,21 @@ def check_reasons(record: GameRecord, viewer: Viewer) -> int:
 def test_removing_the_cited_evidence_moves_the_seat_by_the_stated_points(case: tuple[Game, Viewer]) -> None:
     game, viewer = case
     check_reasons(game.record, viewer)
+
+
+@SETTINGS
+@given(games_with_viewer())
+def test_a_certain_seat_is_moved_by_nothing(case: tuple[Game, Viewer]) -> None:
+    # Exactly nothing, not a softmax's rounding noise: the sign of a seat's effect on itself picks
+    # the fact its own votes or teams cite.
+    game, viewer = case
+    try:
+        d = deduce(game.record, viewer)
+    except ImpossibleRecord:
+        return
+    rows = d.facts.assignments[d.facts.possible]
+    certain = [seat for seat in range(game.record.players) if rows[:, seat].all() or not rows[:, seat].any()]
+    assert (attribute(rows, d.evidence).effects[:, certain] == 0.0).all()
 
 
 def test_reasons_on_real_games_measure_what_they_say() -> None:

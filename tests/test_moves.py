@@ -246,7 +246,9 @@ def play_whole_game(players: int, seed: int, approve_rate: float, targeting: boo
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(5, 10), st.integers(0, 2**32), st.floats(0.2, 0.9), st.booleans())
-def test_each_mission_round_costs_the_group_two_messages_per_proposal(players, seed, approve_rate, targeting):
+def test_each_mission_round_costs_the_group_two_messages_per_proposal(
+    players, seed, approve_rate, targeting
+):
     table, group = play_whole_game(players, seed, approve_rate, targeting)
     rounds = table.game.rounds
     # Each proposal: its message, then one edit (a rejected team's votes, or an approved team's
