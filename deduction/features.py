@@ -111,11 +111,8 @@ def record_arrays(record: GameRecord) -> RecordArrays:
             if m.plot:
                 facts = mission_facts(m)
                 hidden, hidden_fails, shown = facts.hidden_players, facts.hidden_fails, facts.shown_spies
-            else:  # the common case, spelled out: every card but a deadline's was shuffled in unseen
-                hidden = m.proposals[-1].team
-                if m.auto_cards:
-                    hidden = [seat for seat in hidden if seat not in m.auto_cards]
-                hidden_fails, shown = m.fails, ()
+            else:  # the common case: every card but a deadline's was shuffled in unseen
+                hidden, hidden_fails, shown = m.card_players, m.fails, ()
             per_played += (len(team_lists) - 1, m.mission, m.fails, m.fails_required, hidden_fails)
             card_players += [played * players + seat for seat in hidden]
             shown_spies += [played * players + seat for seat in shown]
