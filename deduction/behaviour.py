@@ -149,7 +149,12 @@ def default_params() -> BehaviourParams:
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     # log(1 / (1 + e^-x)) without overflow for large |x|; np.logaddexp(0, -x) is the same, four times slower.
-    return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
+    # The exponential and logarithm in single precision: numpy runs those with SIMD and double
+    # precision's one element at a time, a third of a hint's time. 1 + e^-|x| lies in (1, 2], where
+    # single precision's log is good to about 1e-7, and each vote's term is within that of
+    # double precision's.
+    tail = np.log(np.exp(-np.abs(x, dtype=np.float32)) + np.float32(1.0))
+    return np.minimum(x, 0.0) - tail
 
 
 def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndarray) -> np.ndarray:
