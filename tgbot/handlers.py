@@ -57,8 +57,9 @@ async def language_of(update: Update, context: BotContext, game_id: str | None =
 
 
 def player_of(user: User) -> Player:
-    # Only computer players' names begin with 🤖: a person may not pass for one (and claim to play blind).
-    name = (user.full_name or "").lstrip("🤖").strip() or str(user.id)
+    # Only computer players' names hold 🤖: a person may not pass for one (and claim to play blind),
+    # not even with a second robot or one behind a character that shows as nothing.
+    name = (user.full_name or "").replace("🤖", "").strip() or str(user.id)
     return Player(user_id=user.id, name=name, language=user.language_code)
 
 
