@@ -186,9 +186,14 @@ class GameService:
     async def rematch(self, game_id: str, user_id: int, chat_id: int | None, lang: str) -> Reply:
         """Play again: a new lobby in the same group with the same players already seated."""
         finished = await self._load(game_id)
-        if finished is not None and finished.chat_id != chat_id:
+        if finished is None:
+            # Its Play again button outlives it: a finished game is kept `tgbot.store.FINISHED_GAME_SECONDS`.
+            return Reply(t(lang, "This game is no longer kept: start a new one with /newgame."))
+        if finished.chat_id != chat_id:
             return Reply(t(lang, "This button is not valid here."))
-        if finished is None or finished.stage is not Stage.OVER:
+        if finished.stage is Stage.CANCELLED:
+            return Reply(t(lang, "This button is not valid."))  # a cancelled game never shows Play again
+        if finished.stage is not Stage.OVER:
             return Reply(t(lang, "This game is not over yet."))
         if finished.seat_of(user_id) is None:
             return Reply(t(lang, "Only the players of that game can start a rematch."))
