@@ -32,7 +32,7 @@ from tgbot.buttons import (
 from tgbot.changes import Change, Refused, Reply
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
-from tgbot.moves import clock, computers, lobby, play
+from tgbot.moves import absence, clock, computers, lobby, play
 from tgbot.moves import plot as plot_moves
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Keyboard, Send
@@ -251,17 +251,17 @@ class GameService:
     # ---------------------------------------------------------------- presses
 
     async def vote(self, press: VotePress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press, chat_id, user_id, lang, lambda table: play.vote(table, user_id, press, lang, self.bot_username)
         )
 
     async def play_card(self, press: CardPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press, chat_id, user_id, lang, lambda table: play.play_card(table, user_id, press, lang, self.bot_username)
         )
 
     async def pick_team_member(self, press: TeamPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press,
             chat_id,
             user_id,
@@ -270,7 +270,7 @@ class GameService:
         )
 
     async def pick_mission(self, press: MissionPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press,
             chat_id,
             user_id,
@@ -279,12 +279,20 @@ class GameService:
         )
 
     async def plot_choice(self, press: PlotPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press,
             chat_id,
             user_id,
             lang,
             lambda table: plot_moves.press(table, user_id, press, lang, self.bot_username),
+        )
+
+    async def _turn(
+        self, press, chat_id: int | None, user_id: int, lang: str, move: Callable[[Table], Change]
+    ) -> Reply:
+        """A press for one of the presser's own turns: a vote, a card, the leader's choice, a Plot card."""
+        return await self._press(
+            press, chat_id, user_id, lang, lambda table: absence.taken_back(table, user_id, lang, move)
         )
 
     async def cancel(
