@@ -18,7 +18,7 @@ from dataclasses import replace
 import pytest
 
 from engine import EndReason, Phase, Side, parse_record
-from tests.bot_helpers import lobby_message, propose, team_size, vote_all
+from tests.bot_helpers import button_data, lobby_message, press, propose, team_size, vote_all
 from tests.bot_helpers import texts as group_texts
 from tgbot import keys
 from tgbot.moves import clock
@@ -826,3 +826,36 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
     assert sum(m.from_bot for m in telegram.messages(chat)) == 4  # the start message and one board per proposal
     results = await asyncio.gather(services[0].fire_due(now[0] + 999), services[1].fire_due(now[0] + 999))
     assert results == [0, 0]
+
+
+async def test_a_person_taken_over_gets_the_seat_back_with_a_press_the_computer_beat(make_bot, telegram):
+    """A computer player acts for a taken-over seat a few seconds after each decision opens, so the
+    person's first press back usually comes after it: that press still gives them the seat back."""
+    group, service, now = await started_game(make_bot, telegram, computer_takeover=True)
+
+    def computer_voted_for_a_person(table) -> list[int]:
+        if table.game.phase is not Phase.VOTING or None not in table.game.pending_votes:
+            return []
+        return [s for s in table.autopilot if table.game.pending_votes[s] is not None]
+
+    # Nobody acts: deadlines pass until people are taken over, and a computer votes for one of them
+    # while the vote is still open for others.
+    table = await group.table()
+    while not computer_voted_for_a_person(table):
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+    voted = computer_voted_for_a_person(table)
+    seat = voted[0]
+    user = table.players[seat].user_id
+    board = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
+    answer = await press(group, user, board, button_data(board, ":a"))
+    assert answer == "A computer player had already chosen for you this time. From now on you play yourself."
+    table = await group.table()
+    assert seat not in table.autopilot and table.missed[seat] == 0
+    # The next decision waits for the person.
+    while table.game.phase is Phase.VOTING:
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+    assert seat not in table.autopilot

@@ -213,6 +213,28 @@ async def test_group_owner_who_did_not_open_the_game_may_start_it(make_bot, tele
     assert (await group.table()).stage is Stage.PLAYING
 
 
+CHANNEL_BOT = 136817688  # Telegram's stand-in sender of every message sent on behalf of a channel
+
+
+def as_channel(update: dict, channel_id: int, title: str) -> dict:
+    """A member's message sent on behalf of one of their channels, as Telegram delivers it."""
+    update["message"]["sender_chat"] = {"id": channel_id, "type": "channel", "title": title}
+    return update
+
+
+async def test_commands_sent_on_behalf_of_a_channel_speak_for_nobody(make_bot, telegram):
+    """Whoever writes as a channel is the same stand-in user to the bot, so one member's channel
+    could start, fill or cancel a lobby that another member's channel opened."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    telegram.add_user(CHANNEL_BOT, "Channel", username="Channel_Bot")
+    refusal = "Send this command as yourself, not on behalf of a channel."
+    for text in ("/newgame", "/startgame", "/addbot", "/removebot", "/cancel", "/settings", "/language"):
+        await group.send(as_channel(telegram.command(CHANNEL_BOT, group.chat_id, text), -1001, "Alice's news"))
+        assert last_text(telegram, group.chat_id) == refusal, text
+    assert await group.store.game_of_chat(group.chat_id) is None
+
+
 async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=6)

@@ -10,7 +10,8 @@ import pytest
 
 from deduction import batch
 from engine import Phase, export_record
-from tests.bot_helpers import AlwaysApprove, command, lobby_message, press, started, texts
+from tests.bot_helpers import AlwaysApprove, command, forged, lobby_message, press, started, texts
+from tgbot import keys
 from tgbot.i18n import t
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.settings import GroupSettings
@@ -579,6 +580,29 @@ async def test_play_again_opens_a_lobby_with_the_same_players_and_settings(make_
     group.game_id = new_id
     await group.send(telegram.command(presser, chat, "/startgame"))
     assert (await group.table()).stage is Stage.PLAYING
+
+
+async def test_play_again_on_a_game_no_longer_kept_says_so(make_bot, telegram):
+    """A finished game is kept a week; its Play again button stays in the group for good."""
+    group = await started(make_bot, telegram)
+    finished = await group.play(SpyOnEveryTeam())
+    over = telegram.messages(group.chat_id)[-1]
+    await group.store.redis.delete(keys.game(finished.id))  # what its week's expiry does
+    player = finished.players[0].user_id
+    assert await press(group, player, over, f"r:{finished.id}") == (
+        "This game is no longer kept: start a new one with /newgame."
+    )
+    assert await group.store.game_of_chat(group.chat_id) is None
+
+
+async def test_play_again_forged_for_a_cancelled_game_is_not_valid(make_bot, telegram):
+    group = await started(make_bot, telegram)
+    host = group.user_ids[0]
+    question = await command(group, host, "/cancel")
+    await press(group, host, question, f"x:{group.game_id}:y")
+    answer = await forged(group, host, group.chat_id, question.message_id, f"r:{group.game_id}")
+    assert answer["text"] == "This button is not valid."
+    assert await group.store.game_of_chat(group.chat_id) is None
 
 
 async def test_language_menu_sets_the_group_language(make_bot, telegram):

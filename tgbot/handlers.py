@@ -57,8 +57,9 @@ async def language_of(update: Update, context: BotContext, game_id: str | None =
 
 
 def player_of(user: User) -> Player:
-    # Only computer players' names begin with 🤖: a person may not pass for one (and claim to play blind).
-    name = (user.full_name or "").lstrip("🤖").strip() or str(user.id)
+    # Only computer players' names hold 🤖: a person may not pass for one (and claim to play blind),
+    # not even with a second robot or one behind a character that shows as nothing.
+    name = (user.full_name or "").replace("🤖", "").strip() or str(user.id)
     return Player(user_id=user.id, name=name, language=user.language_code)
 
 
@@ -116,10 +117,21 @@ class GroupRequest:
         return await is_admin(self.context, self.chat_id, self.user_id)
 
 
+def sent_as_channel(update: Update) -> bool:
+    """Sent on behalf of a channel: Telegram names the same stand-in user as the sender of every
+    such message, whoever wrote it, so it says nothing of who that was."""
+    message = update.effective_message
+    return message is not None and message.sender_chat is not None and message.sender_chat.type == Chat.CHANNEL
+
+
 async def group_request(update: Update, context: BotContext) -> GroupRequest | None:
-    """The request behind a group-only command, or None (answered) when it came from a private chat."""
+    """The request behind a group-only command that depends on who sent it, or None (answered)
+    when it came from a private chat or from a channel."""
     lang = await language_of(update, context)
     if not await groups_only(update, lang):
+        return None
+    if sent_as_channel(update):
+        await reply(update, t(lang, "Send this command as yourself, not on behalf of a channel."))
         return None
     return GroupRequest(context, update.effective_chat.id, update.effective_user.id, lang)
 
@@ -148,10 +160,10 @@ async def start(update: Update, context: BotContext) -> None:
 
 async def new_game(update: Update, context: BotContext) -> None:
     """/newgame [targeting] [blind] [plot]: open a lobby in this group, with those variants."""
-    lang = await language_of(update, context)
-    if not await groups_only(update, lang):
+    request = await group_request(update, context)
+    if request is None:
         return
-    chat, user = update.effective_chat, update.effective_user
+    chat, user, lang = update.effective_chat, update.effective_user, request.lang
     words = {word.lower() for word in context.args or ()}
     variants = Variants(
         targeting="targeting" in words,

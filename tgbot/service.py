@@ -32,7 +32,7 @@ from tgbot.buttons import (
 from tgbot.changes import Change, Refused, Reply
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
-from tgbot.moves import clock, computers, lobby, play
+from tgbot.moves import absence, clock, computers, lobby, play
 from tgbot.moves import plot as plot_moves
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Keyboard, Send
@@ -186,9 +186,14 @@ class GameService:
     async def rematch(self, game_id: str, user_id: int, chat_id: int | None, lang: str) -> Reply:
         """Play again: a new lobby in the same group with the same players already seated."""
         finished = await self._load(game_id)
-        if finished is not None and finished.chat_id != chat_id:
+        if finished is None:
+            # Its Play again button outlives it: a finished game is kept `tgbot.store.FINISHED_GAME_SECONDS`.
+            return Reply(t(lang, "This game is no longer kept: start a new one with /newgame."))
+        if finished.chat_id != chat_id:
             return Reply(t(lang, "This button is not valid here."))
-        if finished is None or finished.stage is not Stage.OVER:
+        if finished.stage is Stage.CANCELLED:
+            return Reply(t(lang, "This button is not valid."))  # a cancelled game never shows Play again
+        if finished.stage is not Stage.OVER:
             return Reply(t(lang, "This game is not over yet."))
         if finished.seat_of(user_id) is None:
             return Reply(t(lang, "Only the players of that game can start a rematch."))
@@ -246,17 +251,17 @@ class GameService:
     # ---------------------------------------------------------------- presses
 
     async def vote(self, press: VotePress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press, chat_id, user_id, lang, lambda table: play.vote(table, user_id, press, lang, self.bot_username)
         )
 
     async def play_card(self, press: CardPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press, chat_id, user_id, lang, lambda table: play.play_card(table, user_id, press, lang, self.bot_username)
         )
 
     async def pick_team_member(self, press: TeamPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press,
             chat_id,
             user_id,
@@ -265,7 +270,7 @@ class GameService:
         )
 
     async def pick_mission(self, press: MissionPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press,
             chat_id,
             user_id,
@@ -274,12 +279,20 @@ class GameService:
         )
 
     async def plot_choice(self, press: PlotPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        return await self._press(
+        return await self._turn(
             press,
             chat_id,
             user_id,
             lang,
             lambda table: plot_moves.press(table, user_id, press, lang, self.bot_username),
+        )
+
+    async def _turn(
+        self, press, chat_id: int | None, user_id: int, lang: str, move: Callable[[Table], Change]
+    ) -> Reply:
+        """A press for one of the presser's own turns: a vote, a card, the leader's choice, a Plot card."""
+        return await self._press(
+            press, chat_id, user_id, lang, lambda table: absence.taken_back(table, user_id, lang, move)
         )
 
     async def cancel(

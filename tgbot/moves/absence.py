@@ -3,12 +3,15 @@ person who keeps missing them (only where the group's settings allow it, off by 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
+from tgbot.changes import Change, Refused, Reply
+from tgbot.i18n import t
 from tgbot.outgoing import Outgoing, Send
 from tgbot.render import board, private
 from tgbot.render.common import seat_scene
-from tgbot.table import Table
+from tgbot.table import Stage, Table
 
 TAKEOVER_AFTER = 2  # deadlines missed in a row before a computer player takes the seat
 
@@ -21,6 +24,20 @@ def acted(table: Table, seat: int) -> Table:
         return table
     missed[seat] = 0
     return replace(table, missed=tuple(missed), autopilot=tuple(s for s in table.autopilot if s != seat))
+
+
+def taken_back(table: Table, user_id: int, lang: str, move: Callable[[Table], Change]) -> Change:
+    """A press for one of the presser's turns. A person whose turns a computer player takes gets
+    the seat back by pressing, even when the press itself is refused: the computer player acts a
+    few seconds after each decision opens, so the person's first press back mostly comes too late."""
+    try:
+        return move(table)
+    except Refused:
+        seat = table.seat_of(user_id)
+        if table.stage is not Stage.PLAYING or seat is None or seat not in table.autopilot:
+            raise
+    text = t(lang, "A computer player had already chosen for you this time. From now on you play yourself.")
+    return Change(acted(table, seat), [], Reply(text))
 
 
 def missed_deadline(table: Table, seats: tuple[int, ...]) -> tuple[Table, list[Outgoing]]:
