@@ -44,7 +44,9 @@ def read_games(path: str) -> list[GameRecord]:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    for out in batch.run(sys.stdin, args.model):
+    # Bytes, split at line feeds only: each line is decoded on its own, so one that is not UTF-8
+    # is answered with an error like any other broken line.
+    for out in batch.run(sys.stdin.buffer, args.model):
         sys.stdout.write(out + "\n")
         sys.stdout.flush()
     return 0

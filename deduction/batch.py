@@ -78,10 +78,22 @@ def _seen_cards(raw: Any, players: int) -> tuple[SeenCard, ...]:
     return tuple(cards)
 
 
-def answer(line: str, model: str) -> dict:
+def _read_request(line: str | bytes) -> Any:
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadRequest(f"not UTF-8: byte {exc.start + 1} of the line") from None
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise BadRequest("not readable: nested too deeply") from None
+
+
+def answer(line: str | bytes, model: str) -> dict:
     """The answer to one request line; a broken request gets {"error": ...}."""
     try:
-        request = json.loads(line)
+        request = _read_request(line)
         if not isinstance(request, dict):
             raise BadRequest("a request must be a JSON object")
         if "record" not in request:
@@ -98,7 +110,7 @@ def answer(line: str, model: str) -> dict:
     return {"spy_probability": list(result.spy_probability), "consistent": result.consistent}
 
 
-def run(lines: Iterable[str], model: str) -> Iterator[str]:
+def run(lines: Iterable[str | bytes], model: str) -> Iterator[str]:
+    """One answer per line, a blank one included, so that the n-th answer is the n-th line's."""
     for line in lines:
-        if line.strip():
-            yield json.dumps(answer(line, model))
+        yield json.dumps(answer(line, model))

@@ -256,6 +256,46 @@ def test_unknown_model_exits_non_zero(command: str, tmp_path: Path) -> None:
     assert "nonsense" in done.stderr
 
 
+def run_batch_bytes(stdin: bytes) -> subprocess.CompletedProcess:
+    """The batch command fed raw bytes, as another program's pipe may carry them."""
+    return subprocess.run(
+        [sys.executable, "-m", "deduction", "batch", "--model", "uniform"],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        env=env(),
+        timeout=TIMEOUT,
+    )
+
+
+def empty_table_request(viewer: int = 0) -> bytes:
+    return json.dumps({"record": {**impossible_record(), "missions": []}, "viewer": viewer}).encode()
+
+
+def test_every_line_gets_exactly_one_answer_on_its_own_line() -> None:
+    """Blank, undecodable and too deeply nested lines are broken requests like any other: each
+    gets its error on its line, so the n-th answer is always the n-th line's, and the stream goes
+    on. Lines end at a line feed only: a carriage return inside a line is JSON whitespace."""
+    good = empty_table_request()
+    lines = [
+        good,
+        b"",
+        b"   ",
+        b"\xff\xfe not UTF-8",
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"record": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+        good.replace(b", ", b",\r "),
+        good + b"\r",
+    ]
+    done = run_batch_bytes(b"\n".join(lines) + b"\n")
+    assert done.returncode == 0 and done.stderr == b"", done.stderr.decode(errors="replace")[-2000:]
+    answers = [json.loads(line) for line in done.stdout.decode("ascii").split("\n")[:-1]]
+    assert len(answers) == len(lines), answers
+    expected = {"spy_probability": [0.0, 0.5, 0.5, 0.5, 0.5], "consistent": 10}
+    assert [a if "error" not in a else "error" for a in answers] == [expected] + ["error"] * 5 + [expected] * 2
+    assert all(set(a) == {"error"} and a["error"].strip() for a in answers[1:6])
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
