@@ -78,6 +78,16 @@ def _seen_cards(raw: Any, players: int) -> tuple[SeenCard, ...]:
     return tuple(cards)
 
 
+def _object_once(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object whose every name is given once: which of two values counts is not guessed."""
+    names = set()
+    for name, _ in pairs:
+        if name in names:
+            raise BadRequest(f'not readable: "{name}" given twice in one object')
+        names.add(name)
+    return dict(pairs)
+
+
 def _read_request(line: str | bytes) -> Any:
     if isinstance(line, bytes):
         try:
@@ -85,7 +95,7 @@ def _read_request(line: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise BadRequest(f"not UTF-8: byte {exc.start + 1} of the line") from None
     try:
-        return json.loads(line)
+        return json.loads(line, object_pairs_hook=_object_once)
     except RecursionError:
         raise BadRequest("not readable: nested too deeply") from None
 

@@ -296,6 +296,21 @@ def test_every_line_gets_exactly_one_answer_on_its_own_line() -> None:
     assert all(set(a) == {"error"} and a["error"].strip() for a in answers[1:6])
 
 
+RECORD_TEXT = json.dumps(impossible_record())
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ('{"record": ' + RECORD_TEXT + ', "viewer": 0, "viewer": 3}', "viewer"),
+        ('{"record": ' + RECORD_TEXT.replace('"fails": 2', '"fails": 2, "fails": 0') + ', "viewer": 3}', "fails"),
+    ],
+)
+def test_a_field_given_twice_is_refused_not_guessed(line: str, name: str) -> None:
+    """JSON leaves a repeated name's meaning open; taking either value would be a guess."""
+    assert batch.answer(line, "uniform") == {"error": f'not readable: "{name}" given twice in one object'}
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
