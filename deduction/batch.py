@@ -49,13 +49,14 @@ def _known_roles(raw: Any, players: int) -> tuple[tuple[int, bool], ...]:
     """`{"<seat>": "spy" | "resistance"}`: roles the viewer saw with Plot cards."""
     if not isinstance(raw, dict):
         raise BadRequest('known: must be an object like {"3": "spy"}')
+    seat_names = {str(seat): seat for seat in range(players)}
     roles = []
     for key, role in raw.items():
-        if not (isinstance(key, str) and key.isdigit() and int(key) < players):
+        if key not in seat_names:
             raise BadRequest(f"known: {key!r} is not a seat from 0 to {players - 1}")
         if role not in ("spy", "resistance"):
             raise BadRequest(f'known.{key}: must be "spy" or "resistance"')
-        roles.append((int(key), role == "spy"))
+        roles.append((seat_names[key], role == "spy"))
     return tuple(roles)
 
 

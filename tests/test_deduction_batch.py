@@ -311,6 +311,14 @@ def test_a_field_given_twice_is_refused_not_guessed(line: str, name: str) -> Non
     assert batch.answer(line, "uniform") == {"error": f'not readable: "{name}" given twice in one object'}
 
 
+@pytest.mark.parametrize("key", ["03", "\u0663", "\u00b2", "+1", " 1", "1.0", "5", "-1"])
+def test_a_seat_named_in_known_is_a_plain_seat_number(key: str) -> None:
+    """`known` names each seat as its number written plainly ("3"): another spelling of a number
+    (a leading zero, other digits) is refused like a seat that is not at the table."""
+    request = {"record": {**impossible_record(), "missions": []}, "viewer": 0, "known": {key: "spy"}}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": f"known: {key!r} is not a seat from 0 to 4"}
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
