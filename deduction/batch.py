@@ -101,6 +101,11 @@ def _read_request(line: str | bytes) -> Any:
         raise BadRequest("not readable: nested too deeply") from None
 
 
+def _in_request(record_field: str) -> str:
+    """A field of the record, named from the request that holds it."""
+    return "record" if record_field == "record" else f"record.{record_field}"
+
+
 def answer(line: str | bytes, model: str) -> dict:
     """The answer to one request line; a broken request gets {"error": ...}."""
     try:
@@ -115,7 +120,7 @@ def answer(line: str | bytes, model: str) -> dict:
     except json.JSONDecodeError as exc:
         return {"error": f"not JSON: {exc.msg} at column {exc.colno}"}
     except RecordError as exc:
-        return {"error": f"record.{exc.field}: {exc.problem}"}
+        return {"error": f"{_in_request(exc.field)}: {exc.problem}"}
     except (BadRequest, ImpossibleRecord, ValueError) as exc:
         return {"error": str(exc)}
     return {"spy_probability": list(result.spy_probability), "consistent": result.consistent}

@@ -319,6 +319,14 @@ def test_a_seat_named_in_known_is_a_plain_seat_number(key: str) -> None:
     assert batch.answer(json.dumps(request), "uniform") == {"error": f"known: {key!r} is not a seat from 0 to 4"}
 
 
+@pytest.mark.parametrize("record", [None, 5, "resistance-record/1", [impossible_record()]])
+def test_a_record_that_is_not_an_object_is_named_once(record: object) -> None:
+    """Fields inside the record are named from the request ("record.missions[0]..."); the
+    record itself is just "record"."""
+    request = json.dumps({"record": record, "viewer": 0})
+    assert batch.answer(request, "uniform") == {"error": "record: must be a JSON object"}
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
