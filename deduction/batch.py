@@ -16,6 +16,9 @@ class BadRequest(ValueError):
     pass
 
 
+REQUEST_FIELDS = ("record", "viewer", "known_spies", "known", "seen_cards", "history")
+
+
 def _is_seat(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -24,20 +27,21 @@ def parse_viewer(request: dict, players: int) -> Viewer:
     if "viewer" not in request:
         raise BadRequest("viewer: missing (a seat number, or null for an outsider)")
     seat = request["viewer"]
-    known = request.get("known_spies")
+    knows_spies = "known_spies" in request
     roles = _known_roles(request.get("known", {}), players)
     cards = _seen_cards(request.get("seen_cards", []), players)
     if seat is None:
-        if known is not None:
+        if knows_spies:
             raise BadRequest("known_spies: only a spy viewer (a seat) can know the spies")
         if roles or cards:
             raise BadRequest("known, seen_cards: only a viewer at the table sees with Plot cards")
         return Viewer.outsider()
     if not _is_seat(seat) or not 0 <= seat < players:
         raise BadRequest(f"viewer: must be a seat from 0 to {players - 1}, or null")
-    if known is None:
+    if not knows_spies:
         return Viewer.resistance(seat, roles, cards)
     # A spy knows every side already: what Plot cards showed them adds nothing.
+    known = request["known_spies"]
     if not isinstance(known, list) or not all(_is_seat(s) for s in known):
         raise BadRequest("known_spies: must be a list of seat numbers")
     if seat not in known:
@@ -112,6 +116,9 @@ def answer(line: str | bytes, model: str) -> dict:
         request = _read_request(line)
         if not isinstance(request, dict):
             raise BadRequest("a request must be a JSON object")
+        for name in request:
+            if name not in REQUEST_FIELDS:
+                raise BadRequest(f"{name}: unknown field")
         if "record" not in request:
             raise BadRequest("record: missing")
         record = parse_record(request["record"])

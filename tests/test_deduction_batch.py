@@ -327,6 +327,21 @@ def test_a_record_that_is_not_an_object_is_named_once(record: object) -> None:
     assert batch.answer(request, "uniform") == {"error": "record: must be a JSON object"}
 
 
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        ({"knownSpies": [1, 2]}, "knownSpies: unknown field"),
+        ({"known_spy": [1, 2]}, "known_spy: unknown field"),
+        ({"seen": []}, "seen: unknown field"),
+        ({"known_spies": None}, "known_spies: must be a list of seat numbers"),
+    ],
+)
+def test_a_request_field_the_protocol_does_not_have_is_refused(extra: dict, error: str) -> None:
+    """A misspelt `known_spies` must not quietly turn a spy's question into a Resistance member's."""
+    request = {"record": {**impossible_record(), "missions": []}, "viewer": 1, **extra}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": error}
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
