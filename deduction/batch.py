@@ -105,9 +105,27 @@ def _read_request(line: str | bytes) -> Any:
         raise BadRequest("not readable: nested too deeply") from None
 
 
-def _in_request(record_field: str) -> str:
-    """A field of the record, named from the request that holds it."""
-    return "record" if record_field == "record" else f"record.{record_field}"
+def _in_request(record_field: str, where: str = "record") -> str:
+    """A field of a record, named from the request that holds it."""
+    return where if record_field == "record" else f"{where}.{record_field}"
+
+
+def _check_history(raw: Any) -> None:
+    """`history`: earlier finished records of the same players. This model reads no habits from
+    them, yet a broken one is refused like a broken record: nothing is guessed."""
+    if not isinstance(raw, list):
+        raise BadRequest("history: must be a list of records")
+    for i, data in enumerate(raw):
+        where = f"history[{i}]"
+        try:
+            earlier = parse_record(data)
+        except RecordError as exc:
+            raise BadRequest(f"{_in_request(exc.field, where)}: {exc.problem}") from None
+        # Habits are learned from who played (seat_players) and who turned out to be a spy.
+        if earlier.outcome is None:
+            raise BadRequest(f"{where}.outcome: missing")
+        if earlier.seat_players is None:
+            raise BadRequest(f"{where}.seat_players: missing")
 
 
 def answer(line: str | bytes, model: str) -> dict:
@@ -123,6 +141,8 @@ def answer(line: str | bytes, model: str) -> dict:
             raise BadRequest("record: missing")
         record = parse_record(request["record"])
         viewer = parse_viewer(request, record.players)
+        if "history" in request:
+            _check_history(request["history"])
         result = deduce(record, viewer, model)
     except json.JSONDecodeError as exc:
         return {"error": f"not JSON: {exc.msg} at column {exc.colno}"}

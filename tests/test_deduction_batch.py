@@ -511,6 +511,13 @@ def test_batch_reads_targeting_proposals_and_automatic_turns():
     assert batch.answer(json.dumps({"record": flipped, "viewer": 0}), "behaviour") == answer
 
 
+def earlier_game() -> dict:
+    """A finished record of the same five players as `targeting_record`, roles revealed."""
+    from tests.test_record_format import five_rejections, targeting_record
+
+    return five_rejections() | {"id": "earlier", "seat_players": targeting_record()["seat_players"]}
+
+
 def test_batch_accepts_a_history_and_ignores_it():
     """`history` (earlier finished records of the same players) may come with a request; this
     model reads no habits from it, so the answer is the one without it."""
@@ -518,8 +525,30 @@ def test_batch_accepts_a_history_and_ignores_it():
 
     data = targeting_record()
     plain = batch.answer(json.dumps({"record": data, "viewer": 0}), "behaviour")
-    earlier = json.loads(json.dumps(data))
-    earlier["id"] = "earlier"
+    earlier = earlier_game()
     with_history = batch.answer(json.dumps({"record": data, "viewer": 0, "history": [earlier, earlier]}), "behaviour")
     assert "error" not in with_history
     assert with_history == plain
+
+
+def _without(data: dict, key: str) -> dict:
+    return {name: value for name, value in data.items() if name != key}
+
+
+@pytest.mark.parametrize(
+    ("history", "error"),
+    [
+        (None, "history: must be a list of records"),
+        ("earlier", "history: must be a list of records"),
+        ([1], "history[0]: must be a JSON object"),
+        ([earlier_game(), {**earlier_game(), "players": 8}], "history[1].spies: a game of 8 has 3 spies"),
+        ([_without(earlier_game(), "outcome")], "history[0].outcome: missing"),
+        ([_without(earlier_game(), "seat_players")], "history[0].seat_players: missing"),
+    ],
+)
+def test_a_broken_history_is_refused(history: object, error: str) -> None:
+    """What `history` holds is checked like the record, though this model reads nothing from it."""
+    from tests.test_record_format import targeting_record
+
+    request = {"record": targeting_record(), "viewer": 0, "history": history}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": error}
