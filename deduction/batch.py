@@ -9,7 +9,7 @@ from typing import Any
 from deduction.analysis import deduce
 from deduction.exact import ImpossibleRecord
 from deduction.knowledge import SeenCard, Viewer
-from engine import RecordError, parse_record
+from engine import GameRecord, RecordError, parse_record
 
 
 class BadRequest(ValueError):
@@ -23,7 +23,8 @@ def _is_seat(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def parse_viewer(request: dict, players: int) -> Viewer:
+def parse_viewer(request: dict, record: GameRecord) -> Viewer:
+    players = record.players
     if "viewer" not in request:
         raise BadRequest("viewer: missing (a seat number, or null for an outsider)")
     seat = request["viewer"]
@@ -41,12 +42,20 @@ def parse_viewer(request: dict, players: int) -> Viewer:
     if not knows_spies:
         return Viewer.resistance(seat, roles, cards)
     # A spy knows every side already: what Plot cards showed them adds nothing.
-    known = request["known_spies"]
-    if not isinstance(known, list) or not all(_is_seat(s) for s in known):
+    return Viewer.spy(seat, _known_spies(request["known_spies"], seat, record))
+
+
+def _known_spies(raw: Any, seat: int, record: GameRecord) -> tuple[int, ...]:
+    """`known_spies`: every spy, as a spy who was shown the others knows them."""
+    if not isinstance(raw, list) or not all(_is_seat(s) for s in raw):
         raise BadRequest("known_spies: must be a list of seat numbers")
-    if seat not in known:
+    if len(set(raw)) != len(raw) or not all(0 <= s < record.players for s in raw):
+        raise BadRequest(f"known_spies: must list distinct seats from 0 to {record.players - 1}")
+    if seat not in raw:
         raise BadRequest("known_spies: must include the viewer, who is a spy")
-    return Viewer.spy(seat, tuple(known))
+    if len(raw) != record.spies:
+        raise BadRequest(f"known_spies: must list all {record.spies} spies")
+    return tuple(raw)
 
 
 def _known_roles(raw: Any, players: int) -> tuple[tuple[int, bool], ...]:
@@ -140,7 +149,7 @@ def answer(line: str | bytes, model: str) -> dict:
         if "record" not in request:
             raise BadRequest("record: missing")
         record = parse_record(request["record"])
-        viewer = parse_viewer(request, record.players)
+        viewer = parse_viewer(request, record)
         if "history" in request:
             _check_history(request["history"])
         result = deduce(record, viewer, model)

@@ -342,6 +342,26 @@ def test_a_request_field_the_protocol_does_not_have_is_refused(extra: dict, erro
     assert batch.answer(json.dumps(request), "uniform") == {"error": error}
 
 
+@pytest.mark.parametrize(
+    ("known_spies", "error"),
+    [
+        ([1, 4], "known_spies: must list all 3 spies"),
+        ([1, 4, 6, 0], "known_spies: must list all 3 spies"),
+        ([1, 4, 4], "known_spies: must list distinct seats from 0 to 6"),
+        ([1, 4, 7], "known_spies: must list distinct seats from 0 to 6"),
+        ([1, 4, -1], "known_spies: must list distinct seats from 0 to 6"),
+        ([1, 4, True], "known_spies: must be a list of seat numbers"),
+        ([1, 4, 6.0], "known_spies: must be a list of seat numbers"),
+        ([4, 5, 6], "known_spies: must include the viewer, who is a spy"),
+    ],
+)
+def test_a_spy_viewers_list_of_spies_is_checked(known_spies: list, error: str) -> None:
+    from tests.test_record_format import spec_example
+
+    request = {"record": spec_example(), "viewer": 1, "known_spies": known_spies}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": error}
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
