@@ -47,6 +47,8 @@ def parse_viewer(request: dict, record: GameRecord) -> Viewer:
 
 def _known_spies(raw: Any, seat: int, record: GameRecord) -> tuple[int, ...]:
     """`known_spies`: every spy, as a spy who was shown the others knows them."""
+    if record.variants is not None and record.variants.blind_spies:
+        raise BadRequest("known_spies: under Blind Spies a spy does not know the other spies")
     if not isinstance(raw, list) or not all(_is_seat(s) for s in raw):
         raise BadRequest("known_spies: must be a list of seat numbers")
     if len(set(raw)) != len(raw) or not all(0 <= s < record.players for s in raw):

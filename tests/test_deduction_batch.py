@@ -362,6 +362,20 @@ def test_a_spy_viewers_list_of_spies_is_checked(known_spies: list, error: str) -
     assert batch.answer(json.dumps(request), "uniform") == {"error": error}
 
 
+def test_a_spy_under_blind_spies_knows_no_other_spy() -> None:
+    """Under Blind Spies nobody at the table knows every spy: an exact answer from `known_spies`
+    would rest on what the viewer cannot know."""
+    from tests.test_record_format import spec_example
+
+    record = spec_example() | {"variants": {"targeting": False, "blind_spies": True, "plot_cards": False}}
+    request = {"record": record, "viewer": 1, "known_spies": [1, 4, 6]}
+    assert batch.answer(json.dumps(request), "uniform") == {
+        "error": "known_spies: under Blind Spies a spy does not know the other spies"
+    }
+    seen_by_the_table = batch.answer(json.dumps({"record": record, "viewer": None}), "uniform")
+    assert set(seen_by_the_table) == {"spy_probability", "consistent"}
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
