@@ -39,6 +39,8 @@ def parse_viewer(request: dict, record: GameRecord) -> Viewer:
         return Viewer.outsider()
     if not _is_seat(seat) or not 0 <= seat < players:
         raise BadRequest(f"viewer: must be a seat from 0 to {players - 1}, or null")
+    if (roles or cards) and not (record.variants is not None and record.variants.plot_cards):
+        raise BadRequest("known, seen_cards: only a game with Plot cards shows a player a role or a card")
     if not knows_spies:
         return Viewer.resistance(seat, roles, cards)
     # A spy knows every side already: what Plot cards showed them adds nothing.

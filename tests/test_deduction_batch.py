@@ -376,6 +376,27 @@ def test_a_spy_under_blind_spies_knows_no_other_spy() -> None:
     assert set(seen_by_the_table) == {"spy_probability", "consistent"}
 
 
+@pytest.mark.parametrize(
+    "seen",
+    [
+        {"known": {"4": "spy"}},
+        {"seen_cards": [{"mission": 1, "seat": 4, "fail": True}]},
+    ],
+)
+def test_only_a_game_with_plot_cards_shows_roles_or_cards(seen: dict) -> None:
+    """Without Plot cards nobody at the table is shown a role or a card: such knowledge in a
+    request cannot be the viewer's, and is refused rather than folded in."""
+    from tests.test_record_format import spec_example
+
+    for variants in ({}, {"variants": {"targeting": False, "blind_spies": False, "plot_cards": False}}):
+        request = {"record": spec_example() | variants, "viewer": 0, **seen}
+        assert batch.answer(json.dumps(request), "uniform") == {
+            "error": "known, seen_cards: only a game with Plot cards shows a player a role or a card"
+        }
+        nothing_seen = {"record": spec_example() | variants, "viewer": 0, "known": {}, "seen_cards": []}
+        assert "error" not in batch.answer(json.dumps(nothing_seen), "uniform")
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
