@@ -245,6 +245,31 @@ def test_batch_flushes_each_answer() -> None:
             proc.wait()
 
 
+def test_batch_stops_quietly_when_nobody_reads_the_answers() -> None:
+    """A reader that goes away ends the stream: the command stops without a traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deduction", "batch", "--model", "uniform"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    request = empty_table_request() + b"\n"
+    proc.stdin.write(request)
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["consistent"] == 10
+    proc.stdout.close()
+    try:
+        proc.stdin.write(request * 3)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # it stopped already
+    assert proc.wait(timeout=TIMEOUT) != 0
+    assert proc.stderr.read() == b""
+
+
 @pytest.mark.parametrize("command", ["batch", "explain", "evaluate"])
 def test_unknown_model_exits_non_zero(command: str, tmp_path: Path) -> None:
     file = tmp_path / "record.json"
