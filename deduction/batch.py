@@ -106,6 +106,10 @@ def _object_once(pairs: list[tuple[str, Any]]) -> dict:
     return dict(pairs)
 
 
+def _no_constant(name: str) -> Any:
+    raise BadRequest(f"not JSON: {name} is not a JSON number")
+
+
 def _read_request(line: str | bytes) -> Any:
     if isinstance(line, bytes):
         try:
@@ -113,7 +117,7 @@ def _read_request(line: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise BadRequest(f"not UTF-8: byte {exc.start + 1} of the line") from None
     try:
-        return json.loads(line, object_pairs_hook=_object_once)
+        return json.loads(line, object_pairs_hook=_object_once, parse_constant=_no_constant)
     except RecursionError:
         raise BadRequest("not readable: nested too deeply") from None
 

@@ -422,6 +422,15 @@ def test_only_a_game_with_plot_cards_shows_roles_or_cards(seen: dict) -> None:
         assert "error" not in batch.answer(json.dumps(nothing_seen), "uniform")
 
 
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_numbers_json_does_not_have_are_not_read(constant: str) -> None:
+    """Python's reader takes NaN and Infinity, JSON has neither: a line holding one is not JSON,
+    even where the record allows any value (its `source`)."""
+    record = json.dumps(impossible_record() | {"source": {"site": "x"}}).replace('"x"', constant)
+    line = '{"record": ' + record + ', "viewer": 0}'
+    assert batch.answer(line, "uniform") == {"error": f"not JSON: {constant} is not a JSON number"}
+
+
 # ---------------------------------------------------------------- explain
 
 TABLE_ROW = re.compile(r"^\s+seat\s+(\d+)\s+\S+\s+([\d.]+)%\s*$")
