@@ -400,6 +400,11 @@ def _parse_proposal(
     auto_team = raw.get("auto_team", False)
     _require(isinstance(auto_team, bool), f"{field}.auto_team", "must be true or false")
     auto_votes = _parse_seats(raw["auto_votes"], f"{field}.auto_votes", players) if "auto_votes" in raw else ()
+    _require(
+        len({votes[seat] for seat in auto_votes}) <= 1,
+        f"{field}.auto_votes",
+        "the votes missed on one proposal are all filled in with the group's one setting",
+    )
     open_votes = _parse_seats(raw["open_votes"], f"{field}.open_votes", players) if "open_votes" in raw else ()
     _require(list(open_votes) == sorted(open_votes), f"{field}.open_votes", "must be in seat order")
     no_confidence = raw.get("no_confidence")
