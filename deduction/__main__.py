@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -44,9 +45,16 @@ def read_games(path: str) -> list[GameRecord]:
 
 
 def _batch(args: argparse.Namespace) -> int:
-    for out in batch.run(sys.stdin, args.model):
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
+    # Bytes, split at line feeds only: each line is decoded on its own, so one that is not UTF-8
+    # is answered with an error like any other broken line.
+    try:
+        for out in batch.run(sys.stdin.buffer, args.model):
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # Nobody reads the answers any more. Python would fail again flushing stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 

@@ -9,53 +9,71 @@ from typing import Any
 from deduction.analysis import deduce
 from deduction.exact import ImpossibleRecord
 from deduction.knowledge import SeenCard, Viewer
-from engine import RecordError, parse_record
+from engine import GameRecord, RecordError, parse_record
 
 
 class BadRequest(ValueError):
     pass
 
 
+REQUEST_FIELDS = ("record", "viewer", "known_spies", "known", "seen_cards", "history")
+
+
 def _is_seat(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def parse_viewer(request: dict, players: int) -> Viewer:
+def parse_viewer(request: dict, record: GameRecord) -> Viewer:
+    players = record.players
     if "viewer" not in request:
         raise BadRequest("viewer: missing (a seat number, or null for an outsider)")
     seat = request["viewer"]
-    known = request.get("known_spies")
+    knows_spies = "known_spies" in request
     roles = _known_roles(request.get("known", {}), players)
     cards = _seen_cards(request.get("seen_cards", []), players)
     if seat is None:
-        if known is not None:
+        if knows_spies:
             raise BadRequest("known_spies: only a spy viewer (a seat) can know the spies")
         if roles or cards:
             raise BadRequest("known, seen_cards: only a viewer at the table sees with Plot cards")
         return Viewer.outsider()
     if not _is_seat(seat) or not 0 <= seat < players:
         raise BadRequest(f"viewer: must be a seat from 0 to {players - 1}, or null")
-    if known is None:
+    if (roles or cards) and not (record.variants is not None and record.variants.plot_cards):
+        raise BadRequest("known, seen_cards: only a game with Plot cards shows a player a role or a card")
+    if not knows_spies:
         return Viewer.resistance(seat, roles, cards)
     # A spy knows every side already: what Plot cards showed them adds nothing.
-    if not isinstance(known, list) or not all(_is_seat(s) for s in known):
+    return Viewer.spy(seat, _known_spies(request["known_spies"], seat, record))
+
+
+def _known_spies(raw: Any, seat: int, record: GameRecord) -> tuple[int, ...]:
+    """`known_spies`: every spy, as a spy who was shown the others knows them."""
+    if record.variants is not None and record.variants.blind_spies:
+        raise BadRequest("known_spies: under Blind Spies a spy does not know the other spies")
+    if not isinstance(raw, list) or not all(_is_seat(s) for s in raw):
         raise BadRequest("known_spies: must be a list of seat numbers")
-    if seat not in known:
+    if len(set(raw)) != len(raw) or not all(0 <= s < record.players for s in raw):
+        raise BadRequest(f"known_spies: must list distinct seats from 0 to {record.players - 1}")
+    if seat not in raw:
         raise BadRequest("known_spies: must include the viewer, who is a spy")
-    return Viewer.spy(seat, tuple(known))
+    if len(raw) != record.spies:
+        raise BadRequest(f"known_spies: must list all {record.spies} spies")
+    return tuple(raw)
 
 
 def _known_roles(raw: Any, players: int) -> tuple[tuple[int, bool], ...]:
     """`{"<seat>": "spy" | "resistance"}`: roles the viewer saw with Plot cards."""
     if not isinstance(raw, dict):
         raise BadRequest('known: must be an object like {"3": "spy"}')
+    seat_names = {str(seat): seat for seat in range(players)}
     roles = []
     for key, role in raw.items():
-        if not (isinstance(key, str) and key.isdigit() and int(key) < players):
+        if key not in seat_names:
             raise BadRequest(f"known: {key!r} is not a seat from 0 to {players - 1}")
         if role not in ("spy", "resistance"):
             raise BadRequest(f'known.{key}: must be "spy" or "resistance"')
-        roles.append((int(key), role == "spy"))
+        roles.append((seat_names[key], role == "spy"))
     return tuple(roles)
 
 
@@ -78,27 +96,81 @@ def _seen_cards(raw: Any, players: int) -> tuple[SeenCard, ...]:
     return tuple(cards)
 
 
-def answer(line: str, model: str) -> dict:
+def _object_once(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object whose every name is given once: which of two values counts is not guessed."""
+    names = set()
+    for name, _ in pairs:
+        if name in names:
+            raise BadRequest(f'not readable: "{name}" given twice in one object')
+        names.add(name)
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise BadRequest(f"not JSON: {name} is not a JSON number")
+
+
+def _read_request(line: str | bytes) -> Any:
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadRequest(f"not UTF-8: byte {exc.start + 1} of the line") from None
+    try:
+        return json.loads(line, object_pairs_hook=_object_once, parse_constant=_no_constant)
+    except RecursionError:
+        raise BadRequest("not readable: nested too deeply") from None
+
+
+def _in_request(record_field: str, where: str = "record") -> str:
+    """A field of a record, named from the request that holds it."""
+    return where if record_field == "record" else f"{where}.{record_field}"
+
+
+def _check_history(raw: Any) -> None:
+    """`history`: earlier finished records of the same players. This model reads no habits from
+    them, yet a broken one is refused like a broken record: nothing is guessed."""
+    if not isinstance(raw, list):
+        raise BadRequest("history: must be a list of records")
+    for i, data in enumerate(raw):
+        where = f"history[{i}]"
+        try:
+            earlier = parse_record(data)
+        except RecordError as exc:
+            raise BadRequest(f"{_in_request(exc.field, where)}: {exc.problem}") from None
+        # Habits are learned from who played (seat_players) and who turned out to be a spy.
+        if earlier.outcome is None:
+            raise BadRequest(f"{where}.outcome: missing")
+        if earlier.seat_players is None:
+            raise BadRequest(f"{where}.seat_players: missing")
+
+
+def answer(line: str | bytes, model: str) -> dict:
     """The answer to one request line; a broken request gets {"error": ...}."""
     try:
-        request = json.loads(line)
+        request = _read_request(line)
         if not isinstance(request, dict):
             raise BadRequest("a request must be a JSON object")
+        for name in request:
+            if name not in REQUEST_FIELDS:
+                raise BadRequest(f"{name}: unknown field")
         if "record" not in request:
             raise BadRequest("record: missing")
         record = parse_record(request["record"])
-        viewer = parse_viewer(request, record.players)
+        viewer = parse_viewer(request, record)
+        if "history" in request:
+            _check_history(request["history"])
         result = deduce(record, viewer, model)
     except json.JSONDecodeError as exc:
         return {"error": f"not JSON: {exc.msg} at column {exc.colno}"}
     except RecordError as exc:
-        return {"error": f"record.{exc.field}: {exc.problem}"}
+        return {"error": f"{_in_request(exc.field)}: {exc.problem}"}
     except (BadRequest, ImpossibleRecord, ValueError) as exc:
         return {"error": str(exc)}
     return {"spy_probability": list(result.spy_probability), "consistent": result.consistent}
 
 
-def run(lines: Iterable[str], model: str) -> Iterator[str]:
+def run(lines: Iterable[str | bytes], model: str) -> Iterator[str]:
+    """One answer per line, a blank one included, so that the n-th answer is the n-th line's."""
     for line in lines:
-        if line.strip():
-            yield json.dumps(answer(line, model))
+        yield json.dumps(answer(line, model))

@@ -181,11 +181,12 @@ def parse_record(data: Any) -> GameRecord:
     outcome = None
     if "outcome" in data:
         outcome = _parse_outcome(data["outcome"], players, data["spies"], missions, successes, failures)
+    # An optional field is either left out or of its kind: null is neither.
     source = data.get("source")
-    _require(source is None or isinstance(source, dict), "source", "must be an object")
+    _require("source" not in data or isinstance(source, dict), "source", "must be an object")
     seat_players = data.get("seat_players")
     _require(
-        seat_players is None
+        "seat_players" not in data
         or (
             isinstance(seat_players, list)
             and len(seat_players) == players
@@ -195,7 +196,7 @@ def parse_record(data: Any) -> GameRecord:
         f"must be a list of {players} non-empty strings",
     )
     played_at = data.get("played_at")
-    _require(played_at is None or _is_iso_time(played_at), "played_at", "must be an ISO 8601 time")
+    _require("played_at" not in data or _is_iso_time(played_at), "played_at", "must be an ISO 8601 time")
     private = None
     if "private" in data:
         _require(variants is not None and variants.plot_cards, "private", "only a game with Plot cards has one")
@@ -399,6 +400,11 @@ def _parse_proposal(
     auto_team = raw.get("auto_team", False)
     _require(isinstance(auto_team, bool), f"{field}.auto_team", "must be true or false")
     auto_votes = _parse_seats(raw["auto_votes"], f"{field}.auto_votes", players) if "auto_votes" in raw else ()
+    _require(
+        len({votes[seat] for seat in auto_votes}) <= 1,
+        f"{field}.auto_votes",
+        "the votes missed on one proposal are all filled in with the group's one setting",
+    )
     open_votes = _parse_seats(raw["open_votes"], f"{field}.open_votes", players) if "open_votes" in raw else ()
     _require(list(open_votes) == sorted(open_votes), f"{field}.open_votes", "must be in seat order")
     no_confidence = raw.get("no_confidence")

@@ -245,6 +245,31 @@ def test_batch_flushes_each_answer() -> None:
             proc.wait()
 
 
+def test_batch_stops_quietly_when_nobody_reads_the_answers() -> None:
+    """A reader that goes away ends the stream: the command stops without a traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "deduction", "batch", "--model", "uniform"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        env=env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    request = empty_table_request() + b"\n"
+    proc.stdin.write(request)
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["consistent"] == 10
+    proc.stdout.close()
+    try:
+        proc.stdin.write(request * 3)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # it stopped already
+    assert proc.wait(timeout=TIMEOUT) != 0
+    assert proc.stderr.read() == b""
+
+
 @pytest.mark.parametrize("command", ["batch", "explain", "evaluate"])
 def test_unknown_model_exits_non_zero(command: str, tmp_path: Path) -> None:
     file = tmp_path / "record.json"
@@ -254,6 +279,156 @@ def test_unknown_model_exits_non_zero(command: str, tmp_path: Path) -> None:
     assert done.returncode != 0
     assert done.stdout == ""
     assert "nonsense" in done.stderr
+
+
+def run_batch_bytes(stdin: bytes) -> subprocess.CompletedProcess:
+    """The batch command fed raw bytes, as another program's pipe may carry them."""
+    return subprocess.run(
+        [sys.executable, "-m", "deduction", "batch", "--model", "uniform"],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        env=env(),
+        timeout=TIMEOUT,
+    )
+
+
+def empty_table_request(viewer: int = 0) -> bytes:
+    return json.dumps({"record": {**impossible_record(), "missions": []}, "viewer": viewer}).encode()
+
+
+def test_every_line_gets_exactly_one_answer_on_its_own_line() -> None:
+    """Blank, undecodable and too deeply nested lines are broken requests like any other: each
+    gets its error on its line, so the n-th answer is always the n-th line's, and the stream goes
+    on. Lines end at a line feed only: a carriage return inside a line is JSON whitespace."""
+    good = empty_table_request()
+    lines = [
+        good,
+        b"",
+        b"   ",
+        b"\xff\xfe not UTF-8",
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"record": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+        good.replace(b", ", b",\r "),
+        good + b"\r",
+    ]
+    done = run_batch_bytes(b"\n".join(lines) + b"\n")
+    assert done.returncode == 0 and done.stderr == b"", done.stderr.decode(errors="replace")[-2000:]
+    answers = [json.loads(line) for line in done.stdout.decode("ascii").split("\n")[:-1]]
+    assert len(answers) == len(lines), answers
+    expected = {"spy_probability": [0.0, 0.5, 0.5, 0.5, 0.5], "consistent": 10}
+    assert [a if "error" not in a else "error" for a in answers] == [expected] + ["error"] * 5 + [expected] * 2
+    assert all(set(a) == {"error"} and a["error"].strip() for a in answers[1:6])
+
+
+RECORD_TEXT = json.dumps(impossible_record())
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ('{"record": ' + RECORD_TEXT + ', "viewer": 0, "viewer": 3}', "viewer"),
+        ('{"record": ' + RECORD_TEXT.replace('"fails": 2', '"fails": 2, "fails": 0') + ', "viewer": 3}', "fails"),
+    ],
+)
+def test_a_field_given_twice_is_refused_not_guessed(line: str, name: str) -> None:
+    """JSON leaves a repeated name's meaning open; taking either value would be a guess."""
+    assert batch.answer(line, "uniform") == {"error": f'not readable: "{name}" given twice in one object'}
+
+
+@pytest.mark.parametrize("key", ["03", "\u0663", "\u00b2", "+1", " 1", "1.0", "5", "-1"])
+def test_a_seat_named_in_known_is_a_plain_seat_number(key: str) -> None:
+    """`known` names each seat as its number written plainly ("3"): another spelling of a number
+    (a leading zero, other digits) is refused like a seat that is not at the table."""
+    request = {"record": {**impossible_record(), "missions": []}, "viewer": 0, "known": {key: "spy"}}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": f"known: {key!r} is not a seat from 0 to 4"}
+
+
+@pytest.mark.parametrize("record", [None, 5, "resistance-record/1", [impossible_record()]])
+def test_a_record_that_is_not_an_object_is_named_once(record: object) -> None:
+    """Fields inside the record are named from the request ("record.missions[0]..."); the
+    record itself is just "record"."""
+    request = json.dumps({"record": record, "viewer": 0})
+    assert batch.answer(request, "uniform") == {"error": "record: must be a JSON object"}
+
+
+@pytest.mark.parametrize(
+    ("extra", "error"),
+    [
+        ({"knownSpies": [1, 2]}, "knownSpies: unknown field"),
+        ({"known_spy": [1, 2]}, "known_spy: unknown field"),
+        ({"seen": []}, "seen: unknown field"),
+        ({"known_spies": None}, "known_spies: must be a list of seat numbers"),
+    ],
+)
+def test_a_request_field_the_protocol_does_not_have_is_refused(extra: dict, error: str) -> None:
+    """A misspelt `known_spies` must not quietly turn a spy's question into a Resistance member's."""
+    request = {"record": {**impossible_record(), "missions": []}, "viewer": 1, **extra}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": error}
+
+
+@pytest.mark.parametrize(
+    ("known_spies", "error"),
+    [
+        ([1, 4], "known_spies: must list all 3 spies"),
+        ([1, 4, 6, 0], "known_spies: must list all 3 spies"),
+        ([1, 4, 4], "known_spies: must list distinct seats from 0 to 6"),
+        ([1, 4, 7], "known_spies: must list distinct seats from 0 to 6"),
+        ([1, 4, -1], "known_spies: must list distinct seats from 0 to 6"),
+        ([1, 4, True], "known_spies: must be a list of seat numbers"),
+        ([1, 4, 6.0], "known_spies: must be a list of seat numbers"),
+        ([4, 5, 6], "known_spies: must include the viewer, who is a spy"),
+    ],
+)
+def test_a_spy_viewers_list_of_spies_is_checked(known_spies: list, error: str) -> None:
+    from tests.test_record_format import spec_example
+
+    request = {"record": spec_example(), "viewer": 1, "known_spies": known_spies}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": error}
+
+
+def test_a_spy_under_blind_spies_knows_no_other_spy() -> None:
+    """Under Blind Spies nobody at the table knows every spy: an exact answer from `known_spies`
+    would rest on what the viewer cannot know."""
+    from tests.test_record_format import spec_example
+
+    record = spec_example() | {"variants": {"targeting": False, "blind_spies": True, "plot_cards": False}}
+    request = {"record": record, "viewer": 1, "known_spies": [1, 4, 6]}
+    assert batch.answer(json.dumps(request), "uniform") == {
+        "error": "known_spies: under Blind Spies a spy does not know the other spies"
+    }
+    seen_by_the_table = batch.answer(json.dumps({"record": record, "viewer": None}), "uniform")
+    assert set(seen_by_the_table) == {"spy_probability", "consistent"}
+
+
+@pytest.mark.parametrize(
+    "seen",
+    [
+        {"known": {"4": "spy"}},
+        {"seen_cards": [{"mission": 1, "seat": 4, "fail": True}]},
+    ],
+)
+def test_only_a_game_with_plot_cards_shows_roles_or_cards(seen: dict) -> None:
+    """Without Plot cards nobody at the table is shown a role or a card: such knowledge in a
+    request cannot be the viewer's, and is refused rather than folded in."""
+    from tests.test_record_format import spec_example
+
+    for variants in ({}, {"variants": {"targeting": False, "blind_spies": False, "plot_cards": False}}):
+        request = {"record": spec_example() | variants, "viewer": 0, **seen}
+        assert batch.answer(json.dumps(request), "uniform") == {
+            "error": "known, seen_cards: only a game with Plot cards shows a player a role or a card"
+        }
+        nothing_seen = {"record": spec_example() | variants, "viewer": 0, "known": {}, "seen_cards": []}
+        assert "error" not in batch.answer(json.dumps(nothing_seen), "uniform")
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_numbers_json_does_not_have_are_not_read(constant: str) -> None:
+    """Python's reader takes NaN and Infinity, JSON has neither: a line holding one is not JSON,
+    even where the record allows any value (its `source`)."""
+    record = json.dumps(impossible_record() | {"source": {"site": "x"}}).replace('"x"', constant)
+    line = '{"record": ' + record + ', "viewer": 0}'
+    assert batch.answer(line, "uniform") == {"error": f"not JSON: {constant} is not a JSON number"}
 
 
 # ---------------------------------------------------------------- explain
@@ -425,6 +600,13 @@ def test_batch_reads_targeting_proposals_and_automatic_turns():
     assert batch.answer(json.dumps({"record": flipped, "viewer": 0}), "behaviour") == answer
 
 
+def earlier_game() -> dict:
+    """A finished record of the same five players as `targeting_record`, roles revealed."""
+    from tests.test_record_format import five_rejections, targeting_record
+
+    return five_rejections() | {"id": "earlier", "seat_players": targeting_record()["seat_players"]}
+
+
 def test_batch_accepts_a_history_and_ignores_it():
     """`history` (earlier finished records of the same players) may come with a request; this
     model reads no habits from it, so the answer is the one without it."""
@@ -432,8 +614,30 @@ def test_batch_accepts_a_history_and_ignores_it():
 
     data = targeting_record()
     plain = batch.answer(json.dumps({"record": data, "viewer": 0}), "behaviour")
-    earlier = json.loads(json.dumps(data))
-    earlier["id"] = "earlier"
+    earlier = earlier_game()
     with_history = batch.answer(json.dumps({"record": data, "viewer": 0, "history": [earlier, earlier]}), "behaviour")
     assert "error" not in with_history
     assert with_history == plain
+
+
+def _without(data: dict, key: str) -> dict:
+    return {name: value for name, value in data.items() if name != key}
+
+
+@pytest.mark.parametrize(
+    ("history", "error"),
+    [
+        (None, "history: must be a list of records"),
+        ("earlier", "history: must be a list of records"),
+        ([1], "history[0]: must be a JSON object"),
+        ([earlier_game(), {**earlier_game(), "players": 8}], "history[1].spies: a game of 8 has 3 spies"),
+        ([_without(earlier_game(), "outcome")], "history[0].outcome: missing"),
+        ([_without(earlier_game(), "seat_players")], "history[0].seat_players: missing"),
+    ],
+)
+def test_a_broken_history_is_refused(history: object, error: str) -> None:
+    """What `history` holds is checked like the record, though this model reads nothing from it."""
+    from tests.test_record_format import targeting_record
+
+    request = {"record": targeting_record(), "viewer": 0, "history": history}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": error}

@@ -491,6 +491,16 @@ BROKEN_RECORDS: dict[str, tuple[Callable[[], dict], str]] = {
         "seat_players",
     ),
     "played_at not a time": (broken(set_in(["played_at"], "yesterday"), targeting_record), "played_at"),
+    "missed votes filled in with two settings": (
+        broken(set_in(["missions", 0, "proposals", 1, "votes", 3], T), targeting_record),
+        "missions[0].proposals[1].auto_votes",
+    ),
+    # an optional field is left out, not given as null
+    "source null": (broken(set_in(["source"], None)), "source"),
+    "seat_players null": (broken(set_in(["seat_players"], None), targeting_record), "seat_players"),
+    "played_at null": (broken(set_in(["played_at"], None), targeting_record), "played_at"),
+    "variants null": (broken(set_in(["variants"], None), targeting_record), "variants"),
+    "outcome null": (broken(set_in(["outcome"], None)), "outcome"),
 }
 
 
