@@ -297,28 +297,28 @@ def empty_table_request(viewer: int = 0) -> bytes:
     return json.dumps({"record": {**impossible_record(), "missions": []}, "viewer": viewer}).encode()
 
 
-def test_every_line_gets_exactly_one_answer_on_its_own_line() -> None:
-    """Blank, undecodable and too deeply nested lines are broken requests like any other: each
-    gets its error on its line, so the n-th answer is always the n-th line's, and the stream goes
-    on. Lines end at a line feed only: a carriage return inside a line is JSON whitespace."""
+def test_every_request_line_gets_exactly_one_answer_on_its_own_line() -> None:
+    """Undecodable and too deeply nested lines are broken requests like any other: each gets its
+    error on its line, so the n-th answer is always the n-th request's, and the stream goes on.
+    A blank line holds no request and gets no answer. Lines end at a line feed only: a carriage
+    return inside a line is JSON whitespace."""
     good = empty_table_request()
     lines = [
         good,
-        b"",
-        b"   ",
         b"\xff\xfe not UTF-8",
         b"[" * 100_000 + b"]" * 100_000,
         b'{"record": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
         good.replace(b", ", b",\r "),
         good + b"\r",
     ]
-    done = run_batch_bytes(b"\n".join(lines) + b"\n")
+    blank = [b"", b"   ", b"\t"]
+    done = run_batch_bytes(b"\n".join(lines[:1] + blank + lines[1:]) + b"\n")
     assert done.returncode == 0 and done.stderr == b"", done.stderr.decode(errors="replace")[-2000:]
     answers = [json.loads(line) for line in done.stdout.decode("ascii").split("\n")[:-1]]
     assert len(answers) == len(lines), answers
     expected = {"spy_probability": [0.0, 0.5, 0.5, 0.5, 0.5], "consistent": 10}
-    assert [a if "error" not in a else "error" for a in answers] == [expected] + ["error"] * 5 + [expected] * 2
-    assert all(set(a) == {"error"} and a["error"].strip() for a in answers[1:6])
+    assert [a if "error" not in a else "error" for a in answers] == [expected] + ["error"] * 3 + [expected] * 2
+    assert all(set(a) == {"error"} and a["error"].strip() for a in answers[1:4])
 
 
 RECORD_TEXT = json.dumps(impossible_record())
@@ -620,24 +620,20 @@ def test_batch_accepts_a_history_and_ignores_it():
     assert with_history == plain
 
 
-def _without(data: dict, key: str) -> dict:
-    return {name: value for name, value in data.items() if name != key}
-
-
-@pytest.mark.parametrize(
-    ("history", "error"),
-    [
-        (None, "history: must be a list of records"),
-        ("earlier", "history: must be a list of records"),
-        ([1], "history[0]: must be a JSON object"),
-        ([earlier_game(), {**earlier_game(), "players": 8}], "history[1].spies: a game of 8 has 3 spies"),
-        ([_without(earlier_game(), "outcome")], "history[0].outcome: missing"),
-        ([_without(earlier_game(), "seat_players")], "history[0].seat_players: missing"),
-    ],
-)
-def test_a_broken_history_is_refused(history: object, error: str) -> None:
-    """What `history` holds is checked like the record, though this model reads nothing from it."""
+@pytest.mark.parametrize("history", [None, "earlier", {"0": "earlier"}])
+def test_a_history_that_is_not_a_list_is_refused(history: object) -> None:
     from tests.test_record_format import targeting_record
 
     request = {"record": targeting_record(), "viewer": 0, "history": history}
-    assert batch.answer(json.dumps(request), "uniform") == {"error": error}
+    assert batch.answer(json.dumps(request), "uniform") == {"error": "history: must be a list of records"}
+
+
+def test_what_a_history_holds_is_not_read() -> None:
+    """This model learns nothing from earlier games, so their records are not even parsed: one
+    this reader would refuse changes nothing either."""
+    from tests.test_record_format import targeting_record
+
+    data = targeting_record()
+    plain = batch.answer(json.dumps({"record": data, "viewer": 0}), "behaviour")
+    odd = [1, {**earlier_game(), "players": 8}, {"id": "unfinished"}]
+    assert batch.answer(json.dumps({"record": data, "viewer": 0, "history": odd}), "behaviour") == plain
