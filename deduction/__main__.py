@@ -140,7 +140,11 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _fit_settings(args: argparse.Namespace) -> FitSettings:
-    return FitSettings(vote_exponent=args.vote_exponent, proposal_exponent=args.proposal_exponent)
+    return FitSettings(
+        vote_exponent=args.vote_exponent,
+        opening_vote_exponent=args.opening_vote_exponent,
+        proposal_exponent=args.proposal_exponent,
+    )
 
 
 def _evaluate(args: argparse.Namespace) -> int:
@@ -233,6 +237,12 @@ def main(argv: list[str] | None = None) -> int:
         c = commands.add_parser(name, help=help_text)
         c.add_argument("games", help="resistance-record/1 JSON Lines with outcomes")
         c.add_argument("--vote-exponent", type=float, default=defaults.vote_exponent)
+        c.add_argument(
+            "--opening-vote-exponent",
+            type=float,
+            default=defaults.opening_vote_exponent,
+            help="for the votes before any mission was played",
+        )
         c.add_argument("--proposal-exponent", type=float, default=defaults.proposal_exponent)
         c.set_defaults(run=run)
         if name == "evaluate":

@@ -4,6 +4,9 @@ For one spy assignment the log-likelihood of the record is
 
     sabotage + proposal_exponent * proposals + vote_exponent * votes
 
+(`opening_vote_exponent` in place of `vote_exponent` for the votes on proposals made before any
+mission was played)
+
 - sabotage: P(Fail cards | spies on the team, mission number, missions failed before it, fails
   required), a table;
 - proposals: P(this team | the leader's role, spies on the team, leader on the team), a
@@ -12,7 +15,9 @@ For one spy assignment the log-likelihood of the record is
   hidden situation (spies on the team, leader a spy).
 
 The exponents below 1 temper the vote and proposal terms, whose observations are not
-independent (a table talks before it votes). Parameters come from `python -m deduction fit`.
+independent (a table talks before it votes). Before any mission has been played a table has
+nothing to go on but that talk, and its votes say least: they weigh half as much.
+Parameters come from `python -m deduction fit`.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from deduction.features import (
     vote_tallies,
 )
 
-PARAMS_FORMAT = "resistance-behaviour/2"
+PARAMS_FORMAT = "resistance-behaviour/3"
 MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
 # A proposal's hidden situation for the vote model: leader a spy or not x the team's spies bucket.
 SITUATIONS = 2 * TEAM_SPY_BUCKETS
@@ -49,6 +54,7 @@ SITUATIONS = 2 * TEAM_SPY_BUCKETS
 class BehaviourParams:
     vote_weights: np.ndarray  # (2, F): row 0 for a Resistance voter, row 1 for a spy voter
     vote_exponent: float
+    opening_vote_exponent: float  # for the votes on proposals made before any mission was played
     proposal_exponent: float
     # log P(fails | mission 1..5, fails required 1..2, spies on team 0..4), axes sized to index directly
     sabotage_log_prob: np.ndarray  # (6, 3, 5, 5)
@@ -98,6 +104,7 @@ class BehaviourParams:
                 "spy": np.round(self.vote_weights[1], 6).tolist(),
             },
             "vote_exponent": self.vote_exponent,
+            "opening_vote_exponent": self.opening_vote_exponent,
             "proposal_exponent": self.proposal_exponent,
             "sabotage_log_prob": table(self.sabotage_log_prob),
             "sabotage_score_log_prob": table(self.sabotage_score_log_prob),
@@ -113,6 +120,7 @@ class BehaviourParams:
         params = cls(
             vote_weights=np.array([data["vote_weights"]["resistance"], data["vote_weights"]["spy"]]),
             vote_exponent=float(data["vote_exponent"]),
+            opening_vote_exponent=float(data["opening_vote_exponent"]),
             proposal_exponent=float(data["proposal_exponent"]),
             sabotage_log_prob=np.array(data["sabotage_log_prob"], dtype=float),
             sabotage_score_log_prob=np.array(data["sabotage_score_log_prob"], dtype=float),
@@ -284,7 +292,8 @@ def evidence(
     signed = logits * signs[..., None]  # the log-odds of the vote as cast
     as_cast = _log_sigmoid(signed)
     situations = _Situations.of(assignments, as_float, leader_spy, team_spies)
-    votes = params.vote_exponent * _summed_per_voter(as_cast * tallies[1, :, :, None], situations)
+    weighed = tallies[1] * vote_exponents(arrays, params)[:, None]  # (P, players): 0 for a vote that does not count
+    votes = _summed_per_voter(as_cast * weighed[..., None], situations)
 
     def vote_term_lost_without_each_seat() -> np.ndarray:
         # Taking seat s's votes out removes its own column and moves the share of the others
@@ -298,13 +307,20 @@ def evidence(
         shifts = others_approving_shifts(tallies) * (signs * cast)
         weights = params.source_vote_weights[2][VOTER_SOURCES.index("others_approving")]  # (12,)
         change = _log_sigmoid(signed + shifts[..., None] * weights) - as_cast  # (2, P, players, 12)
+        change *= vote_exponents(arrays, params)[:, None, None]
         # On each proposal s took part in, every vote moves, s's own too: that one is taken back,
         # as s's whole own column already goes.
         every_vote = _summed_pair_per_proposal(change, situations)  # (A, 2P)
         own_vote = _summed_per_voter(np.where(arrays.votes[..., None], change[0], change[1]), situations)
-        return votes + params.vote_exponent * (own_vote - every_vote @ taken)
+        return votes + own_vote - every_vote @ taken
 
     return Evidence(sabotage, votes, proposals, vote_term_lost_without_each_seat)
+
+
+def vote_exponents(arrays: RecordArrays, params: BehaviourParams) -> np.ndarray:
+    """(P,): how much each proposal's votes weigh: less before any mission was played."""
+    opening = (arrays.successes_before + arrays.failures_before) == 0
+    return np.where(opening, params.opening_vote_exponent, params.vote_exponent)
 
 
 def _summed_per_voter(table: np.ndarray, situations: _Situations) -> np.ndarray:

@@ -20,6 +20,7 @@ from engine import GameRecord
 @dataclass(frozen=True)
 class FitSettings:
     vote_exponent: float = 0.7
+    opening_vote_exponent: float = 0.35  # votes before any mission was played: half as much
     proposal_exponent: float = 0.4
     avalon_weight: float = 1.0  # weight of an Avalon game's sabotage and proposal counts
     shared_penalty: float = 1.0  # L2 penalty on the vote weights shared by all games
@@ -128,6 +129,7 @@ def fit(obs: Observations, settings: FitSettings = FitSettings(), games: np.ndar
     return BehaviourParams(
         vote_weights=vote_weights,
         vote_exponent=settings.vote_exponent,
+        opening_vote_exponent=settings.opening_vote_exponent,
         proposal_exponent=settings.proposal_exponent,
         sabotage_log_prob=sabotage,
         sabotage_score_log_prob=sabotage_by_score,

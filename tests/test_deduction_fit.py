@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from deduction.behaviour import BehaviourParams, evidence
+from deduction.behaviour import BehaviourParams, evidence, vote_exponents
 from deduction.evaluate import CHECKPOINTS, predictions, report
 from deduction.features import approval_habit, others_approving, record_arrays, vote_tallies
 from deduction.fit import Observations, fit
@@ -53,6 +54,30 @@ def test_evidence_reads_the_score_before_each_mission() -> None:
         cell = params.sabotage_score_log_prob[m.mission, failed, m.fails_required, spies, m.fails]
         assert got[j] == pytest.approx(cell)
         failed += not m.succeeded
+
+
+def test_votes_before_any_mission_weigh_the_opening_exponent() -> None:
+    """The vote term is the votes on proposals before the first mission times the opening
+    exponent, plus the later ones times the vote exponent: zero for the opening votes leaves the
+    later ones alone, and the term is linear in between."""
+    record = next(r for r in records(20, seed=8) if len(r.played_missions) >= 2)
+    params = fit(Observations.from_games([record]))
+    arrays = record_arrays(record)
+    rows = np.zeros((3, record.players), dtype=bool)
+    for row, spies in enumerate(([0, 1], [1, 3], list(record.outcome.spies))):
+        rows[row, spies[: record.spies]] = True
+
+    def votes(opening: float) -> np.ndarray:
+        return evidence(arrays, rows, replace(params, opening_vote_exponent=opening)).votes
+
+    later_only, both = votes(0.0), votes(1.0)
+    assert not np.allclose(later_only, both)
+    assert np.allclose(votes(0.35), later_only + 0.35 * (both - later_only), atol=1e-12)
+    # Exactly the proposals made before the first mission's cards were played are the opening ones.
+    weights = vote_exponents(arrays, params)
+    opening = len(record.missions[0].proposals)
+    assert np.all(weights[:opening] == params.opening_vote_exponent)
+    assert np.all(weights[opening:] == params.vote_exponent) and len(weights) > opening
 
 
 def test_parameter_file_is_strict(tmp_path) -> None:
