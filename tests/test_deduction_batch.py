@@ -200,17 +200,21 @@ def test_batch_default_model_sums_to_spies() -> None:
     assert answer["spy_probability"] == pytest.approx(list(deduce(record, Viewer.resistance(seat)).spy_probability))
 
 
-def test_batch_flushes_each_answer() -> None:
-    proc = subprocess.Popen(
+def start_batch(**text_mode) -> subprocess.Popen:
+    """The batch command running, its three streams piped to the test."""
+    return subprocess.Popen(
         [sys.executable, "-m", "deduction", "batch", "--model", "uniform"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
         cwd=ROOT,
         env=env(),
+        **text_mode,
     )
+
+
+def test_batch_flushes_each_answer() -> None:
+    proc = start_batch(text=True, encoding="utf-8")
     lines: queue.Queue[str] = queue.Queue()
 
     def reader() -> None:
@@ -247,14 +251,7 @@ def test_batch_flushes_each_answer() -> None:
 
 def test_batch_stops_quietly_when_nobody_reads_the_answers() -> None:
     """A reader that goes away ends the stream: the command stops without a traceback."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "deduction", "batch", "--model", "uniform"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=ROOT,
-        env=env(),
-    )
+    proc = start_batch()
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     request = empty_table_request() + b"\n"
     proc.stdin.write(request)
