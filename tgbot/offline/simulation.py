@@ -117,6 +117,13 @@ class SimulatedGroup:
         assert table is not None
         return table
 
+    def upgrade_to_supergroup(self, new_chat_id: int) -> tuple[dict, dict]:
+        """The group becomes a supergroup with a new id (`FakeTelegram.upgrade_group`), where its
+        players go on from now on. Returns the two service messages' updates, not yet delivered."""
+        updates = self.telegram.upgrade_group(self.chat_id, new_chat_id)
+        self.chat_id = new_chat_id
+        return updates
+
     # ---------------------------------------------------------------- finding buttons
 
     def latest_with_button(self, chat_id: int, prefix: str) -> FakeMessage:
