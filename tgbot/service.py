@@ -189,7 +189,7 @@ class GameService:
         if finished is None:
             # Its Play again button outlives it: a finished game is kept `tgbot.store.FINISHED_GAME_SECONDS`.
             return Reply(t(lang, "This game is no longer kept: start a new one with /newgame."))
-        if finished.chat_id != chat_id:
+        if not finished.in_group(chat_id):
             return Reply(t(lang, "This button is not valid here."))
         if finished.stage is Stage.CANCELLED:
             return Reply(t(lang, "This button is not valid."))  # a cancelled game never shows Play again
@@ -343,7 +343,7 @@ class GameService:
         asks Telegram, and only for the game's own group."""
         table = await self._load(press.game_id)
         # Pressed anywhere but the game's group, the press is refused below: no need to ask Telegram.
-        is_admin = table is not None and table.chat_id == chat_id and await is_admin_in(table.chat_id)
+        is_admin = table is not None and table.in_group(chat_id) and await is_admin_in(table.chat_id)
         return await self._press(press, chat_id, user_id, lang, lambda table: move(table, is_admin))
 
     async def waiting(self, press: WaitingPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
