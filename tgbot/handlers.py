@@ -283,6 +283,17 @@ async def rules(update: Update, context: BotContext) -> None:
     await reply(update, menus.rules_text(await language_of(update, context)))
 
 
+async def chat_migrated(update: Update, context: BotContext) -> None:
+    """Telegram's service message that the group became a supergroup under a new chat id: one comes
+    in the old chat (`migrate_to_chat_id`), one in the new (`migrate_from_chat_id`)."""
+    message = update.effective_message
+    if message.migrate_to_chat_id is not None:
+        old_chat_id, new_chat_id = message.chat.id, message.migrate_to_chat_id
+    else:
+        old_chat_id, new_chat_id = message.migrate_from_chat_id, message.chat.id
+    await context.service.chat_moved(old_chat_id, new_chat_id)
+
+
 # ---------------------------------------------------------------- buttons
 
 

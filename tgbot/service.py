@@ -30,6 +30,7 @@ from tgbot.buttons import (
     WaitingPress,
 )
 from tgbot.changes import Change, Refused, Reply
+from tgbot.chat_move import move_chat
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import absence, clock, computers, lobby, play
@@ -547,6 +548,11 @@ class GameService:
             )
             if await self.store.settings(chat_id) == settings:
                 return
+
+    async def chat_moved(self, old_chat_id: int, new_chat_id: int) -> None:
+        """Telegram upgraded the group `old_chat_id` to the supergroup `new_chat_id`: its settings and
+        its game go on there (`tgbot.chat_move`). Told as often as Telegram says it, in any order."""
+        await move_chat(self.store, old_chat_id, new_chat_id)
 
     # ---------------------------------------------------------------- hints
 
