@@ -10,7 +10,7 @@ from html import unescape
 
 from telegram import Chat, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
-from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
 from engine import Variants
 from tgbot.buttons import (
@@ -78,10 +78,16 @@ async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
     if not text:
         return
+    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons), "protect_content": protected}
     try:
-        await update.effective_message.reply_text(
-            text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons), protect_content=protected
-        )
+        await update.effective_message.reply_text(text, **options)
+    except ChatMigrated as moved:
+        # The group became a supergroup after the command was sent: answer there. (The group's
+        # settings and game move with Telegram's service messages, or with the game's next message.)
+        try:
+            await update.get_bot().send_message(moved.new_chat_id, text, **options)
+        except TelegramError as error:
+            log.info("a reply was not delivered: %s", type(error).__name__)
     except TelegramError as error:
         # The command has done its work; only this answer is lost (a closed chat, flood, the network).
         log.info("a reply was not delivered: %s", type(error).__name__)
