@@ -22,7 +22,6 @@ from tests.bot_helpers import (
     lobby_message,
     press,
     propose,
-    started,
     texts,
     vote_all,
 )
@@ -43,6 +42,14 @@ def bot_messages(telegram, chat_id: int) -> list[tuple]:
     return [(m.message_id, m.text, m.reply_markup, m.edits) for m in telegram.messages(chat_id) if m.from_bot]
 
 
+async def started_in_basic_group(make_bot, telegram, players: int = 5) -> SimulatedGroup:
+    """A game of `players` started in a basic group (only a basic group can become a supergroup)."""
+    group = SimulatedGroup(telegram, await make_bot(1), chat_id=OLD, players=players, basic=True)
+    await group.open_lobby_and_join()
+    await group.start()
+    return group
+
+
 def calls_to(telegram, chat_id: int, start: int) -> list[str]:
     """The Bot API methods the bot called for the chat from its call number `start` on."""
     return [method for method, params in telegram.calls[start:] if str(params.get("chat_id")) == str(chat_id)]
@@ -58,7 +65,7 @@ async def upgrade(group: SimulatedGroup, *, deliver=("to", "from")) -> tuple[dic
 
 async def test_a_lobby_goes_on_in_the_supergroup(make_bot, telegram):
     application = await make_bot(1)
-    group = SimulatedGroup(telegram, application, chat_id=OLD, players=5)
+    group = SimulatedGroup(telegram, application, chat_id=OLD, players=5, basic=True)
     await group.open_lobby_and_join(joining=group.user_ids[:3])
     link = next(b["url"] for b in lobby_message(telegram, OLD).buttons() if "url" in b)
     left_behind, calls = bot_messages(telegram, OLD), len(telegram.calls)
@@ -86,8 +93,27 @@ async def test_a_lobby_goes_on_in_the_supergroup(make_bot, telegram):
     assert calls_to(telegram, OLD, calls) == []  # nothing was even tried there
 
 
+async def test_a_command_sent_just_before_the_upgrade_counts_in_the_supergroup(make_bot, telegram):
+    """A /join sent in the basic group reaches the bot only after the group and its lobby moved: it
+    joins the moved lobby, and its answer goes to the supergroup."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, chat_id=OLD, players=4, basic=True)
+    await group.open_lobby_and_join(joining=group.user_ids[:3])
+    late = group.user_ids[3]
+    await group.send(telegram.command(late, late, "/start"))
+    join = telegram.command(late, OLD, "/join")
+
+    await upgrade(group)
+    calls = len(telegram.calls)
+    await group.send(join)
+    table = await group.table()
+    assert table.seat_of(late) is not None and table.chat_id == NEW
+    assert calls_to(telegram, OLD, calls) == ["sendMessage"]  # the answer, refused there, went to the supergroup
+    assert texts(telegram, NEW)[-2] == "You joined the game in «Demo group»."
+
+
 async def test_a_running_game_goes_on_in_the_supergroup(make_bot, telegram):
-    group = await started(make_bot, telegram, 5, chat_id=OLD)
+    group = await started_in_basic_group(make_bot, telegram)
     await propose(group, (0, 1))
     on_old_board = group.latest_with_button(OLD, f"v:{group.game_id}:")
     left_behind, calls = bot_messages(telegram, OLD), len(telegram.calls)
@@ -116,7 +142,7 @@ async def test_a_running_game_goes_on_in_the_supergroup(make_bot, telegram):
 async def test_the_error_may_come_before_the_service_messages(make_bot, telegram):
     """A message for the old chat meets ChatMigrated before any worker saw a service message: it moves
     the group and goes to the new chat; the service messages that arrive later change nothing."""
-    group = await started(make_bot, telegram, 5, chat_id=OLD)
+    group = await started_in_basic_group(make_bot, telegram)
     await command(group, group.user_ids[0], "/language")  # the group's settings exist (its language)
     settings = await group.store.settings(OLD)
     to_old, from_new = await upgrade(group, deliver=())
@@ -143,7 +169,7 @@ async def test_the_error_may_come_before_the_service_messages(make_bot, telegram
 
 
 async def test_messages_queued_for_the_old_chat_are_delivered_to_the_new(make_bot, telegram):
-    group = await started(make_bot, telegram, 5, chat_id=OLD)
+    group = await started_in_basic_group(make_bot, telegram)
     service = group.application.bot_data["service"]
     # The board queued for the group and not yet sent (as if its worker died before it could).
     await group.store.update(group.game_id, lambda table: play.repost_board(table, service.bot_username))
@@ -166,7 +192,7 @@ async def test_messages_queued_for_the_old_chat_are_delivered_to_the_new(make_bo
 async def test_a_migration_told_twice_to_two_workers_changes_things_once(make_bot, telegram):
     first = await make_bot(1)
     second = await make_bot(2)
-    group = await started(make_bot, telegram, 5, chat_id=OLD)
+    group = await started_in_basic_group(make_bot, telegram)
     revision = (await group.table()).revision
     calls = len(telegram.calls)
 
@@ -191,7 +217,7 @@ async def test_a_migration_told_twice_to_two_workers_changes_things_once(make_bo
 
 
 async def test_settings_language_and_the_last_record_follow_the_group(make_bot, telegram):
-    group = await started(make_bot, telegram, 5, chat_id=OLD)
+    group = await started_in_basic_group(make_bot, telegram)
     await group.play(RejectEverything())
     admin = group.user_ids[0]
     menu = await command(group, admin, "/settings")
@@ -220,7 +246,7 @@ async def test_settings_language_and_the_last_record_follow_the_group(make_bot, 
 async def test_a_move_cut_short_is_finished_by_whoever_reads_the_new_group(make_bot, telegram):
     """A worker claimed the new chat for the game and died before the game followed: the next command
     in the new group finds the game and moves it."""
-    group = await started(make_bot, telegram, 5, chat_id=OLD)
+    group = await started_in_basic_group(make_bot, telegram)
     group.upgrade_to_supergroup(NEW)  # neither service message arrives yet
     assert await group.store.indexes.claim_chat(NEW, group.game_id) is None
 

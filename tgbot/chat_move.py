@@ -1,19 +1,21 @@
 """A group upgraded to a supergroup: what was kept under its old chat id follows it to the new one.
 
 Telegram gives the supergroup a new chat id and refuses every later call naming the old one. It
-says so twice, in either order: a service message in each chat (`migrate_to_chat_id` in the old,
-`migrate_from_chat_id` in the new), and a `ChatMigrated` error to whoever calls the old id (the
+says so in three ways, in any order: a service message in each chat (`migrate_to_chat_id` in the
+old, `migrate_from_chat_id` in the new), and a `ChatMigrated` error to whoever calls the old id (the
 outbox, which may meet it before any worker has seen either message). Each of the three moves
 everything, so whichever comes first does it and the others, like any update delivered twice or
 any worker doing the same at once, change nothing.
 
-What moves: the group's settings (its language with them), the pointer to its last record, and its
-open lobby or running game: the group's pointer to it and the chat its table names. A game is moved
-by the same compare-and-set as any change to it. The group's keys live in other slots than the
-game's, so the move is a few steps, in the order `tgbot.indexes` keeps for every lookup: the new
-chat is claimed for the game before the game is written, the old chat let go after. A worker that
-dies in between leaves what the next reader repairs (`Store.game_of_chat`: a new chat claimed ahead
-of its game moves the game; an old chat's pointer left behind is let go) or the next move finishes.
+What moves: first, the old chat's id is made to lead to the new one (a command sent there just
+before the upgrade may reach the bot after the move: it is taken as sent in the new chat); then the
+group's settings (its language with them), the pointer to its last record, and its open lobby or
+running game: the group's pointer to it and the chat its table names. A game is moved by the same
+compare-and-set as any change to it. The group's keys live in other slots than the game's, so the
+move is a few steps, in the order `tgbot.indexes` keeps for every lookup: the new chat is claimed
+for the game before the game is written, the old chat let go after. A worker that dies in between
+leaves what the next reader repairs (`Store.game_of_chat`: a new chat claimed ahead of its game
+moves the game; an old chat's pointer left behind is let go) or the next move finishes.
 
 Messages are not rewritten: those already queued for the old chat go to the new one when the outbox
 meets `ChatMigrated`, and an edit of a message posted in the old chat, whose message ids do not
@@ -29,6 +31,10 @@ from tgbot.store import DamagedGame, Store
 
 log = logging.getLogger(__name__)
 
+# How long the old chat's id is known to lead to the new one: updates sent there just before the upgrade
+# may reach the bot after the move (Telegram delivers an update again for a while if it is not answered).
+MOVED_TO_SECONDS = 7 * 24 * 3600
+
 
 async def move_chat(store: Store, old_chat_id: int, new_chat_id: int, game_id: str | None = None) -> None:
     """Move what the group keeps under `old_chat_id` to `new_chat_id`. `game_id`: a game whose messages
@@ -36,6 +42,7 @@ async def move_chat(store: Store, old_chat_id: int, new_chat_id: int, game_id: s
     running game (a finished game's last board, its record, its Play again)."""
     if old_chat_id == new_chat_id:
         return
+    await store.indexes.mark_moved(old_chat_id, new_chat_id, MOVED_TO_SECONDS)
     await store.move_settings(old_chat_id, new_chat_id)
     await store.indexes.move_last_record(old_chat_id, new_chat_id)
     current = await store.indexes.game_of(old_chat_id)

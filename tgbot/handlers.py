@@ -67,6 +67,16 @@ def in_group(chat: Chat | None) -> bool:
     return chat is not None and chat.type in (Chat.GROUP, Chat.SUPERGROUP)
 
 
+async def group_id(update: Update, context: BotContext) -> int:
+    """The id of the group a command came from, as it is now. Only a basic group can become a
+    supergroup, with a new id; a command sent in it just before may reach the bot after the group and
+    its game moved, and is taken as sent in the supergroup (where its answer goes: `reply`)."""
+    chat = update.effective_chat
+    if chat.type != Chat.GROUP:
+        return chat.id
+    return await context.service.chat_now(chat.id)
+
+
 async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
     try:
         member = await context.bot.get_chat_member(chat_id, user_id)
@@ -139,7 +149,7 @@ async def group_request(update: Update, context: BotContext) -> GroupRequest | N
     if sent_as_channel(update):
         await reply(update, t(lang, "Send this command as yourself, not on behalf of a channel."))
         return None
-    return GroupRequest(context, update.effective_chat.id, update.effective_user.id, lang)
+    return GroupRequest(context, await group_id(update, context), update.effective_user.id, lang)
 
 
 # ---------------------------------------------------------------- commands
@@ -179,7 +189,9 @@ async def new_game(update: Update, context: BotContext) -> None:
     host = player_of(user)
     # Whoever opens the game sits at it at once, if the bot can already write to them in private.
     seated = (host,) if await can_write_to(context, user.id) else ()
-    answer = await context.service.open_lobby(chat.id, chat.title or "", host, lang, variants, players=seated)
+    answer = await context.service.open_lobby(
+        request.chat_id, chat.title or "", host, lang, variants, players=seated
+    )
     if answer is not None:
         await reply(update, answer.text)
 
@@ -190,7 +202,7 @@ async def join(update: Update, context: BotContext) -> None:
     if not await groups_only(update, lang):
         return
     service = context.service
-    game_id, refusal = await service.joinable(update.effective_chat.id, lang)
+    game_id, refusal = await service.joinable(await group_id(update, context), lang)
     if refusal is not None:
         await reply(update, refusal.text)
         return
@@ -217,7 +229,7 @@ async def leave(update: Update, context: BotContext) -> None:
     lang = await language_of(update, context)
     if await groups_only(update, lang):
         service = context.service
-        answer = await service.leave(update.effective_chat.id, update.effective_user.id, lang)
+        answer = await service.leave(await group_id(update, context), update.effective_user.id, lang)
         await reply(update, answer.text)
         await service.deliver(answer)
 
@@ -266,7 +278,7 @@ async def status(update: Update, context: BotContext) -> None:
     """/status: the board as everyone may see it, posted again with its buttons."""
     lang = await language_of(update, context)
     if await groups_only(update, lang):
-        text = await context.service.status(update.effective_chat.id, lang)
+        text = await context.service.status(await group_id(update, context), lang)
         await reply(update, text or "")
 
 
@@ -276,7 +288,7 @@ async def record(update: Update, context: BotContext) -> None:
     if not await groups_only(update, lang):
         return
     # Through the finished game's outbox: retried like any message, never a traceback for a 502.
-    await reply(update, await context.service.send_record(update.effective_chat.id, lang) or "")
+    await reply(update, await context.service.send_record(await group_id(update, context), lang) or "")
 
 
 async def help_command(update: Update, context: BotContext) -> None:

@@ -195,6 +195,16 @@ class Indexes:
         """The id the group's pointer names, as it stands (`Store.game_of_chat` checks it)."""
         return await self.redis.get(keys.chat_game(chat_id))
 
+    async def mark_moved(self, old_chat_id: int, new_chat_id: int, seconds: int) -> None:
+        """The basic group `old_chat_id` became the supergroup `new_chat_id`, for updates from the old
+        chat that reach the bot after the move (`chat_now`)."""
+        await self.redis.set(keys.chat_moved_to(old_chat_id), new_chat_id, ex=seconds)
+
+    async def chat_now(self, chat_id: int) -> int:
+        """The group's chat id now: the supergroup's, if the group became one."""
+        moved_to = await self.redis.get(keys.chat_moved_to(chat_id))
+        return chat_id if moved_to is None else int(moved_to)
+
     async def move_last_record(self, old_chat_id: int, new_chat_id: int) -> None:
         """The group became a supergroup: its last record is the new chat's, unless a game finished
         there already (that one is the newer)."""

@@ -554,6 +554,10 @@ class GameService:
         its game go on there (`tgbot.chat_move`). Told as often as Telegram says it, in any order."""
         await move_chat(self.store, old_chat_id, new_chat_id)
 
+    async def chat_now(self, chat_id: int) -> int:
+        """A basic group's chat id now: the supergroup's, if Telegram upgraded it (`tgbot.chat_move`)."""
+        return await self.store.indexes.chat_now(chat_id)
+
     # ---------------------------------------------------------------- hints
 
     async def hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard]:

@@ -94,12 +94,15 @@ class SimulatedGroup:
         title: str = "Demo group",
         players: int = 7,
         language: str = "en",
+        *,
+        basic: bool = False,
     ) -> None:
+        """`basic`: a basic group, which can become a supergroup (`upgrade_to_supergroup`)."""
         self.telegram = telegram
         self.application = application
         self.chat_id = chat_id
         self.user_ids = [abs(chat_id) * 100 + i + 1 for i in range(players)]
-        telegram.add_group(chat_id, title, admins=[self.user_ids[0]])
+        telegram.add_group(chat_id, title, admins=[self.user_ids[0]], basic=basic)
         for user_id, name in zip(self.user_ids, NAMES, strict=False):
             telegram.add_user(user_id, name, language_code=language)
         self.game_id: str | None = None
