@@ -238,6 +238,10 @@ async def test_settings_language_and_the_last_record_follow_the_group(make_bot, 
     await group.send(telegram.command(admin, NEW, "/record"))
     document = telegram.messages(NEW)[-1].document
     assert document is not None and json.loads(document.data)["id"] == json.loads(record)["id"]
+    # The /settings keyboard left in the old chat changes the supergroup's settings.
+    await press(group, admin, menu, next(b["callback_data"] for b in menu.buttons() if ":hi:" in b["callback_data"]))
+    chosen = await group.store.settings(NEW)
+    assert chosen.hints is False and await group.store.redis.get(keys.chat_settings(OLD)) is None
     await group.open_lobby_and_join()
     table = await group.table()
     assert table.chat_id == NEW and table.settings == chosen

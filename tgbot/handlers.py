@@ -508,16 +508,17 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
     if chat_id != press.chat_id:
         await answer_query(query, t(lang, "This button is not valid here."))
         return
+    group = await group_id(update, context)  # a keyboard left in a basic group that became a supergroup
     if isinstance(press, SettingsPress) and press.setting == "done":
-        if not await service.may_configure(press.chat_id, user_id, await is_admin_in(press.chat_id)):
+        if not await service.may_configure(group, user_id, await is_admin_in(group)):
             await answer_query(query, t(lang, NOT_ALLOWED_TO_CONFIGURE))
             return
-        current = await service.store.settings(press.chat_id)
+        current = await service.store.settings(group)
         await edit_query_message(query, menus.settings_closed(current, current.language or lang))
         await answer_query(query, "")
         return
     settings, answer = await service.change_settings(
-        press.chat_id, user_id, await is_admin_in(press.chat_id), lang, settings_change(press)
+        group, user_id, await is_admin_in(group), lang, settings_change(press)
     )
     if settings is None:
         await answer_query(query, answer.text)
@@ -527,7 +528,7 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
         language_name = menus.LANGUAGE_NAMES[settings.language]
         await edit_query_message(query, t(shown_in, "I will speak %(language)s here.", language=language_name))
     else:
-        await edit_query_message(query, *menus.settings_menu(press.chat_id, settings, shown_in))
+        await edit_query_message(query, *menus.settings_menu(group, settings, shown_in))
     await answer_query(query, "")
 
 
