@@ -10,7 +10,7 @@ import io
 
 import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
-from telegram.error import BadRequest, EndPointNotFound, Forbidden, NetworkError, RetryAfter, TimedOut
+from telegram.error import BadRequest, ChatMigrated, EndPointNotFound, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.ext import ApplicationBuilder, CommandHandler
 
 from tgbot.offline.fake_telegram import FakeTelegram
@@ -208,6 +208,35 @@ async def test_two_bots_share_one_world(fake: FakeTelegram):
         await second.edit_message_text("edited by worker 2", GROUP, one.message_id)
     assert two.message_id == one.message_id + 1
     assert [m.text for m in fake.messages(GROUP)] == ["edited by worker 2", "from worker 2"]
+
+
+async def test_a_group_upgraded_to_a_supergroup_moves_to_a_new_id(bot: Bot, fake: FakeTelegram):
+    old = await bot.send_message(GROUP, "Vote!", reply_markup=keyboard(("Yes", "v:1")))
+    to_update, from_update = fake.upgrade_group(GROUP, -1009999)
+
+    to_message = Update.de_json(to_update, bot).message
+    from_message = Update.de_json(from_update, bot).message
+    assert (to_message.chat.id, to_message.chat.type, to_message.migrate_to_chat_id) == (GROUP, "group", -1009999)
+    assert (from_message.chat.id, from_message.chat.type) == (-1009999, "supergroup")
+    assert from_message.migrate_from_chat_id == GROUP
+    # Every call naming the old id is refused with the new one, as Telegram does.
+    for call in (
+        bot.send_message(GROUP, "late"),
+        bot.edit_message_text("Vote! (1/5)", GROUP, old.message_id),
+        bot.get_chat_member(GROUP, ALICE),
+    ):
+        with pytest.raises(ChatMigrated) as refused:
+            await call
+        assert refused.value.new_chat_id == -1009999
+    new = await bot.send_message(-1009999, "here now")
+    assert new.chat.title == "Resistance table" and new.chat.type == "supergroup"
+    assert (await bot.get_chat_member(-1009999, ALICE)).status == "creator"
+    # The old messages stay, their buttons still pressable; nobody writes in the old group any more.
+    assert fake.press(BOB, GROUP, old.message_id, "v:1")["callback_query"]["message"]["chat"]["id"] == GROUP
+    with pytest.raises(ValueError):
+        fake.command(ALICE, GROUP, "/status")
+    with pytest.raises(LookupError):
+        fake.upgrade_group(GROUP, -1008888)
 
 
 async def test_real_application_runs_against_the_fake(fake: FakeTelegram):

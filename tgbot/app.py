@@ -8,7 +8,7 @@ import logging
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from telegram import BotCommand, Update
-from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, CommandHandler
+from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, CommandHandler, MessageHandler, filters
 from telegram.request import BaseRequest
 
 from tgbot import handlers, migrate
@@ -189,6 +189,8 @@ def build_application(
     }
     for name, callback in commands.items():
         application.add_handler(CommandHandler(name, callback))
+    # The group became a supergroup (both service messages: Telegram sends one in each chat).
+    application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.chat_migrated))
     for press, callback in handlers.BUTTON_HANDLERS.items():
         application.add_handler(ButtonHandler(callback, pattern=kind_of(press).pattern))
     application.add_handler(CallbackQueryHandler(handlers.invalid_button))

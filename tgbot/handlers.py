@@ -10,7 +10,7 @@ from html import unescape
 
 from telegram import Chat, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
-from telegram.error import BadRequest, Forbidden, TelegramError
+from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
 from engine import Variants
 from tgbot.buttons import (
@@ -67,6 +67,16 @@ def in_group(chat: Chat | None) -> bool:
     return chat is not None and chat.type in (Chat.GROUP, Chat.SUPERGROUP)
 
 
+async def group_id(update: Update, context: BotContext) -> int:
+    """The id of the group a command came from, as it is now. Only a basic group can become a
+    supergroup, with a new id; a command sent in it just before may reach the bot after the group and
+    its game moved, and is taken as sent in the supergroup (where its answer goes: `reply`)."""
+    chat = update.effective_chat
+    if chat.type != Chat.GROUP:
+        return chat.id
+    return await context.service.chat_now(chat.id)
+
+
 async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
     try:
         member = await context.bot.get_chat_member(chat_id, user_id)
@@ -78,10 +88,16 @@ async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
     if not text:
         return
+    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons), "protect_content": protected}
     try:
-        await update.effective_message.reply_text(
-            text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons), protect_content=protected
-        )
+        await update.effective_message.reply_text(text, **options)
+    except ChatMigrated as moved:
+        # The group became a supergroup after the command was sent: answer there. (The group's
+        # settings and game move with Telegram's service messages, or with the game's next message.)
+        try:
+            await update.get_bot().send_message(moved.new_chat_id, text, **options)
+        except TelegramError as error:
+            log.info("a reply was not delivered: %s", type(error).__name__)
     except TelegramError as error:
         # The command has done its work; only this answer is lost (a closed chat, flood, the network).
         log.info("a reply was not delivered: %s", type(error).__name__)
@@ -133,7 +149,7 @@ async def group_request(update: Update, context: BotContext) -> GroupRequest | N
     if sent_as_channel(update):
         await reply(update, t(lang, "Send this command as yourself, not on behalf of a channel."))
         return None
-    return GroupRequest(context, update.effective_chat.id, update.effective_user.id, lang)
+    return GroupRequest(context, await group_id(update, context), update.effective_user.id, lang)
 
 
 # ---------------------------------------------------------------- commands
@@ -173,7 +189,9 @@ async def new_game(update: Update, context: BotContext) -> None:
     host = player_of(user)
     # Whoever opens the game sits at it at once, if the bot can already write to them in private.
     seated = (host,) if await can_write_to(context, user.id) else ()
-    answer = await context.service.open_lobby(chat.id, chat.title or "", host, lang, variants, players=seated)
+    answer = await context.service.open_lobby(
+        request.chat_id, chat.title or "", host, lang, variants, players=seated
+    )
     if answer is not None:
         await reply(update, answer.text)
 
@@ -184,7 +202,7 @@ async def join(update: Update, context: BotContext) -> None:
     if not await groups_only(update, lang):
         return
     service = context.service
-    game_id, refusal = await service.joinable(update.effective_chat.id, lang)
+    game_id, refusal = await service.joinable(await group_id(update, context), lang)
     if refusal is not None:
         await reply(update, refusal.text)
         return
@@ -211,7 +229,7 @@ async def leave(update: Update, context: BotContext) -> None:
     lang = await language_of(update, context)
     if await groups_only(update, lang):
         service = context.service
-        answer = await service.leave(update.effective_chat.id, update.effective_user.id, lang)
+        answer = await service.leave(await group_id(update, context), update.effective_user.id, lang)
         await reply(update, answer.text)
         await service.deliver(answer)
 
@@ -260,7 +278,7 @@ async def status(update: Update, context: BotContext) -> None:
     """/status: the board as everyone may see it, posted again with its buttons."""
     lang = await language_of(update, context)
     if await groups_only(update, lang):
-        text = await context.service.status(update.effective_chat.id, lang)
+        text = await context.service.status(await group_id(update, context), lang)
         await reply(update, text or "")
 
 
@@ -270,7 +288,7 @@ async def record(update: Update, context: BotContext) -> None:
     if not await groups_only(update, lang):
         return
     # Through the finished game's outbox: retried like any message, never a traceback for a 502.
-    await reply(update, await context.service.send_record(update.effective_chat.id, lang) or "")
+    await reply(update, await context.service.send_record(await group_id(update, context), lang) or "")
 
 
 async def help_command(update: Update, context: BotContext) -> None:
@@ -281,6 +299,17 @@ async def help_command(update: Update, context: BotContext) -> None:
 async def rules(update: Update, context: BotContext) -> None:
     """/rules: the rules in short."""
     await reply(update, menus.rules_text(await language_of(update, context)))
+
+
+async def chat_migrated(update: Update, context: BotContext) -> None:
+    """Telegram's service message that the group became a supergroup under a new chat id: one comes
+    in the old chat (`migrate_to_chat_id`), one in the new (`migrate_from_chat_id`)."""
+    message = update.effective_message
+    if message.migrate_to_chat_id is not None:
+        old_chat_id, new_chat_id = message.chat.id, message.migrate_to_chat_id
+    else:
+        old_chat_id, new_chat_id = message.migrate_from_chat_id, message.chat.id
+    await context.service.chat_moved(old_chat_id, new_chat_id)
 
 
 # ---------------------------------------------------------------- buttons
@@ -479,16 +508,17 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
     if chat_id != press.chat_id:
         await answer_query(query, t(lang, "This button is not valid here."))
         return
+    group = await group_id(update, context)  # a keyboard left in a basic group that became a supergroup
     if isinstance(press, SettingsPress) and press.setting == "done":
-        if not await service.may_configure(press.chat_id, user_id, await is_admin_in(press.chat_id)):
+        if not await service.may_configure(group, user_id, await is_admin_in(group)):
             await answer_query(query, t(lang, NOT_ALLOWED_TO_CONFIGURE))
             return
-        current = await service.store.settings(press.chat_id)
+        current = await service.store.settings(group)
         await edit_query_message(query, menus.settings_closed(current, current.language or lang))
         await answer_query(query, "")
         return
     settings, answer = await service.change_settings(
-        press.chat_id, user_id, await is_admin_in(press.chat_id), lang, settings_change(press)
+        group, user_id, await is_admin_in(group), lang, settings_change(press)
     )
     if settings is None:
         await answer_query(query, answer.text)
@@ -498,7 +528,7 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
         language_name = menus.LANGUAGE_NAMES[settings.language]
         await edit_query_message(query, t(shown_in, "I will speak %(language)s here.", language=language_name))
     else:
-        await edit_query_message(query, *menus.settings_menu(press.chat_id, settings, shown_in))
+        await edit_query_message(query, *menus.settings_menu(group, settings, shown_in))
     await answer_query(query, "")
 
 

@@ -190,3 +190,33 @@ class Indexes:
 
     async def set_last_record(self, chat_id: int, game_id: str) -> None:
         await self.redis.set(keys.chat_record(chat_id), game_id)
+
+    async def game_of(self, chat_id: int) -> str | None:
+        """The id the group's pointer names, as it stands (`Store.game_of_chat` checks it)."""
+        return await self.redis.get(keys.chat_game(chat_id))
+
+    async def mark_moved(self, old_chat_id: int, new_chat_id: int, seconds: int) -> None:
+        """The basic group `old_chat_id` became the supergroup `new_chat_id`, for updates from the old
+        chat that reach the bot after the move (`chat_now`)."""
+        await self.redis.set(keys.chat_moved_to(old_chat_id), new_chat_id, ex=seconds)
+
+    async def chat_now(self, chat_id: int) -> int:
+        """The group's chat id now: the supergroup's, if the group became one."""
+        moved_to = await self.redis.get(keys.chat_moved_to(chat_id))
+        return chat_id if moved_to is None else int(moved_to)
+
+    async def move_last_record(self, old_chat_id: int, new_chat_id: int) -> None:
+        """The group became a supergroup: its last record is the new chat's, unless a game finished
+        there already (that one is the newer)."""
+        await self.move_chat_key(keys.chat_record(old_chat_id), keys.chat_record(new_chat_id))
+
+    async def move_chat_key(self, old_key: str, new_key: str) -> None:
+        """A group's key, copied to its new chat's key unless that has a value, then deleted if it still
+        holds what was copied. The two keys may live in different slots, so these are two steps; each
+        may run again, in any number of workers: a repeat finds the new key set and only deletes the
+        old one."""
+        value = await self.redis.get(old_key)
+        if value is None:
+            return
+        await self.redis.set(new_key, value, nx=True)
+        await self._delete_if(keys=[old_key], args=[value])

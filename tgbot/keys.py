@@ -17,6 +17,7 @@ rb:{clock}:outboxes         sorted set: game id -> when a change last queued mes
 rb:chat:{chat_id}:game      the id of the group's open lobby or running game
 rb:chat:{chat_id}:record    the id of the group's last finished game (its record is the game's)
 rb:chat:{chat_id}:settings  the group's settings (JSON)
+rb:chat:{chat_id}:moved-to  the chat id of the supergroup a basic group became (tgbot.chat_move)
 rb:user:{user_id}:games     set of ids of the games the user joined that have not finished
 rb:update:{update_id}       a webhook update: the lease of the worker processing it, or "done"
 rb:update:{update_id}:answers  hash: game id -> what the update answered when it changed that game (tgbot.once)
@@ -75,6 +76,10 @@ def chat_record(chat_id: int) -> str:
 
 def chat_settings(chat_id: int) -> str:
     return f"{PREFIX}chat:{chat_id}:settings"
+
+
+def chat_moved_to(chat_id: int) -> str:
+    return f"{PREFIX}chat:{chat_id}:moved-to"
 
 
 def user_games(user_id: int) -> str:

@@ -20,6 +20,12 @@ not sent again.
 A private message with a key (the role, a card prompt, the leader's keyboard) reaches its
 player at most once per key: a queued one whose key already names a delivered message is
 dropped unsent.
+
+A group upgraded to a supergroup has a new chat id, and Telegram refuses every call naming the
+old one with `ChatMigrated`. A message for the old chat then moves the group (`tgbot.chat_move`)
+and goes to the new chat; this process remembers the move, so what else it holds for the old chat
+goes straight there. An edit of a message posted in the old chat posts it anew in the new one:
+message ids do not carry over.
 """
 
 from __future__ import annotations
@@ -37,11 +43,12 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.constants import ParseMode
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import BadRequest, ChatMigrated, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
 from telegram.warnings import PTBDeprecationWarning, PTBUserWarning
 
 from tgbot import keys, outgoing
-from tgbot.indexes import PENDING_GRACE_MS
+from tgbot.chat_move import move_chat
+from tgbot.indexes import MARKS_KEPT, PENDING_GRACE_MS
 from tgbot.outgoing import Document, Edit, Keyboard, Send, once_only
 from tgbot.store import LOOKUPS_LUA, OUTBOX_LOCK_SECONDS, Store, parse_remembered, remembered
 
@@ -348,6 +355,8 @@ class Outbox:
         # What Redis did not hear because it failed: deliveries to settle, locks to let go.
         self._unsettled: dict[str, _Unsettled] = {}
         self._kept_locks: dict[str, str] = {}
+        # Groups that Telegram said became supergroups: old chat id -> new chat id.
+        self._moved_chats: dict[int, int] = {}
 
     @property
     def redis(self) -> Redis:
@@ -542,6 +551,33 @@ class Outbox:
         log.warning("game %s: Telegram unreachable; a %s waits for the next try", game_id, type(item).__name__)
         raise DeliveryPostponed(game_id)
 
+    def _chat_now(self, chat_id: int) -> int:
+        """The chat's id as far as this process knows: a group's new one once it became a supergroup."""
+        return self._moved_chats.get(chat_id, chat_id)
+
+    async def _chat_moved(self, game_id: str, old_chat_id: int, moved: ChatMigrated) -> int:
+        """Telegram refused a call for `old_chat_id`, which became a supergroup: the group and the game
+        move to the new chat (`tgbot.chat_move`); returns the new id."""
+        new_chat_id = int(moved.new_chat_id)
+        log.info("game %s: its group became a supergroup; delivering there", game_id)
+        await move_chat(self.store, old_chat_id, new_chat_id, game_id)
+        self._moved_chats[old_chat_id] = new_chat_id
+        if len(self._moved_chats) > MARKS_KEPT:
+            del self._moved_chats[next(iter(self._moved_chats))]
+        return new_chat_id
+
+    async def _send_text(
+        self, game_id: str, lock: _Lock, chat_id: int, text: str, buttons: Keyboard, **more: object
+    ) -> tuple[int, dict]:
+        """sendMessage to the chat, or to the supergroup it became; returns the chat it went to and
+        Telegram's answer."""
+        chat_id = self._chat_now(chat_id)
+        try:
+            return chat_id, await self._call(lock, "sendMessage", _message_parameters(chat_id, text, buttons, **more))
+        except ChatMigrated as moved:
+            chat_id = await self._chat_moved(game_id, chat_id, moved)
+        return chat_id, await self._call(lock, "sendMessage", _message_parameters(chat_id, text, buttons, **more))
+
     async def _call(self, lock: _Lock, method: str, parameters: dict) -> object:
         """One Bot API call, once the lock is known to be still this drain's: checked after the flood
         limits' wait by the rate limiter (`Guarded`), or here when there is none."""
@@ -554,32 +590,31 @@ class Outbox:
 
     async def _send(self, game_id: str, item: Send, lock: _Lock) -> tuple[int, int] | None:
         try:
-            message = await self._call(
+            chat_id, message = await self._send_text(
+                game_id,
                 lock,
-                "sendMessage",
-                _message_parameters(
-                    item.chat_id,
-                    item.text,
-                    item.buttons,
-                    link_preview_options=_NO_PREVIEW,
-                    protect_content=item.protected,
-                ),
+                item.chat_id,
+                item.text,
+                item.buttons,
+                link_preview_options=_NO_PREVIEW,
+                protect_content=item.protected,
             )
         except Forbidden:
             if item.notice_chat_id is None:
                 log.info("game %s: a chat refused a message (403)", game_id)
                 return None
             log.info("game %s: a player cannot be reached in private; telling the group", game_id)
-            await self._call(
-                lock, "sendMessage", _message_parameters(item.notice_chat_id, item.notice_text, item.notice_buttons)
-            )
+            await self._send_text(game_id, lock, item.notice_chat_id, item.notice_text, item.notice_buttons)
             return None
-        return item.chat_id, int(message["message_id"])
+        return chat_id, int(message["message_id"])
 
     async def _edit(
         self, game_id: str, item: Edit, lock: _Lock, known: tuple[int, int] | None, repost: bool
     ) -> tuple[int, int] | None:
         chat_id, message_id = known
+        if self._chat_now(chat_id) != chat_id or self._chat_now(item.chat_id) != chat_id:
+            # The message stayed in a group that has become a supergroup since.
+            return await self._post_anew(game_id, item, lock, repost)
         try:
             await self._call(
                 lock,
@@ -588,6 +623,9 @@ class Outbox:
                     chat_id, item.text, item.buttons, message_id=message_id, link_preview_options=_NO_PREVIEW
                 ),
             )
+        except ChatMigrated as moved:
+            await self._chat_moved(game_id, chat_id, moved)
+            return await self._post_anew(game_id, item, lock, repost)
         except BadRequest as error:
             text = str(error).lower()
             if "not modified" in text:
@@ -604,23 +642,39 @@ class Outbox:
             log.info("game %s: an edit was refused (403)", game_id)
         return None
 
+    async def _post_anew(self, game_id: str, item: Edit, lock: _Lock, repost: bool) -> tuple[int, int] | None:
+        """An edit of a message left in a group's old chat: message ids do not carry over to the
+        supergroup, so the message is posted there as it reads now (unless a new copy is queued next)."""
+        if not repost:
+            return None
+        return await self._send(
+            game_id, Send(item.chat_id, item.text, item.buttons, key=item.key, protected=item.protected), lock
+        )
+
     async def _document(self, game_id: str, item: Document, lock: _Lock) -> None:
-        checked = getattr(getattr(self.bot, "rate_limiter", None), "checks_before_send", False)
-        if not checked:
-            await lock.ensure()
+        chat_id = self._chat_now(item.chat_id)
         try:
-            await self.bot.send_document(
-                item.chat_id,
-                document=item.content.encode(),
-                filename=item.filename,
-                caption=item.caption or None,
-                **({"rate_limit_args": Guarded(lock.ensure)} if checked else {}),
-            )
+            await self._send_document(lock, chat_id, item)
+        except ChatMigrated as moved:
+            chat_id = await self._chat_moved(game_id, chat_id, moved)
+            await self._send_document(lock, chat_id, item)
         except BadRequest as error:
             if not item.refused_text:
                 raise
             log.warning("game %s: Telegram refused a Document: %s", game_id, error.message)
-            await self._call(lock, "sendMessage", _message_parameters(item.chat_id, item.refused_text, ()))
+            await self._send_text(game_id, lock, chat_id, item.refused_text, ())
+
+    async def _send_document(self, lock: _Lock, chat_id: int, item: Document) -> None:
+        checked = getattr(getattr(self.bot, "rate_limiter", None), "checks_before_send", False)
+        if not checked:
+            await lock.ensure()
+        await self.bot.send_document(
+            chat_id,
+            document=item.content.encode(),
+            filename=item.filename,
+            caption=item.caption or None,
+            **({"rate_limit_args": Guarded(lock.ensure)} if checked else {}),
+        )
 
 
 async def drain_quietly(outbox: Outbox, game_id: str) -> bool:

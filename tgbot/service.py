@@ -30,6 +30,7 @@ from tgbot.buttons import (
     WaitingPress,
 )
 from tgbot.changes import Change, Refused, Reply
+from tgbot.chat_move import move_chat
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import absence, clock, computers, lobby, play
@@ -189,7 +190,7 @@ class GameService:
         if finished is None:
             # Its Play again button outlives it: a finished game is kept `tgbot.store.FINISHED_GAME_SECONDS`.
             return Reply(t(lang, "This game is no longer kept: start a new one with /newgame."))
-        if finished.chat_id != chat_id:
+        if not finished.in_group(chat_id):
             return Reply(t(lang, "This button is not valid here."))
         if finished.stage is Stage.CANCELLED:
             return Reply(t(lang, "This button is not valid."))  # a cancelled game never shows Play again
@@ -343,7 +344,7 @@ class GameService:
         asks Telegram, and only for the game's own group."""
         table = await self._load(press.game_id)
         # Pressed anywhere but the game's group, the press is refused below: no need to ask Telegram.
-        is_admin = table is not None and table.chat_id == chat_id and await is_admin_in(table.chat_id)
+        is_admin = table is not None and table.in_group(chat_id) and await is_admin_in(table.chat_id)
         return await self._press(press, chat_id, user_id, lang, lambda table: move(table, is_admin))
 
     async def waiting(self, press: WaitingPress, user_id: int, chat_id: int | None, lang: str) -> Reply:
@@ -547,6 +548,15 @@ class GameService:
             )
             if await self.store.settings(chat_id) == settings:
                 return
+
+    async def chat_moved(self, old_chat_id: int, new_chat_id: int) -> None:
+        """Telegram upgraded the group `old_chat_id` to the supergroup `new_chat_id`: its settings and
+        its game go on there (`tgbot.chat_move`). Told as often as Telegram says it, in any order."""
+        await move_chat(self.store, old_chat_id, new_chat_id)
+
+    async def chat_now(self, chat_id: int) -> int:
+        """A basic group's chat id now: the supergroup's, if Telegram upgraded it (`tgbot.chat_move`)."""
+        return await self.store.indexes.chat_now(chat_id)
 
     # ---------------------------------------------------------------- hints
 

@@ -253,7 +253,9 @@ class Store:
         The group's pointer is let go just after its game's last write (`update`); if the process
         died in between, it still names a game that is over, and is let go here. A pointer to a
         game that was never written (its creator died between the two steps of `create`) is let go
-        once it is clearly not one on its way."""
+        once it is clearly not one on its way. A group that became a supergroup may leave a pointer
+        behind in its old chat (let go here) or have its new one ahead of its game (the game is moved
+        here): see `tgbot.chat_move`."""
         game_id = await self.redis.get(keys.chat_game(chat_id))
         if game_id is None:
             return None
@@ -266,6 +268,21 @@ class Store:
             table = await self.load(game_id)  # (damaged now: raised, for the caller to end)
             if table is not None:
                 return game_id, table
+        elif table.is_active and table.chat_id != chat_id and table.moved_from != chat_id:
+            # The group became a supergroup, and whoever moved the game claimed this chat for it and
+            # died (or is still at work) before the game followed (`tgbot.chat_move`): finish the move.
+            moved_from = table.chat_id
+            try:
+                table = await self.move_game(game_id, moved_from, chat_id)
+            except DamagedGame:
+                return game_id, None
+            await self.indexes.release_chat(moved_from, game_id)
+            if table is not None and table.is_active:
+                return game_id, table
+        elif table.is_active and table.chat_id != chat_id:
+            # The group's old chat: its game moved with it to the supergroup, and this pointer stayed behind.
+            await self.indexes.release_chat(chat_id, game_id)
+            return None
         elif table.is_active:
             return game_id, table
         await self.indexes.release_chat(chat_id, game_id)
@@ -453,6 +470,24 @@ class Store:
             if finishing:
                 await self._settle_finished(after, finished is not None)
             return change
+
+    async def move_game(self, game_id: str, old_chat_id: int, new_chat_id: int) -> Table | None:
+        """The game follows its group, which became a supergroup: the stored table names the new chat
+        (if it named the old one; run again, it changes nothing). Returns the table as stored, None
+        if the game is not stored; `DamagedGame` if it cannot be read back. The messages queued for
+        the old chat follow when the outbox is told the new id (`tgbot.outbox`)."""
+        try:
+            change = await self.update(
+                game_id, lambda table: Change(table.moved_to(old_chat_id, new_chat_id)), claim=False
+            )
+        except GameGone:
+            return None
+        return change.table
+
+    async def move_settings(self, old_chat_id: int, new_chat_id: int) -> None:
+        """The group's settings follow it to the supergroup it became, unless the supergroup has some
+        of its own already (set there since: they are the newer)."""
+        await self.indexes.move_chat_key(keys.chat_settings(old_chat_id), keys.chat_settings(new_chat_id))
 
     async def _ahead(self, before: Table | None, after: Table, pending: bool) -> None:
         """The lookups written before a write of `after` (see `tgbot.indexes`)."""

@@ -72,6 +72,9 @@ class Table:
     # How many times the table was stored changed: writes about the table made outside its own
     # keys (its deadline in the clock's index) carry it, so a late one never undoes a newer one.
     revision: int = 0
+    # The group's chat id before Telegram upgraded it to a supergroup under `chat_id` (None if it
+    # never moved): buttons on the messages posted there still carry it.
+    moved_from: int | None = None
     # A random id of the write that stored this document: a compare-and-set that Redis ran, whose
     # answer the connection lost and that the client ran again, recognises its own document by it,
     # where two workers' identical moves would otherwise write identical documents (`Store.update`).
@@ -107,6 +110,18 @@ class Table:
         """A computer player's seat, or a person's whose turns a computer player takes now."""
         return self.players[seat].computer or seat in self.autopilot
 
+    def in_group(self, chat_id: int | None) -> bool:
+        """Whether a chat is the game's group: by its id now, or by the one it had before it became
+        a supergroup (its old messages stay, and their buttons can be pressed)."""
+        return chat_id is not None and chat_id in (self.chat_id, self.moved_from)
+
+    def moved_to(self, old_chat_id: int, new_chat_id: int) -> Table:
+        """The table once its group `old_chat_id` became the supergroup `new_chat_id`; unchanged if
+        it is not in that group (it moved already)."""
+        if self.chat_id != old_chat_id:
+            return self
+        return replace(self, chat_id=new_chat_id, moved_from=old_chat_id)
+
     def seat_of(self, user_id: int) -> int | None:
         return next((seat for seat, p in enumerate(self.players) if p.user_id == user_id), None)
 
@@ -141,6 +156,7 @@ class Table:
                 "missed": list(self.missed),
                 "applied_updates": list(self.applied_updates),
                 "revision": self.revision,
+                "moved_from": self.moved_from,
                 "write_id": self.write_id,
             },
             separators=(",", ":"),
@@ -174,6 +190,7 @@ class Table:
                 missed=tuple(data.get("missed", ())),
                 applied_updates=tuple(data.get("applied_updates", ())),
                 revision=data.get("revision", 0),
+                moved_from=data.get("moved_from"),
                 write_id=data.get("write_id", ""),
             )
         except (StateFormatError, TableFormatError):
@@ -212,6 +229,10 @@ class Table:
         require(all(_is_int(u) for u in self.applied_updates), "applied_updates: not update ids")
         require(_is_int(self.revision) and self.revision >= 0, "revision: not a count")
         require(isinstance(self.write_id, str), "write_id: not text")
+        require(
+            self.moved_from is None or (_is_int(self.moved_from) and self.moved_from != self.chat_id),
+            "moved_from: not another chat's id",
+        )
         for when in (self.deadline, self.reminder_at, self.computer_at):
             require(when is None or (isinstance(when, int | float) and not isinstance(when, bool)), "deadline: a time")
         game = self.game

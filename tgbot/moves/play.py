@@ -24,8 +24,11 @@ _PRIVATE_PRESSES = (CardPress, TeamPress, MissionPress, PlotPress)
 
 
 def require_pressed_in_place(table: Table, press, chat_id: int | None, user_id: int, lang: str) -> None:
-    expected = user_id if isinstance(press, _PRIVATE_PRESSES) else table.chat_id
-    if chat_id != expected:
+    if isinstance(press, _PRIVATE_PRESSES):
+        in_place = chat_id == user_id
+    else:
+        in_place = table.in_group(chat_id)
+    if not in_place:
         raise refuse(lang, "This button is not valid here.")
 
 

@@ -2,10 +2,11 @@
 
 The fake sits at PTB's HTTP layer (`BaseRequest`) instead of mocking `Bot` methods, so the bot's
 real code path runs unchanged: PTB builds each request, parses our JSON into its own objects and
-turns our error replies into its real exceptions (Forbidden, BadRequest, RetryAfter).  The fake
-therefore only has to be right about what Telegram *answers*.  It models the rules a game bot
-actually trips over: users who never opened the private chat or who blocked the bot, "message is
-not modified", stale or repeated callback queries, size limits and flood control.
+turns our error replies into its real exceptions (Forbidden, BadRequest, RetryAfter, ChatMigrated).
+The fake therefore only has to be right about what Telegram *answers*.  It models the rules a game
+bot actually trips over: users who never opened the private chat or who blocked the bot, "message is
+not modified", stale or repeated callback queries, size limits, flood control, and a group that
+becomes a supergroup under a new chat id.
 
 One `FakeTelegram` is one Telegram world; any number of PTB bots may talk to it at once (two
 workers sharing a token), each through its own `request()` objects.
@@ -32,6 +33,7 @@ NOT_MODIFIED = (
     "the same as a current content and reply markup of the message"
 )
 QUERY_TOO_OLD = "Bad Request: query is too old and response timeout expired or query id is invalid"
+UPGRADED = "Bad Request: group chat was upgraded to a supergroup chat"
 MAX_TEXT, MAX_CAPTION, MAX_CALLBACK_DATA, MAX_ANSWER_TEXT = 4096, 1024, 64, 200
 _COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
 _START_PAYLOAD = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -46,14 +48,19 @@ _CONSTANT_RESULTS["getupdates"] = []
 class ApiError(Exception):
     """A Telegram error reply; raising it keeps the method handlers reading like the happy path."""
 
-    def __init__(self, status: int, description: str, retry_after: int | None = None):
+    def __init__(
+        self, status: int, description: str, retry_after: int | None = None, migrate_to_chat_id: int | None = None
+    ):
         super().__init__(description)
         self.status, self.description, self.retry_after = status, description, retry_after
+        self.migrate_to_chat_id = migrate_to_chat_id
 
     def reply(self) -> tuple[int, bytes]:
         body: dict[str, Any] = {"ok": False, "error_code": self.status, "description": self.description}
         if self.retry_after is not None:
             body["parameters"] = {"retry_after": self.retry_after}
+        if self.migrate_to_chat_id is not None:
+            body["parameters"] = {"migrate_to_chat_id": self.migrate_to_chat_id}
         return self.status, json.dumps(body).encode()
 
 
@@ -139,6 +146,14 @@ def _json_param(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
+def _chat_id_of(params: dict) -> int | None:
+    """The chat a call names, if it names one by its id."""
+    try:
+        return int(params["chat_id"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _as_int(params: dict, name: str) -> int:
     if name not in params:
         raise ApiError(400, f"Bad Request: {name} is empty")
@@ -159,6 +174,7 @@ class FakeTelegram:
         self.commands: dict[str | None, list] = {}
         self._users: dict[int, FakeUser] = {}
         self._groups: dict[int, dict[str, Any]] = {}
+        self._upgraded: dict[int, int] = {}  # a basic group's id -> the id of the supergroup it became
         self._open: set[int] = set()
         self._blocked: set[int] = set()
         self._chats: dict[int, dict[int, FakeMessage]] = {}
@@ -182,11 +198,36 @@ class FakeTelegram:
         self._users[user_id] = FakeUser(user_id, first_name, language_code, username)
         return self._users[user_id]
 
-    def add_group(self, chat_id: int, title: str, admins: Iterable[int] = ()) -> None:
-        """The first admin is the group's creator, as getChatMember will report."""
+    def add_group(self, chat_id: int, title: str, admins: Iterable[int] = (), *, basic: bool = False) -> None:
+        """The first admin is the group's creator, as getChatMember will report. `basic`: a basic
+        group (type "group"), which can be upgraded to a supergroup; otherwise a supergroup."""
         if chat_id >= 0:
             raise ValueError(f"group chat ids are negative, got {chat_id}")
-        self._groups[chat_id] = {"title": title, "admins": list(admins)}
+        self._groups[chat_id] = {"title": title, "admins": list(admins), "basic": basic}
+
+    def upgrade_group(self, chat_id: int, new_chat_id: int, by_user_id: int | None = None) -> tuple[dict, dict]:
+        """The basic group becomes a supergroup with the id `new_chat_id`, as when an admin changes
+        some of its settings. Every later Bot API call naming the old id is refused with
+        `migrate_to_chat_id` (python-telegram-bot raises ChatMigrated), and nobody can write there
+        any more; its messages stay, and their buttons can still be pressed. (Only a basic group can
+        be upgraded: one added as a supergroup is taken for the basic group it must have been.)
+
+        Returns the two service messages' updates, not yet handed to any bot: the one in the old group
+        (`migrate_to_chat_id`) and the one in the new supergroup (`migrate_from_chat_id`). A test
+        delivers them in any order, more than once, or not at all."""
+        group = self._groups.get(chat_id)
+        if group is None or chat_id in self._upgraded:
+            raise LookupError(f"group {chat_id} is not a group that can be upgraded")
+        if new_chat_id in self._groups or new_chat_id >= 0:
+            raise ValueError(f"{new_chat_id} cannot be the new supergroup's id")
+        by_user_id = group["admins"][0] if by_user_id is None else by_user_id
+        self._groups[new_chat_id] = {"title": group["title"], "admins": list(group["admins"]), "basic": False}
+        group["basic"] = True
+        self._upgraded[chat_id] = new_chat_id
+        return (
+            self._service_message(by_user_id, chat_id, migrate_to_chat_id=new_chat_id),
+            self._service_message(by_user_id, new_chat_id, migrate_from_chat_id=chat_id),
+        )
 
     def block(self, user_id: int) -> None:
         self._user(user_id)
@@ -286,6 +327,9 @@ class FakeTelegram:
             if status == 0:
                 raise TimedOut(description)
             return ApiError(status, description, retry_after).reply()
+        upgraded = self._upgraded.get(_chat_id_of(params))
+        if upgraded is not None:
+            return ApiError(400, UPGRADED, migrate_to_chat_id=upgraded).reply()
         if key == "getupdates":
             # Returning at once would let a polling Application spin and starve the event loop.
             await asyncio.sleep(min(float(params.get("timeout") or 0), 0.05))
@@ -419,7 +463,8 @@ class FakeTelegram:
 
     def _chat(self, chat_id: int) -> dict[str, Any]:
         if chat_id < 0:
-            return {"id": chat_id, "type": "supergroup", "title": self._groups[chat_id]["title"]}
+            group = self._groups[chat_id]
+            return {"id": chat_id, "type": "group" if group["basic"] else "supergroup", "title": group["title"]}
         user = self._users[chat_id]
         chat = {"id": chat_id, "type": "private", "first_name": user.first_name}
         return chat | ({"username": user.username} if user.username else {})
@@ -519,8 +564,14 @@ class FakeTelegram:
             raise ValueError(f"user {user_id} cannot write in the private chat of user {chat_id}")
         elif chat_id not in self._groups:
             raise LookupError(f"unknown group {chat_id}: call add_group({chat_id}, ...) first")
+        elif chat_id in self._upgraded:
+            raise ValueError(f"group {chat_id} became the supergroup {self._upgraded[chat_id]}: nobody writes there")
         message = self._store(chat_id, text, from_bot=False, sender_id=user_id, entities=entities)
         return {"update_id": next(self._update_ids), "message": self._to_dict(message)}
+
+    def _service_message(self, user_id: int, chat_id: int, **event: int) -> dict:
+        message = self._store(chat_id, None, from_bot=False, sender_id=user_id)
+        return {"update_id": next(self._update_ids), "message": self._to_dict(message) | event}
 
     def _visible_message(self, user_id: int, chat_id: int, message_id: int) -> FakeMessage:
         self._user(user_id)

@@ -94,12 +94,15 @@ class SimulatedGroup:
         title: str = "Demo group",
         players: int = 7,
         language: str = "en",
+        *,
+        basic: bool = False,
     ) -> None:
+        """`basic`: a basic group, which can become a supergroup (`upgrade_to_supergroup`)."""
         self.telegram = telegram
         self.application = application
         self.chat_id = chat_id
         self.user_ids = [abs(chat_id) * 100 + i + 1 for i in range(players)]
-        telegram.add_group(chat_id, title, admins=[self.user_ids[0]])
+        telegram.add_group(chat_id, title, admins=[self.user_ids[0]], basic=basic)
         for user_id, name in zip(self.user_ids, NAMES, strict=False):
             telegram.add_user(user_id, name, language_code=language)
         self.game_id: str | None = None
@@ -116,6 +119,13 @@ class SimulatedGroup:
         table = await self.store.load(self.game_id)
         assert table is not None
         return table
+
+    def upgrade_to_supergroup(self, new_chat_id: int) -> tuple[dict, dict]:
+        """The group becomes a supergroup with a new id (`FakeTelegram.upgrade_group`), where its
+        players go on from now on. Returns the two service messages' updates, not yet delivered."""
+        updates = self.telegram.upgrade_group(self.chat_id, new_chat_id)
+        self.chat_id = new_chat_id
+        return updates
 
     # ---------------------------------------------------------------- finding buttons
 
