@@ -213,6 +213,9 @@ class Evidence:
         return self.vote_term_lost()
 
 
+_SITUATION_ROWS = np.eye(SITUATIONS)  # row s: 1.0 in column s
+
+
 @dataclass(frozen=True)
 class _Situations:
     """Which hidden situation (leader a spy or not x the team's spies bucket) each proposal is in
@@ -230,8 +233,7 @@ class _Situations:
         rows, count = leader_spy.shape
         situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)
         columns = situation + np.arange(0, count * SITUATIONS, SITUATIONS)
-        one_hot = np.zeros((rows, count * SITUATIONS))
-        one_hot.ravel()[columns + np.arange(0, one_hot.size, one_hot.shape[1])[:, None]] = 1.0
+        one_hot = _SITUATION_ROWS.take(situation, axis=0).reshape(rows, count * SITUATIONS)
         return cls(columns, one_hot, spies, spies_float)
 
     @cached_property
