@@ -7,7 +7,7 @@ so a cache shared by every seat of a game leaks nothing between them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from itertools import combinations
 
@@ -15,6 +15,7 @@ import numpy as np
 
 from agents.view import AgentView
 from deduction.analysis import deduce
+from deduction.behaviour import BehaviourParams, default_params
 from deduction.exact import ImpossibleRecord
 from deduction.knowledge import Viewer, viewer_of
 from engine import GameRecord
@@ -75,8 +76,18 @@ class Deductions:
         return found
 
 
+@cache
+def computer_reading() -> BehaviourParams:
+    """The deduction's parameters as computer players read a table: the votes before any mission
+    weigh as much as the later ones. People's first votes follow the table's talk, and the hints
+    weigh them less; a computer player's first vote comes from the same reasoning as its later
+    ones, and reading them fully wins more games among computer players (docs/agents.md)."""
+    shipped = default_params()
+    return replace(shipped, opening_vote_exponent=shipped.vote_exponent)
+
+
 def _belief(record: GameRecord, viewer: Viewer) -> Belief:
-    answer = deduce(record, viewer)
+    answer = deduce(record, viewer, params=computer_reading())
     rows = answer.facts.assignments[answer.facts.possible]
     log_w = answer.log_weights
     weights = np.exp(log_w - log_w.max()) if np.isfinite(log_w.max()) else np.ones(len(rows))
