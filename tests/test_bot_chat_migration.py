@@ -30,6 +30,7 @@ from tgbot.moves import play
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.render import menus
 from tgbot.settings import GroupSettings
+from tgbot.store import FINISHED_GAME_SECONDS
 from tgbot.table import Table, TableFormatError
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -276,3 +277,24 @@ def test_the_chat_a_game_moved_from_is_part_of_its_document():
         data = json.loads(moved.to_json()) | {"moved_from": broken}
         with pytest.raises(TableFormatError):
             Table.from_json(json.dumps(data))
+
+
+async def test_a_game_over_whose_last_messages_follow_the_group_is_still_forgotten_in_time(make_bot, telegram):
+    """A game ends while Telegram cannot be reached; its last message, for the old chat, moves the game
+    to the supergroup. Like any finished game it is kept a week, not for good."""
+    group = await started_in_basic_group(make_bot, telegram)
+    service = group.application.bot_data["service"]
+    host = group.user_ids[0]
+    question = await command(group, host, "/cancel")
+    telegram.fail_next("editMessageText", status=0, description="Timed out", times=3)
+    await press(group, host, question, f"x:{group.game_id}:y")
+    assert await group.store.redis.llen(keys.outbox(group.game_id)) == 1  # the board saying so waits
+    redis = group.store.redis
+    assert 0 < await redis.ttl(keys.game(group.game_id)) <= FINISHED_GAME_SECONDS
+
+    await upgrade(group, deliver=())
+    await service.fire_due()
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
+    table = await group.store.load(group.game_id)
+    assert table.chat_id == NEW and not table.is_active
+    assert 0 < await redis.ttl(keys.game(group.game_id)) <= FINISHED_GAME_SECONDS
