@@ -298,3 +298,27 @@ async def test_a_game_over_whose_last_messages_follow_the_group_is_still_forgott
     table = await group.store.load(group.game_id)
     assert table.chat_id == NEW and not table.is_active
     assert 0 < await redis.ttl(keys.game(group.game_id)) <= FINISHED_GAME_SECONDS
+
+
+async def test_play_again_left_in_the_old_chat_opens_the_lobby_in_the_supergroup(make_bot, telegram):
+    """A game ended in the basic group; after the upgrade a player presses its Play again, which stayed
+    in the old chat: the new lobby is the supergroup's, with the group's settings."""
+    group = await started_in_basic_group(make_bot, telegram)
+    finished = await group.play(RejectEverything())
+    assert finished.game.is_over
+    over = group.latest_with_button(OLD, f"r:{finished.id}")
+    admin = group.user_ids[0]
+    menu = await command(group, admin, "/settings")
+    await press(group, admin, menu, next(b["callback_data"] for b in menu.buttons() if ":hi:" in b["callback_data"]))
+    chosen = await group.store.settings(OLD)
+    assert chosen.hints is False
+
+    await upgrade(group)
+    assert await press(group, admin, over, f"r:{finished.id}") == "A new game is open with the same players."
+    rematch_id = await group.store.game_of_chat(NEW)
+    assert rematch_id is not None and rematch_id != finished.id
+    rematch = await group.store.load(rematch_id)
+    assert rematch.chat_id == NEW and rematch.settings == chosen
+    assert await group.store.settings(NEW) == chosen
+    assert await group.store.redis.get(keys.chat_settings(OLD)) is None
+    assert await group.store.redis.get(keys.chat_game(OLD)) is None
