@@ -322,3 +322,31 @@ async def test_play_again_left_in_the_old_chat_opens_the_lobby_in_the_supergroup
     assert await group.store.settings(NEW) == chosen
     assert await group.store.redis.get(keys.chat_settings(OLD)) is None
     assert await group.store.redis.get(keys.chat_game(OLD)) is None
+
+
+async def test_an_edit_queued_for_the_old_chat_edits_the_copy_another_worker_posted_in_the_new(make_bot, telegram):
+    """A lobby's message and an edit of it were both queued for the basic group. One worker met the
+    upgrade and posted the message in the supergroup, then could not reach Telegram for the edit; the
+    worker that delivers the edit later edits that copy rather than posting the lobby a second time."""
+    first = await make_bot(1)
+    second = await make_bot(2)
+    group = SimulatedGroup(telegram, first, chat_id=OLD, players=3, basic=True)
+    ann, bob = group.user_ids[:2]
+    for user in (ann, bob):
+        await group.send(telegram.command(user, user, "/start"))
+    telegram.fail_next("sendMessage", status=0, description="Timed out", times=3)
+    await group.send(telegram.command(ann, OLD, "/newgame"))  # the lobby's message waits in the outbox
+    game_id = await group.store.game_of_chat(OLD)
+    join = telegram.command(bob, OLD, "/join")
+
+    group.upgrade_to_supergroup(NEW)  # no service message has reached a worker yet
+    telegram.fail_next("editMessageText", status=0, description="Timed out", times=3)
+    await group.send(join)  # sent before the upgrade: Bob sits down, and the lobby's message is to say so
+    assert [m.text for m in telegram.messages(NEW) if m.from_bot and "Bob" in (m.text or "")] == []
+    assert await group.store.redis.llen(keys.outbox(game_id)) == 1  # the edit waits
+
+    await second.bot_data["service"].fire_due()
+    assert await group.store.redis.llen(keys.outbox(game_id)) == 0
+    lobbies = [m for m in telegram.messages(NEW) if m.from_bot and any("url" in b for b in m.buttons())]
+    assert len(lobbies) == 1
+    assert "Bob" in plain_text(lobbies[0].text) and lobbies[0].edits == 1
