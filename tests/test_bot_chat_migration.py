@@ -30,6 +30,7 @@ from tgbot.moves import play
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.render import menus
 from tgbot.settings import GroupSettings
+from tgbot.store import FINISHED_GAME_SECONDS
 from tgbot.table import Table, TableFormatError
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -276,3 +277,76 @@ def test_the_chat_a_game_moved_from_is_part_of_its_document():
         data = json.loads(moved.to_json()) | {"moved_from": broken}
         with pytest.raises(TableFormatError):
             Table.from_json(json.dumps(data))
+
+
+async def test_a_game_over_whose_last_messages_follow_the_group_is_still_forgotten_in_time(make_bot, telegram):
+    """A game ends while Telegram cannot be reached; its last message, for the old chat, moves the game
+    to the supergroup. Like any finished game it is kept a week, not for good."""
+    group = await started_in_basic_group(make_bot, telegram)
+    service = group.application.bot_data["service"]
+    host = group.user_ids[0]
+    question = await command(group, host, "/cancel")
+    telegram.fail_next("editMessageText", status=0, description="Timed out", times=3)
+    await press(group, host, question, f"x:{group.game_id}:y")
+    assert await group.store.redis.llen(keys.outbox(group.game_id)) == 1  # the board saying so waits
+    redis = group.store.redis
+    assert 0 < await redis.ttl(keys.game(group.game_id)) <= FINISHED_GAME_SECONDS
+
+    await upgrade(group, deliver=())
+    await service.fire_due()
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
+    table = await group.store.load(group.game_id)
+    assert table.chat_id == NEW and not table.is_active
+    assert 0 < await redis.ttl(keys.game(group.game_id)) <= FINISHED_GAME_SECONDS
+
+
+async def test_play_again_left_in_the_old_chat_opens_the_lobby_in_the_supergroup(make_bot, telegram):
+    """A game ended in the basic group; after the upgrade a player presses its Play again, which stayed
+    in the old chat: the new lobby is the supergroup's, with the group's settings."""
+    group = await started_in_basic_group(make_bot, telegram)
+    finished = await group.play(RejectEverything())
+    assert finished.game.is_over
+    over = group.latest_with_button(OLD, f"r:{finished.id}")
+    admin = group.user_ids[0]
+    menu = await command(group, admin, "/settings")
+    await press(group, admin, menu, next(b["callback_data"] for b in menu.buttons() if ":hi:" in b["callback_data"]))
+    chosen = await group.store.settings(OLD)
+    assert chosen.hints is False
+
+    await upgrade(group)
+    assert await press(group, admin, over, f"r:{finished.id}") == "A new game is open with the same players."
+    rematch_id = await group.store.game_of_chat(NEW)
+    assert rematch_id is not None and rematch_id != finished.id
+    rematch = await group.store.load(rematch_id)
+    assert rematch.chat_id == NEW and rematch.settings == chosen
+    assert await group.store.settings(NEW) == chosen
+    assert await group.store.redis.get(keys.chat_settings(OLD)) is None
+    assert await group.store.redis.get(keys.chat_game(OLD)) is None
+
+
+async def test_an_edit_queued_for_the_old_chat_edits_the_copy_another_worker_posted_in_the_new(make_bot, telegram):
+    """A lobby's message and an edit of it were both queued for the basic group. One worker met the
+    upgrade and posted the message in the supergroup, then could not reach Telegram for the edit; the
+    worker that delivers the edit later edits that copy rather than posting the lobby a second time."""
+    first = await make_bot(1)
+    second = await make_bot(2)
+    group = SimulatedGroup(telegram, first, chat_id=OLD, players=3, basic=True)
+    ann, bob = group.user_ids[:2]
+    for user in (ann, bob):
+        await group.send(telegram.command(user, user, "/start"))
+    telegram.fail_next("sendMessage", status=0, description="Timed out", times=3)
+    await group.send(telegram.command(ann, OLD, "/newgame"))  # the lobby's message waits in the outbox
+    game_id = await group.store.game_of_chat(OLD)
+    join = telegram.command(bob, OLD, "/join")
+
+    group.upgrade_to_supergroup(NEW)  # no service message has reached a worker yet
+    telegram.fail_next("editMessageText", status=0, description="Timed out", times=3)
+    await group.send(join)  # sent before the upgrade: Bob sits down, and the lobby's message is to say so
+    assert [m.text for m in telegram.messages(NEW) if m.from_bot and "Bob" in (m.text or "")] == []
+    assert await group.store.redis.llen(keys.outbox(game_id)) == 1  # the edit waits
+
+    await second.bot_data["service"].fire_due()
+    assert await group.store.redis.llen(keys.outbox(game_id)) == 0
+    lobbies = [m for m in telegram.messages(NEW) if m.from_bot and any("url" in b for b in m.buttons())]
+    assert len(lobbies) == 1
+    assert "Bob" in plain_text(lobbies[0].text) and lobbies[0].edits == 1

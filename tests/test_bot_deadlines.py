@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import pytest
 
-from engine import EndReason, Phase, Side, parse_record
+from engine import EndReason, Phase, Side, parse_record, public_view
 from tests.bot_helpers import button_data, lobby_message, press, propose, team_size, vote_all
 from tests.bot_helpers import texts as group_texts
 from tgbot import keys
@@ -859,3 +859,29 @@ async def test_a_person_taken_over_gets_the_seat_back_with_a_press_the_computer_
         await service.fire_due()
         table = await group.table()
     assert seat not in table.autopilot
+
+
+async def test_a_person_taken_over_whose_press_is_refused_before_the_computer_chose_is_told_why(make_bot, telegram):
+    """A taken-over Resistance member on a mission's team presses ❌ Fail before the computer player
+    played for them: the seat is theirs again, the card still to play, and they are told why the
+    press was refused, not that a computer player chose for them."""
+    group, service, now = await started_game(make_bot, telegram, computer_takeover=True)
+
+    def taken_over_and_still_to_play(table) -> list[int]:
+        if table.game.phase is not Phase.MISSION:
+            return []
+        waiting = set(public_view(table.game).waiting_for)
+        return [s for s in table.autopilot if s in waiting and s not in table.game.spies]
+
+    table = await group.table()
+    while not taken_over_and_still_to_play(table):
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+    seat = taken_over_and_still_to_play(table)[0]
+    user = table.players[seat].user_id
+    prompt = group.latest_with_button(user, f"c:{group.game_id}:")
+    answer = await press(group, user, prompt, button_data(prompt, ":f"))
+    assert answer == "You are in the Resistance: you must play Success."
+    table = await group.table()
+    assert seat not in table.autopilot and seat in public_view(table.game).waiting_for

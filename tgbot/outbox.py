@@ -561,10 +561,19 @@ class Outbox:
         new_chat_id = int(moved.new_chat_id)
         log.info("game %s: its group became a supergroup; delivering there", game_id)
         await move_chat(self.store, old_chat_id, new_chat_id, game_id)
+        self._remember_move(old_chat_id, new_chat_id)
+        return new_chat_id
+
+    async def _learn_move(self, chat_id: int) -> None:
+        """Whether the group `chat_id` became a supergroup, as whoever moved it left word in Redis."""
+        new_chat_id = await self.store.indexes.chat_now(chat_id)
+        if new_chat_id != chat_id:
+            self._remember_move(chat_id, new_chat_id)
+
+    def _remember_move(self, old_chat_id: int, new_chat_id: int) -> None:
         self._moved_chats[old_chat_id] = new_chat_id
         if len(self._moved_chats) > MARKS_KEPT:
             del self._moved_chats[next(iter(self._moved_chats))]
-        return new_chat_id
 
     async def _send_text(
         self, game_id: str, lock: _Lock, chat_id: int, text: str, buttons: Keyboard, **more: object
@@ -612,7 +621,11 @@ class Outbox:
         self, game_id: str, item: Edit, lock: _Lock, known: tuple[int, int] | None, repost: bool
     ) -> tuple[int, int] | None:
         chat_id, message_id = known
-        if self._chat_now(chat_id) != chat_id or self._chat_now(item.chat_id) != chat_id:
+        if chat_id != item.chat_id and self._chat_now(chat_id) == chat_id:
+            # The message and its edit name two chats: the group moved, one way or the other (the message
+            # may be the copy another worker posted in the supergroup). Which way is kept in Redis.
+            await self._learn_move(chat_id)
+        if self._chat_now(chat_id) != chat_id:
             # The message stayed in a group that has become a supergroup since.
             return await self._post_anew(game_id, item, lock, repost)
         try:

@@ -199,7 +199,9 @@ class GameService:
         if finished.seat_of(user_id) is None:
             return Reply(t(lang, "Only the players of that game can start a rematch."))
         host = finished.players[finished.seat_of(user_id)]
-        refusal = await self.open_lobby(finished.chat_id, finished.chat_title, host, lang, players=finished.players)
+        # A game that ended in a basic group since upgraded to a supergroup: the new lobby is the supergroup's.
+        chat_id = await self.chat_now(finished.chat_id)
+        refusal = await self.open_lobby(chat_id, finished.chat_title, host, lang, players=finished.players)
         return refusal or Reply(t(lang, "A new game is open with the same players."))
 
     async def join(self, game_id: str, player: Player, lang: str) -> Reply:

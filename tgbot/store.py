@@ -97,6 +97,8 @@ end
 
 # One game's compare-and-set, with everything that goes with it, in one round trip, on the game's
 # own keys only.
+# The document keeps its expiry when written again (KEEPTTL): a finished game that follows its group
+# to a supergroup is still forgotten a week after it ended.
 #   KEYS: the game, its outbox, the outbox lock, the game's message ids; then what the other
 #   commands name (keys of the game's too).
 #   ARGV: the document the change was worked out from ('' when the game must not exist yet); the
@@ -117,7 +119,7 @@ if ARGV[1] == '' then
 elseif current ~= ARGV[1] then
     return {0, current}
 end
-if ARGV[2] ~= '' then redis.call('SET', KEYS[1], ARGV[2]) end
+if ARGV[2] ~= '' then redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL') end
 local count = tonumber(ARGV[3])
 local length = 0
 if count > 0 then length = redis.call('RPUSH', KEYS[2], unpack(ARGV, 4, 3 + count)) end
