@@ -113,6 +113,24 @@ async def test_a_command_sent_just_before_the_upgrade_counts_in_the_supergroup(m
     assert texts(telegram, NEW)[-2] == "You joined the game in «Demo group»."
 
 
+async def test_a_late_command_is_answered_in_the_groups_language(make_bot, telegram):
+    """Someone whose own language the bot does not speak is answered in the group's; a command sent in
+    the basic group that reaches the bot after the move finds the group's language in the supergroup."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, chat_id=OLD, players=4, basic=True)
+    admin = group.user_ids[0]
+    languages = await command(group, admin, "/language")
+    await press(group, admin, languages, button_data(languages, ":ru"))
+    visitor = 4242
+    telegram.add_user(visitor, "Kurt", language_code="de")
+    late = telegram.command(visitor, OLD, "/status")
+
+    await upgrade(group)
+    await group.send(late)
+    late_answer = texts(telegram, NEW)[-1]
+    assert late_answer == await command_text(group, visitor, "/status", chat_id=NEW)  # in Russian
+
+
 async def test_a_running_game_goes_on_in_the_supergroup(make_bot, telegram):
     group = await started_in_basic_group(make_bot, telegram)
     await propose(group, (0, 1))

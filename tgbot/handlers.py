@@ -49,11 +49,8 @@ async def language_of(update: Update, context: BotContext, game_id: str | None =
     own = supported(user.language_code if user else None)
     if own is not None:
         return own
-    chat = update.effective_chat
-    group_id = chat.id if in_group(chat) else None
-    return await context.service.fallback_language(
-        group_id=group_id, game_id=game_id, user_id=user.id if user else None
-    )
+    group = await group_id(update, context) if in_group(update.effective_chat) else None
+    return await context.service.fallback_language(group_id=group, game_id=game_id, user_id=user.id if user else None)
 
 
 def player_of(user: User) -> Player:
