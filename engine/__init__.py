@@ -67,7 +67,7 @@ from engine.record import (
 )
 from engine.serialization import SCHEMA_VERSION, state_from_dict, state_to_dict
 from engine.state import PLOT_PHASES, EndReason, GameState, MissionRound, Phase, Proposal, Role, Side, Variants
-from engine.turns import ballot, legal_actions, waiting_for
+from engine.turns import ballot, legal_actions, still_to_act, waiting_for
 from engine.views import PlotView, PublicView, SeatView, public_view, seat_view
 
 __all__ = [
@@ -134,6 +134,7 @@ __all__ = [
     "draw_team",
     "ballot",
     "legal_actions",
+    "still_to_act",
     "waiting_for",
     "check_state",
     "RECORD_FORMAT",

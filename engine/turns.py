@@ -51,6 +51,14 @@ def waiting_for(state: GameState) -> tuple[int, ...]:
     return ()
 
 
+def still_to_act(state: GameState) -> tuple[int, ...]:
+    """The seats the decision open now has yet to hear from, in seat order: those it waits for,
+    and in a vote also everyone still to vote behind the Opinion Makers."""
+    if state.phase is Phase.VOTING:
+        return tuple(seat for seat, vote in enumerate(state.pending_votes) if vote is None)
+    return waiting_for(state)
+
+
 def ballot(state: GameState) -> int:
     """A number for the decision open now, the same for every action within it.
 

@@ -53,6 +53,7 @@ from engine import (
     seat_view,
     state_from_dict,
     state_to_dict,
+    still_to_act,
     waiting_for,
 )
 from engine.plot import full_deck
@@ -207,6 +208,7 @@ def test_opinion_makers_vote_first_in_the_open():
     state = act(state, DealCard(4, Card.OPINION_MAKER, 2), DealCard(4, Card.KEEPING_A_CLOSE_EYE_ON_YOU, 6))
     state = act(state, ProposeTeam(4, (4, 5)))
     assert waiting_for(state) == (2,)
+    assert still_to_act(state) == (0, 1, 2, 3, 4, 5, 6)  # the others' votes wait behind the Opinion Maker's
     assert_refused(state, CastVote(0, True), Reason.OPINION_MAKERS_FIRST)
     vote_ballot = ballot(state)
     state, events = apply(state, CastVote(2, False))

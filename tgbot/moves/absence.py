@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from engine import Phase, waiting_for
+from engine import still_to_act
 from tgbot.changes import Change, Refused, Reply
 from tgbot.i18n import t
 from tgbot.outgoing import Outgoing, Send
@@ -37,21 +37,11 @@ def taken_back(table: Table, user_id: int, lang: str, move: Callable[[Table], Ch
         seat = table.seat_of(user_id)
         if table.stage is not Stage.PLAYING or seat is None or seat not in table.autopilot:
             raise
-        if _still_to_act(table, seat):
+        if table.game is not None and seat in still_to_act(table.game):
             # The computer player has not chosen yet: the choice is the person's, and so is the reason it was refused.
             return Change(acted(table, seat), [], refused.reply)
     text = t(lang, "A computer player had already chosen for you this time. From now on you play yourself.")
     return Change(acted(table, seat), [], Reply(text))
-
-
-def _still_to_act(table: Table, seat: int) -> bool:
-    """Whether the decision open now still waits for the seat (a vote: also behind the Opinion Makers')."""
-    game = table.game
-    if game is None:
-        return False
-    if game.phase is Phase.VOTING and game.pending_votes[seat] is None:
-        return True
-    return seat in waiting_for(game)
 
 
 def missed_deadline(table: Table, seats: tuple[int, ...]) -> tuple[Table, list[Outgoing]]:
