@@ -257,10 +257,18 @@ async def test_settings_language_and_the_last_record_follow_the_group(make_bot, 
     await group.send(telegram.command(admin, NEW, "/record"))
     document = telegram.messages(NEW)[-1].document
     assert document is not None and json.loads(document.data)["id"] == json.loads(record)["id"]
-    # The /settings keyboard left in the old chat changes the supergroup's settings.
+    # The /settings keyboard left in the old chat changes the supergroup's settings; that message
+    # cannot be edited any more, so the keyboard as it now reads is posted in the supergroup.
+    left_behind = bot_messages(telegram, OLD)
     await press(group, admin, menu, next(b["callback_data"] for b in menu.buttons() if ":hi:" in b["callback_data"]))
     chosen = await group.store.settings(NEW)
     assert chosen.hints is False and await group.store.redis.get(keys.chat_settings(OLD)) is None
+    reposted = telegram.messages(NEW)[-1]
+    assert (reposted.text, reposted.from_bot) == (menus.settings_menu(NEW, chosen, "es")[0], True)
+    assert bot_messages(telegram, OLD) == left_behind
+    await press(group, admin, reposted, button_data(reposted, ":ok:0"))
+    assert telegram.messages(NEW)[-1].message_id == reposted.message_id  # the new one edits itself
+    assert not telegram.messages(NEW)[-1].buttons()
     await group.open_lobby_and_join()
     table = await group.table()
     assert table.chat_id == NEW and table.settings == chosen

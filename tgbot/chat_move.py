@@ -19,7 +19,8 @@ moves the game; an old chat's pointer left behind is let go) or the next move fi
 
 Messages are not rewritten: those already queued for the old chat go to the new one when the outbox
 meets `ChatMigrated`, and an edit of a message posted in the old chat, whose message ids do not
-carry over, posts the message anew in the new chat (`tgbot.outbox`).
+carry over, posts the message anew in the new chat (`tgbot.outbox`); so does a keyboard left in the
+old chat that edits itself when pressed, such as /settings (`tgbot.handlers.edit_query_message`).
 """
 
 from __future__ import annotations

@@ -543,9 +543,17 @@ async def answer_query(query, text: str, alert: bool = False) -> None:
 
 
 async def edit_query_message(query, text: str, buttons=()) -> None:
-    """Edit the message a button was on; a double tap ("not modified") or an odd message is not an error."""
+    """Edit the message a button was on; a double tap ("not modified") or an odd message is not an error.
+    A message left in a basic group that became a supergroup cannot be edited any more: what it would
+    have shown is posted in the supergroup instead."""
+    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons)}
     try:
-        await query.edit_message_text(text, parse_mode=ParseMode.HTML, reply_markup=markup(buttons))
+        await query.edit_message_text(text, **options)
+    except ChatMigrated as moved:
+        try:
+            await query.get_bot().send_message(moved.new_chat_id, text, **options)
+        except TelegramError as error:
+            log.info("a pressed message's new state was not posted: %s", type(error).__name__)
     except TelegramError as error:
         log.info("could not edit the pressed message: %s", type(error).__name__)
 
