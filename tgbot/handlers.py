@@ -535,8 +535,10 @@ def plain(html_text: str) -> str:
 
 
 async def answer_query(query, text: str, alert: bool = False) -> None:
+    """Answer a press; an answer longer than Telegram shows is cut (Telegram would refuse it whole,
+    and the presser would see nothing)."""
     try:
-        await query.answer(plain(text) or None, show_alert=alert)
+        await query.answer(common.cut(plain(text), common.ANSWER_LIMIT) or None, show_alert=alert)
     except TelegramError as error:
         # The press still counted; only the little answer bubble is lost ("query is too old", a timeout).
         log.info("callback answer not delivered: %s", type(error).__name__)
