@@ -3,10 +3,16 @@ commands in the wrong place."""
 
 from __future__ import annotations
 
+import logging
+import random
+from dataclasses import replace
+
 import pytest
 
+from engine import Variants
 from tests.bot_helpers import lobby_message, press, propose, team_size
-from tgbot.offline.simulation import SimulatedGroup
+from tgbot.changes import Change
+from tgbot.offline.simulation import Policy, SimulatedGroup
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
@@ -47,16 +53,66 @@ async def test_waiting_for_ten_long_names_is_still_answered(make_bot, telegram):
 
 
 async def test_a_refusal_naming_a_long_named_host_is_still_answered(make_bot, telegram):
-    """A host with Telegram's longest name: a refusal that names them, in a language whose sentence is
-    long, would be over Telegram's limit and the presser told nothing. It is cut to fit instead."""
+    """A host seated with Telegram's longest name (as every name was before names were cut, and a
+    lobby stored then still holds): a refusal that names them, in a language whose sentence is long,
+    is over Telegram's limit, and the presser was told nothing. It is cut to fit instead."""
     application = await make_bot(1)
     group = SimulatedGroup(telegram, application, players=2)
-    telegram.add_user(group.user_ids[0], "A" * 64 + " " + "B" * 64, language_code="en")
     telegram.add_user(group.user_ids[1], "Bea", language_code="es")
     await group.open_lobby_and_join()
+    longest = "A" * 64 + " " + "B" * 64
+
+    def named_at_length(table):
+        host, *rest = table.players
+        return Change(replace(table, players=(replace(host, name=longest), *rest)))
+
+    await group.store.update(group.game_id, named_at_length)
     lobby = lobby_message(telegram, group.chat_id)
     seated = len((await group.table()).players)
     answer = await press(group, group.user_ids[1], lobby, f"b:{group.game_id}:a")
     assert answer is not None and answer.startswith("Solo AAAA") and answer.endswith("…")
     assert len(answer) <= ANSWER_LIMIT
     assert len((await group.table()).players) == seated  # refused: no computer player seated
+
+
+async def test_a_table_of_telegrams_longest_names_sees_every_message(make_bot, telegram, caplog):
+    """Ten players with names of 64 + 64 characters (or one who sets such a name to spoil the game)
+    made the group's board and the private hints longer than Telegram's 4096 characters: Telegram
+    refused them, and the group never saw a vote's buttons or a mission's result. Names are seated
+    cut to 40 characters, so every message goes out."""
+    caplog.set_level(logging.INFO)
+    application = await make_bot(2)
+    group = SimulatedGroup(telegram, application, players=10)
+    for i, user in enumerate(group.user_ids):
+        telegram.add_user(user, chr(ord("A") + i) * 64 + " " + "Ж" * 63 + str(i), language_code="ru")
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True, targeting=True))
+    await group.start()
+    names = [player.name for player in (await group.table()).players]
+    assert all(len(name) <= 40 and name.endswith("…") for name in names) and len(set(names)) == 10
+    policy, moves = Policy(rng=random.Random(2)), 0
+    while await group.step(policy):
+        moves += 1
+        if moves % 5 == 0:
+            for user in group.user_ids[:4]:
+                await group.send(telegram.command(user, user, "/hints"))
+    assert not (await group.table()).is_active
+    lost = [r.getMessage() for r in caplog.records]
+    assert [line for line in lost if "refused" in line or "not delivered" in line] == []
+    # The group saw the end: its last board names the winners.
+    assert any("🏁" in (m.text or "") for m in telegram.messages(group.chat_id))
+
+
+@pytest.mark.parametrize(
+    ("full_name", "username", "shown"),
+    [("\u3164", "ghost", "@ghost"), ("\u200b\u2800 ", None, "{id}"), ("\u3164 Zoe \u200b", None, "Zoe")],
+)
+async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegram, full_name, username, shown):
+    """Telegram accepts a name made of characters that show as nothing: the group would read blanks
+    where that player is listed ("Waiting for: , Bob")."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], full_name, language_code="en", username=username)
+    await group.open_lobby_and_join()
+    (_, player) = (await group.table()).players
+    assert player.name == shown.format(id=group.user_ids[1])
+    assert shown.format(id=group.user_ids[1]) in lobby_message(telegram, group.chat_id).text
