@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 from dataclasses import replace
 
 import pytest
 
-from engine import Variants
+from engine import Variants, waiting_for
 from tests.bot_helpers import lobby_message, press, propose, team_size
 from tgbot.changes import Change
 from tgbot.offline.simulation import Policy, SimulatedGroup
@@ -116,3 +117,57 @@ async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegr
     (_, player) = (await group.table()).players
     assert player.name == shown.format(id=group.user_ids[1])
     assert shown.format(id=group.user_ids[1]) in lobby_message(telegram, group.chat_id).text
+
+
+RESULT = re.compile(r"you (saw \S.*'s role|watched \S.*'s card):")
+
+
+def results_told(telegram, user_id: int) -> list[str]:
+    """What cards showed a player, as their private chat holds it."""
+    return [m.text for m in telegram.messages(user_id) if m.from_bot and RESULT.search(m.text or "")]
+
+
+async def test_what_a_card_showed_a_player_who_blocked_the_bot_reaches_them_when_they_come_back(make_bot, telegram):
+    """A Plot card shows its result to one player in private (Open Up shows a role to whoever the
+    holder chooses; Keeping a Close Eye shows a card when the mission is played). If that player had
+    blocked the bot then, the result was lost for good: /start did not send it again, and nobody was
+    told. Now the group is told (without the result) and /start sends it, once."""
+    application = await make_bot(4)
+    group = SimulatedGroup(telegram, application, players=9)
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True))
+    await group.start()
+    policy, missed = Policy(rng=random.Random(4), plot_use_rate=0.9), 0
+    for _ in range(2000):
+        table = await group.table()
+        if not table.is_active:
+            break
+        # Whoever the game does not wait for has blocked the bot while the others act.
+        waited = set(waiting_for(table.game))
+        away = [p.user_id for seat, p in enumerate(table.players) if seat not in waited]
+        for user in away:
+            telegram.block(user)
+        seen_before = len(table.game.plot.seen)
+        assert await group.step(policy)
+        after = await group.table()
+        for user in away:
+            telegram.unblock(user)
+        if not after.is_active:
+            break
+        new_results = after.game.plot.seen[seen_before:]
+        missed += sum(after.players[s.viewer].user_id in away for s in new_results)
+        # Back: whoever the game waits for now, and whoever a card just showed something.
+        back = {after.players[s].user_id for s in waiting_for(after.game)} | {
+            after.players[s.viewer].user_id for s in new_results
+        }
+        for user in back.intersection(away):
+            await group.send(telegram.command(user, user, "/start"))
+            await group.send(telegram.command(user, user, "/start"))  # twice: sent once
+    table = await group.table()
+    assert not table.is_active and missed >= 1
+    for seat, player in enumerate(table.players):
+        mine = [s for s in table.game.plot.seen if s.viewer == seat]
+        assert len(results_told(telegram, player.user_id)) == len(mine)
+    # The group heard that someone could not be reached, and never what anyone saw.
+    group_texts = [m.text or "" for m in telegram.messages(group.chat_id)]
+    assert any("I cannot write to you in private" in text for text in group_texts)
+    assert not any(RESULT.search(text) for text in group_texts)
