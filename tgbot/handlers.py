@@ -53,11 +53,21 @@ async def language_of(update: Update, context: BotContext, game_id: str | None =
     return await context.service.fallback_language(group_id=group, game_id=game_id, user_id=user.id if user else None)
 
 
+# Characters that show as nothing (Telegram accepts a name made of them alone).
+_BLANK = "\\s\u115f\u1160\u200b-\u200f\u2060\u2800\u3164\ufeff\uffa0"
+BLANK_EDGES = re.compile(f"^[{_BLANK}]+|[{_BLANK}]+$")
+# A name is shown in every group message that lists the players, and a table of ten listing
+# Telegram's longest names (64 + 64 characters) overruns Telegram's 4096 characters a message.
+MAX_NAME = 40
+
+
 def player_of(user: User) -> Player:
     # Only computer players' names hold 🤖: a person may not pass for one (and claim to play blind),
     # not even with a second robot or one behind a character that shows as nothing.
-    name = (user.full_name or "").replace("🤖", "").strip() or str(user.id)
-    return Player(user_id=user.id, name=name, language=user.language_code)
+    name = BLANK_EDGES.sub("", (user.full_name or "").replace("🤖", ""))
+    if not name:  # a name that shows as nothing would leave a blank in every list of players
+        name = f"@{user.username}" if user.username else str(user.id)
+    return Player(user_id=user.id, name=common.cut(name, MAX_NAME), language=user.language_code)
 
 
 def in_group(chat: Chat | None) -> bool:
@@ -535,8 +545,10 @@ def plain(html_text: str) -> str:
 
 
 async def answer_query(query, text: str, alert: bool = False) -> None:
+    """Answer a press; an answer longer than Telegram shows is cut (Telegram would refuse it whole,
+    and the presser would see nothing)."""
     try:
-        await query.answer(plain(text) or None, show_alert=alert)
+        await query.answer(common.cut(plain(text), common.ANSWER_LIMIT) or None, show_alert=alert)
     except TelegramError as error:
         # The press still counted; only the little answer bubble is lost ("query is too old", a timeout).
         log.info("callback answer not delivered: %s", type(error).__name__)

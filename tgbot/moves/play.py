@@ -182,7 +182,8 @@ def repost_board(table: Table, bot_username: str) -> Change:
 
 def pending_private(table: Table, user_id: int, bot_username: str) -> list[Outgoing]:
     """What a player's private chat should hold now: their role, their card prompt if a card is
-    due, their leader's keyboard if it is their turn. The caller sends only what never arrived."""
+    due, their leader's keyboard if it is their turn, what Plot cards showed them. The caller sends
+    only what never arrived."""
     seat = table.seat_of(user_id)
     if seat is None or table.game is None or table.stage is not Stage.PLAYING:
         return []
@@ -195,4 +196,5 @@ def pending_private(table: Table, user_id: int, bot_username: str) -> list[Outgo
     plot_prompt = plot_announcements.prompt_for(table, seat, bot_username)
     if plot_prompt is not None:
         out.append(plot_prompt)
-    return out
+    # What cards showed this player: sent when it happened, or now if that did not reach them.
+    return out + plot_announcements.seen_messages(table, seat, bot_username)

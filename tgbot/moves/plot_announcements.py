@@ -79,12 +79,26 @@ def after_step(before: Table, after: Table, bot_username: str) -> list[Outgoing]
             prompt = prompt_for(after, seat, bot_username)
             if prompt is not None:
                 out.append(prompt)
-    seen_before = set(before.game.plot.seen)
-    for seen in after.game.plot.seen if after.game.plot is not None else ():
-        if seen not in seen_before:
-            scene = seat_scene(after, seen.viewer)
-            out.append(Send(after.players[seen.viewer].user_id, plot_render.seen_message(scene, seen), protected=True))
+    seen = after.game.plot.seen if after.game.plot is not None else ()
+    out += [seen_message(after, index, bot_username) for index in range(len(before.game.plot.seen), len(seen))]
     return out
+
+
+def seen_message(table: Table, index: int, bot_username: str) -> Send:
+    """What a card showed one player (the game's `index`th such result), to that player alone: keyed,
+    so that a player who could not be reached when it was sent gets it when they open the chat again
+    (`play.pending_private`), and the group hears that they cannot be reached."""
+    seen = table.game.plot.seen[index]
+    text = plot_render.seen_message(seat_scene(table, seen.viewer), seen)
+    return announcements.to_player(table, seen.viewer, text, (), plot_render.seen_key(index), bot_username)
+
+
+def seen_messages(table: Table, seat: int, bot_username: str) -> list[Send]:
+    """Every result a card showed `seat` so far in this game."""
+    plot = table.game.plot if table.game is not None else None
+    if plot is None:
+        return []
+    return [seen_message(table, index, bot_username) for index, seen in enumerate(plot.seen) if seen.viewer == seat]
 
 
 def closed_by_the_clock(before: Table, after: Table) -> list[Outgoing]:

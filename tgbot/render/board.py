@@ -19,7 +19,19 @@ from tgbot.buttons import ComputerPress, RematchPress, VotePress, WaitingPress, 
 from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render import plot as plot_render
-from tgbot.render.common import GroupScene, join_link, mention, minutes, names, setup_line, track, vote_lines
+from tgbot.render.common import (
+    ANSWER_LIMIT,
+    GroupScene,
+    join_link,
+    mention,
+    minutes,
+    names,
+    names_within,
+    setup_line,
+    track,
+    utf16_length,
+    vote_lines,
+)
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player
 
@@ -355,10 +367,12 @@ def waiting_answer(scene: GroupScene, lang: str) -> str:
     if not view.waiting_for:
         return t(lang, "Nobody: this step is over.")
     if view.phase is Phase.MISSION:
-        return t(
-            lang, "The team is playing its cards. Waiting for: %(names)s", names=names(scene.players, view.waiting_for)
-        )
-    return t(lang, "Waiting for: %(names)s", names=names(scene.players, view.waiting_for))
+        template = N_("The team is playing its cards. Waiting for: %(names)s")
+    else:
+        template = N_("Waiting for: %(names)s")
+    # An answer Telegram cannot show whole is not shown at all: long names are cut to fit.
+    room = ANSWER_LIMIT - utf16_length(t(lang, template, names=""))
+    return t(lang, template, names=names_within(scene.players, view.waiting_for, room))
 
 
 def cancelled(scene: GroupScene) -> str:

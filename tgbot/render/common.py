@@ -15,6 +15,10 @@ from tgbot.table import Player, Table
 
 TRACK_MARKS = {True: "✅", False: "❌", None: "⬜"}
 JOIN_PREFIX = "join_"
+# Telegram refuses to show the answer to a button press longer than this (counted here in UTF-16
+# code units, as Telegram counts text, which is never more than its characters): nothing at all is shown.
+ANSWER_LIMIT = 200
+ELLIPSIS = "…"
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,34 @@ def mention(player: Player) -> str:
 
 def names(players: tuple[Player, ...], seats: Iterable[int]) -> str:
     return ", ".join(escape(players[s].name) for s in seats)
+
+
+def utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` UTF-16 code units, else as much of it as fits before an ellipsis."""
+    if utf16_length(text) <= limit:
+        return text
+    kept, used = [], utf16_length(ELLIPSIS)
+    for character in text:
+        used += utf16_length(character)
+        if used > limit:
+            break
+        kept.append(character)
+    return "".join(kept).rstrip() + ELLIPSIS
+
+
+def names_within(players: tuple[Player, ...], seats: Iterable[int], room: int) -> str:
+    """`names` that fit in `room` UTF-16 code units once shown (unescaped): when they do not all fit
+    whole, each long name is cut to an equal share, so every player is still named."""
+    plain = [players[s].name for s in seats]
+    separators = utf16_length(", ") * max(0, len(plain) - 1)
+    if utf16_length(", ".join(plain)) > room and plain:
+        share = max(2, (room - separators) // len(plain))
+        plain = [cut(name, share) for name in plain]
+    return ", ".join(escape(name) for name in plain)
 
 
 def title(chat_title: str) -> str:

@@ -74,6 +74,11 @@ def plot_key(ballot: int, seat: int) -> str:
     return f"plot:{ballot}:{seat}"
 
 
+def seen_key(index: int) -> str:
+    """The private message of the game's `index`th result a card showed someone."""
+    return f"seen:{index}"
+
+
 # ---------------------------------------------------------------- private keyboards
 
 

@@ -1,0 +1,173 @@
+"""Faults a player can hit with what Telegram lets any client do: long names, forged presses,
+commands in the wrong place."""
+
+from __future__ import annotations
+
+import logging
+import random
+import re
+from dataclasses import replace
+
+import pytest
+
+from engine import Variants, waiting_for
+from tests.bot_helpers import lobby_message, press, propose, team_size
+from tgbot.changes import Change
+from tgbot.offline.simulation import Policy, SimulatedGroup
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
+
+# Telegram shows at most 200 characters in a press's answer and refuses a longer one outright.
+ANSWER_LIMIT = 200
+# Ten plausible full names, each short of Telegram's 64 + 64 characters.
+FULL_NAMES = (
+    "Alexandra Konstantinopolskaya",
+    "Bartholomew Featherstonehaugh",
+    "Cassiopeia Vanderbilt-Montgomery",
+    "Dmitri Aleksandrovich Ivanov",
+    "Evangelina Maximiliana Rossi",
+    "Friedrich Wilhelm Schwarzenegger",
+    "Guinevere Pendragon-Whitmore",
+    "Hieronymus Bartholomaeus Bosch",
+    "Isadora Esmeralda Castellanos",
+    "Jonathan Christopher Abernathy",
+)
+
+
+async def test_waiting_for_ten_long_names_is_still_answered(make_bot, telegram):
+    """"⏳ Waiting for…" at the vote of a table of ten: the answer names everyone, cut to fit."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=10)
+    for user, name in zip(group.user_ids, FULL_NAMES, strict=True):
+        telegram.add_user(user, name, language_code="en")
+    await group.open_lobby_and_join()
+    await group.start()
+    await propose(group, range(team_size(await group.table())))
+    board = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
+    answer = await press(group, group.user_ids[3], board, f"w:{group.game_id}")
+    assert answer is not None and answer.startswith("Waiting for: ") and len(answer) <= ANSWER_LIMIT
+    # Every player is still named, by the first part of their name at least.
+    shown = answer.removeprefix("Waiting for: ").split(", ")
+    assert len(shown) == 10
+    for name, part in zip(FULL_NAMES, shown, strict=True):
+        assert name.startswith(part.removesuffix("…")) and len(part.removesuffix("…")) >= 10
+
+
+async def test_a_refusal_naming_a_long_named_host_is_still_answered(make_bot, telegram):
+    """A host seated with Telegram's longest name (as every name was before names were cut, and a
+    lobby stored then still holds): a refusal that names them, in a language whose sentence is long,
+    is over Telegram's limit, and the presser was told nothing. It is cut to fit instead."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], "Bea", language_code="es")
+    await group.open_lobby_and_join()
+    longest = "A" * 64 + " " + "B" * 64
+
+    def named_at_length(table):
+        host, *rest = table.players
+        return Change(replace(table, players=(replace(host, name=longest), *rest)))
+
+    await group.store.update(group.game_id, named_at_length)
+    lobby = lobby_message(telegram, group.chat_id)
+    seated = len((await group.table()).players)
+    answer = await press(group, group.user_ids[1], lobby, f"b:{group.game_id}:a")
+    assert answer is not None and answer.startswith("Solo AAAA") and answer.endswith("…")
+    assert len(answer) <= ANSWER_LIMIT
+    assert len((await group.table()).players) == seated  # refused: no computer player seated
+
+
+async def test_a_table_of_telegrams_longest_names_sees_every_message(make_bot, telegram, caplog):
+    """Ten players with names of 64 + 64 characters (or one who sets such a name to spoil the game)
+    made the group's board and the private hints longer than Telegram's 4096 characters: Telegram
+    refused them, and the group never saw a vote's buttons or a mission's result. Names are seated
+    cut to 40 characters, so every message goes out."""
+    caplog.set_level(logging.INFO)
+    application = await make_bot(2)
+    group = SimulatedGroup(telegram, application, players=10)
+    for i, user in enumerate(group.user_ids):
+        telegram.add_user(user, chr(ord("A") + i) * 64 + " " + "Ж" * 63 + str(i), language_code="ru")
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True, targeting=True))
+    await group.start()
+    names = [player.name for player in (await group.table()).players]
+    assert all(len(name) <= 40 and name.endswith("…") for name in names) and len(set(names)) == 10
+    policy, moves = Policy(rng=random.Random(2)), 0
+    while await group.step(policy):
+        moves += 1
+        if moves % 5 == 0:
+            for user in group.user_ids[:4]:
+                await group.send(telegram.command(user, user, "/hints"))
+    assert not (await group.table()).is_active
+    lost = [r.getMessage() for r in caplog.records]
+    assert [line for line in lost if "refused" in line or "not delivered" in line] == []
+    # The group saw the end: its last board names the winners.
+    assert any("🏁" in (m.text or "") for m in telegram.messages(group.chat_id))
+
+
+@pytest.mark.parametrize(
+    ("full_name", "username", "shown"),
+    [("\u3164", "ghost", "@ghost"), ("\u200b\u2800 ", None, "{id}"), ("\u3164 Zoe \u200b", None, "Zoe")],
+)
+async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegram, full_name, username, shown):
+    """Telegram accepts a name made of characters that show as nothing: the group would read blanks
+    where that player is listed ("Waiting for: , Bob")."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], full_name, language_code="en", username=username)
+    await group.open_lobby_and_join()
+    (_, player) = (await group.table()).players
+    assert player.name == shown.format(id=group.user_ids[1])
+    assert shown.format(id=group.user_ids[1]) in lobby_message(telegram, group.chat_id).text
+
+
+RESULT = re.compile(r"you (saw \S.*'s role|watched \S.*'s card):")
+
+
+def results_told(telegram, user_id: int) -> list[str]:
+    """What cards showed a player, as their private chat holds it."""
+    return [m.text for m in telegram.messages(user_id) if m.from_bot and RESULT.search(m.text or "")]
+
+
+async def test_what_a_card_showed_a_player_who_blocked_the_bot_reaches_them_when_they_come_back(make_bot, telegram):
+    """A Plot card shows its result to one player in private (Open Up shows a role to whoever the
+    holder chooses; Keeping a Close Eye shows a card when the mission is played). If that player had
+    blocked the bot then, the result was lost for good: /start did not send it again, and nobody was
+    told. Now the group is told (without the result) and /start sends it, once."""
+    application = await make_bot(4)
+    group = SimulatedGroup(telegram, application, players=9)
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True))
+    await group.start()
+    policy, missed = Policy(rng=random.Random(4), plot_use_rate=0.9), 0
+    for _ in range(2000):
+        table = await group.table()
+        if not table.is_active:
+            break
+        # Whoever the game does not wait for has blocked the bot while the others act.
+        waited = set(waiting_for(table.game))
+        away = [p.user_id for seat, p in enumerate(table.players) if seat not in waited]
+        for user in away:
+            telegram.block(user)
+        seen_before = len(table.game.plot.seen)
+        assert await group.step(policy)
+        after = await group.table()
+        for user in away:
+            telegram.unblock(user)
+        if not after.is_active:
+            break
+        new_results = after.game.plot.seen[seen_before:]
+        missed += sum(after.players[s.viewer].user_id in away for s in new_results)
+        # Back: whoever the game waits for now, and whoever a card just showed something.
+        back = {after.players[s].user_id for s in waiting_for(after.game)} | {
+            after.players[s.viewer].user_id for s in new_results
+        }
+        for user in back.intersection(away):
+            await group.send(telegram.command(user, user, "/start"))
+            await group.send(telegram.command(user, user, "/start"))  # twice: sent once
+    table = await group.table()
+    assert not table.is_active and missed >= 1
+    for seat, player in enumerate(table.players):
+        mine = [s for s in table.game.plot.seen if s.viewer == seat]
+        assert len(results_told(telegram, player.user_id)) == len(mine)
+    # The group heard that someone could not be reached, and never what anyone saw.
+    group_texts = [m.text or "" for m in telegram.messages(group.chat_id)]
+    assert any("I cannot write to you in private" in text for text in group_texts)
+    assert not any(RESULT.search(text) for text in group_texts)
