@@ -127,9 +127,12 @@ async def test_player_blocked_from_the_start_gets_role_and_card_after_start(make
     table = await group.table()
     assert table.game.leader != 2
     notices = [m for m in telegram.messages(group.chat_id) if "cannot write to you" in (m.text or "")]
-    assert len(notices) == 1 and plain_text(notices[0].text).startswith(f"{table.name(2)}, I cannot write")
+    # The game itself is not held up by a role message, and the group is not told it is.
+    assert [plain_text(m.text) for m in notices] == [
+        f"{table.name(2)}, I cannot write to you in private, where I send what only you may see. Press the "
+        "button, then Start (or unblock me): I will send it to you."
+    ]
     assert not any(text.startswith("Your game in") for text in texts(telegram, blocked))
-    # The game itself is not held up by a role message.
     assert table.game.phase is Phase.PROPOSING
 
     await group.send(telegram.command(blocked, blocked, "/start"))

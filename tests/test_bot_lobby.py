@@ -539,10 +539,12 @@ async def test_start_sends_what_never_arrived_once_however_often_it_is_pressed(m
     assert not any(key.startswith(("role:", "lead:", "card:")) for key in messages)
     leader_seat = game.leader
     leader = table.players[leader_seat].user_id
-    # The group is told who cannot be reached.
+    # The group is told who cannot be reached, and that the game waits for the leader alone.
     group_texts = "\n".join(texts(telegram, group.chat_id))
-    for player in table.players:
-        assert f"{player.name}, I cannot write to you in private, so the game is waiting for you." in group_texts
+    for seat, player in enumerate(table.players):
+        assert f"{player.name}, I cannot write to you in private, where I send what only you may see." in group_texts
+        waited = f"{player.name}, I cannot write to you in private, so the game is waiting for you." in group_texts
+        assert waited == (seat == leader_seat)
 
     def roles(user):
         return [text for text in private_texts(telegram, user) if text.startswith("Your game in «Demo group»")]

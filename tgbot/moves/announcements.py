@@ -85,16 +85,18 @@ def card_prompt(table: Table, seat: int, bot_username: str) -> Send:
 
 def role_message(table: Table, seat: int, bot_username: str) -> Send:
     scene = seat_scene(table, seat)
-    return to_player(
-        table, seat, private.role_message(scene), private.role_buttons(scene), private.role_key(seat), bot_username
-    )
+    text, buttons, key = private.role_message(scene), private.role_buttons(scene), private.role_key(seat)
+    return to_player(table, seat, text, buttons, key, bot_username, waits=False)
 
 
-def to_player(table: Table, seat: int, text: str, buttons: Keyboard, key: str, bot_username: str) -> Send:
+def to_player(
+    table: Table, seat: int, text: str, buttons: Keyboard, key: str, bot_username: str, waits: bool = True
+) -> Send:
     """A private message that the group hears about if the player cannot be reached. Every
-    private message of a game holds something only its player may see, so none may be forwarded."""
+    private message of a game holds something only its player may see, so none may be forwarded.
+    `waits`: whether it asks for a decision the game waits for (the group is told which)."""
     player = table.players[seat]
-    notice, notice_buttons = board.unreachable_notice(player, table.language, bot_username)
+    notice, notice_buttons = board.unreachable_notice(player, table.language, bot_username, waits)
     return Send(
         player.user_id,
         text,

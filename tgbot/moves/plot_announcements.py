@@ -90,7 +90,8 @@ def seen_message(table: Table, index: int, bot_username: str) -> Send:
     (`play.pending_private`), and the group hears that they cannot be reached."""
     seen = table.game.plot.seen[index]
     text = plot_render.seen_message(seat_scene(table, seen.viewer), seen)
-    return announcements.to_player(table, seen.viewer, text, (), plot_render.seen_key(index), bot_username)
+    key = plot_render.seen_key(index)
+    return announcements.to_player(table, seen.viewer, text, (), key, bot_username, waits=False)
 
 
 def seen_messages(table: Table, seat: int, bot_username: str) -> list[Send]:

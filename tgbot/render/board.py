@@ -409,13 +409,24 @@ def game_over_lines(scene: GroupScene) -> list[str]:
     ]
 
 
-def unreachable_notice(player: Player, lang: str, bot_username: str) -> tuple[str, Keyboard]:
+def unreachable_notice(player: Player, lang: str, bot_username: str, waits: bool = True) -> tuple[str, Keyboard]:
+    """The group hears that a private message did not reach `player`; `waits`: whether it asked for
+    a decision the game waits for (otherwise it held what only they may see: their role, what a card
+    showed them)."""
     from tgbot.render.common import open_chat_link
 
-    text = t(
-        lang,
-        "%(player)s, I cannot write to you in private, so the game is waiting for you. Press the "
-        "button, then Start (or unblock me): I will send you what you need.",
-        player=mention(player),
-    )
+    if waits:
+        text = t(
+            lang,
+            "%(player)s, I cannot write to you in private, so the game is waiting for you. Press the "
+            "button, then Start (or unblock me): I will send you what you need.",
+            player=mention(player),
+        )
+    else:
+        text = t(
+            lang,
+            "%(player)s, I cannot write to you in private, where I send what only you may see. Press the "
+            "button, then Start (or unblock me): I will send it to you.",
+            player=mention(player),
+        )
     return text, ((Button(t(lang, "Open the private chat"), url=open_chat_link(bot_username)),),)
