@@ -22,6 +22,8 @@ from tests.bot_helpers import (
 from tgbot import keys
 from tgbot.offline.fake_telegram import NOT_MODIFIED
 from tgbot.offline.simulation import SimulatedGroup, plain_text
+from tgbot.render import board
+from tgbot.render.common import group_scene
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
@@ -354,3 +356,45 @@ async def test_timeouts_are_retried(make_bot, telegram, caplog):
     table = await group.play(NobodyFails())
     assert table.game.is_over
     assert await outbox_length(group) == 0
+
+
+async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_back(make_bot, telegram):
+    """Someone removes the bot from the group mid-game: the game goes on by its deadlines (nothing the
+    bot says reaches the group meanwhile). Added back, it posts the board as it is now, with its
+    buttons, and the game goes on from there. Added to a group without a game, it says what it does."""
+    group = SimulatedGroup(telegram, await make_bot(1), players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    service = group.application.bot_data["service"]
+    telegram.remove_bot(group.chat_id)
+    seen_before = [(m.message_id, m.text, m.edits) for m in telegram.messages(group.chat_id)]
+    # Nobody can act in the group: the leader's turn and then the vote run out (a team drawn, the
+    # missing votes approving it).
+    for _ in range(6):
+        table = await group.table()
+        if table.game.phase is Phase.MISSION:
+            break
+        await service.fire_due(table.deadline)
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION
+    assert [(m.message_id, m.text, m.edits) for m in telegram.messages(group.chat_id)] == seen_before
+
+    await group.send(telegram.add_bot(group.chat_id))
+    text, buttons = board.board(group_scene(table))
+    reposted = telegram.messages(group.chat_id)[-1]
+    assert reposted.from_bot and reposted.text == text and len(reposted.buttons()) == len(
+        [button for row in buttons for button in row]
+    )
+    # Only that message carries the decision's buttons; the game goes on from it.
+    assert [m.message_id for m in telegram.messages(group.chat_id) if m.from_bot and m.buttons()] == [
+        reposted.message_id
+    ]
+    finished = await group.play(NobodyFails())
+    assert finished.game.is_over
+    assert any("🏁" in (m.text or "") for m in telegram.messages(group.chat_id)[len(seen_before) :])
+
+    # A group without a game: what the bot can do.
+    telegram.add_group(-777, "New friends", admins=[group.user_ids[0]])
+    await group.send(telegram.add_bot(-777))
+    [greeting] = [m for m in telegram.messages(-777) if m.from_bot]
+    assert plain_text(greeting.text).startswith("The Resistance: commands")

@@ -191,6 +191,8 @@ def build_application(
         application.add_handler(CommandHandler(name, callback))
     # The group became a supergroup (both service messages: Telegram sends one in each chat).
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.chat_migrated))
+    # The bot added to a group, first or again (after someone removed it mid-game).
+    application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_MEMBERS, handlers.bot_added))
     for press, callback in handlers.BUTTON_HANDLERS.items():
         application.add_handler(ButtonHandler(callback, pattern=kind_of(press).pattern))
     application.add_handler(CallbackQueryHandler(handlers.invalid_button))

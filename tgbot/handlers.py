@@ -319,6 +319,17 @@ async def chat_migrated(update: Update, context: BotContext) -> None:
     await context.service.chat_moved(old_chat_id, new_chat_id)
 
 
+async def bot_added(update: Update, context: BotContext) -> None:
+    """Someone added the bot to a group. Back in a group whose game went on without it (removed
+    mid-game: nothing it said there arrived meanwhile, and the deadlines played on), it posts the
+    board again; in a group without a game it says what it can do."""
+    message = update.effective_message
+    if not in_group(message.chat) or all(member.id != context.bot.id for member in message.new_chat_members):
+        return
+    if not await context.service.board_again(await group_id(update, context)):
+        await reply(update, menus.help_text(await language_of(update, context)))
+
+
 # ---------------------------------------------------------------- buttons
 
 

@@ -612,19 +612,24 @@ class GameService:
 
     async def status(self, chat_id: int, lang: str) -> str | None:
         """Post the group's board again (with its buttons); a text to reply when there is no game."""
+        if await self.board_again(chat_id):
+            return None
+        return t(lang, "No game is running here. Start one with /newgame.")
+
+    async def board_again(self, chat_id: int) -> bool:
+        """Post the group's lobby or board again as a new message, with its buttons; False when the
+        group has no game (nor a damaged one, which this ends, telling the group)."""
         game_id = await self.store.game_of_chat(chat_id)
         if game_id is None:
-            return t(lang, "No game is running here. Start one with /newgame.")
+            return False
         try:
             await self.store.update(game_id, lambda table: play.repost_board(table, self.bot_username))
         except GameGone:
-            return t(lang, "No game is running here. Start one with /newgame.")
+            return False
         except DamagedGame as damage:
-            if await self._end_damaged(damage, chat_id):
-                return None  # the group was just told
-            return t(lang, "No game is running here. Start one with /newgame.")
+            return await self._end_damaged(damage, chat_id)  # True: the group was just told
         await self._send_queued(game_id)
-        return None
+        return True
 
     async def record_document(self, chat_id: int, lang: str) -> Document | None:
         raw = await self.store.last_record(chat_id)

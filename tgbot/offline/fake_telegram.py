@@ -175,6 +175,7 @@ class FakeTelegram:
         self._users: dict[int, FakeUser] = {}
         self._groups: dict[int, dict[str, Any]] = {}
         self._upgraded: dict[int, int] = {}  # a basic group's id -> the id of the supergroup it became
+        self._without_bot: set[int] = set()  # groups the bot was removed from
         self._open: set[int] = set()
         self._blocked: set[int] = set()
         self._chats: dict[int, dict[int, FakeMessage]] = {}
@@ -228,6 +229,21 @@ class FakeTelegram:
             self._service_message(by_user_id, chat_id, migrate_to_chat_id=new_chat_id),
             self._service_message(by_user_id, new_chat_id, migrate_from_chat_id=chat_id),
         )
+
+    def remove_bot(self, chat_id: int) -> None:
+        """Someone removes the bot from the group: until `add_bot`, every call naming the group is
+        refused (403, as Telegram does) and nothing said there reaches the bot."""
+        if chat_id not in self._groups:
+            raise LookupError(f"unknown group {chat_id}")
+        self._without_bot.add(chat_id)
+
+    def add_bot(self, chat_id: int, by_user_id: int | None = None) -> dict:
+        """Someone adds the bot to the group (again). Returns the service message's update
+        (`new_chat_members`), not yet handed to any bot."""
+        group = self._groups[chat_id]
+        self._without_bot.discard(chat_id)
+        by_user_id = group["admins"][0] if by_user_id is None else by_user_id
+        return self._service_message(by_user_id, chat_id, new_chat_members=[self._bot_user()])
 
     def block(self, user_id: int) -> None:
         self._user(user_id)
@@ -330,6 +346,8 @@ class FakeTelegram:
         upgraded = self._upgraded.get(_chat_id_of(params))
         if upgraded is not None:
             return ApiError(400, UPGRADED, migrate_to_chat_id=upgraded).reply()
+        if _chat_id_of(params) in self._without_bot:
+            return ApiError(403, "Forbidden: bot was kicked from the group chat").reply()
         if key == "getupdates":
             # Returning at once would let a polling Application spin and starve the event loop.
             await asyncio.sleep(min(float(params.get("timeout") or 0), 0.05))
@@ -566,10 +584,12 @@ class FakeTelegram:
             raise LookupError(f"unknown group {chat_id}: call add_group({chat_id}, ...) first")
         elif chat_id in self._upgraded:
             raise ValueError(f"group {chat_id} became the supergroup {self._upgraded[chat_id]}: nobody writes there")
+        elif chat_id in self._without_bot:
+            raise ValueError(f"the bot is not in group {chat_id}: nothing said there reaches it")
         message = self._store(chat_id, text, from_bot=False, sender_id=user_id, entities=entities)
         return {"update_id": next(self._update_ids), "message": self._to_dict(message)}
 
-    def _service_message(self, user_id: int, chat_id: int, **event: int) -> dict:
+    def _service_message(self, user_id: int, chat_id: int, **event: Any) -> dict:
         message = self._store(chat_id, None, from_bot=False, sender_id=user_id)
         return {"update_id": next(self._update_ids), "message": self._to_dict(message) | event}
 
