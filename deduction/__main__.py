@@ -200,6 +200,10 @@ def _evaluate(args: argparse.Namespace) -> int:
             else:
                 cells.append("")
         print(f"{name:>6} " + " ".join(f"{cell:>26}" for cell in cells))
+    print("\ncalibration tested with the games as clusters (bins, largest bin |z|, chi-squared, p):")
+    for name, test in result["calibration_test"].items():
+        if test["bins"]:
+            print(f"{name:>12} {test['bins']:>4} {test['largest_z']:>5.1f} {test['chi2']:>6.1f} {test['p']:>6.3f}")
     print(f"({result['seconds']} s)")
     return 0
 

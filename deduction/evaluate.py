@@ -2,11 +2,13 @@
 
 For every game, every Resistance seat as viewer, after every played mission (the record
 cut just after it, outcome removed), predict every other seat; report the mean Brier
-score, mean log loss and expected calibration error (10 equal bins).
+score, mean log loss and expected calibration error (10 equal bins), and a test of
+calibration that counts games rather than predictions (`calibration_test`).
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,23 +46,86 @@ def score(probabilities: np.ndarray, truth: np.ndarray) -> Scores:
     return Scores(len(p), brier, log_loss, float(ece))
 
 
+# A bin needs this many predictions to take part in the calibration test.
+MIN_BIN_PREDICTIONS = 20
+
+
+@dataclass(frozen=True)
+class CalibrationTest:
+    bins: int  # bins that took part
+    largest_z: float  # the largest |z| of a bin
+    chi2: float  # the sum of the bins' squared z
+    p_value: float  # of chi2 against the chi-squared distribution with `bins` degrees of freedom
+
+
+def calibration_test(probabilities: np.ndarray, truth: np.ndarray, games: np.ndarray) -> CalibrationTest:
+    """Is the model's calibration distinguishable from a perfect model's, counting games, not predictions?
+
+    ECE has no error bar, and the predictions of one game share one truth (every viewer, seat and
+    checkpoint of it). So in each of ECE's ten bins: the mean of (outcome - prediction), its standard
+    error with the games as clusters (the residuals, less their mean, summed per game), and its z;
+    then the sum of the squared z against chi-squared with a degree of freedom per bin. (An
+    approximation: one game's predictions fall into several bins, and with few games, as at a table
+    size seldom played, the clustered error is too small and the test too quick to cry foul.)"""
+    bins = np.minimum((probabilities * 10).astype(int), 9)
+    z = []
+    for b in range(10):
+        in_bin = bins == b
+        if in_bin.sum() < MIN_BIN_PREDICTIONS:
+            continue
+        residual = truth[in_bin] - probabilities[in_bin]
+        per_game = np.bincount(games[in_bin], weights=residual - residual.mean())
+        error = math.sqrt(float((per_game**2).sum())) / in_bin.sum()
+        if error > 0:
+            z.append(residual.mean() / error)
+    if not z:
+        return CalibrationTest(0, float("nan"), float("nan"), float("nan"))
+    chi2 = float(np.sum(np.square(z)))
+    return CalibrationTest(len(z), float(np.max(np.abs(z))), chi2, chi2_survival(chi2, len(z)))
+
+
+def chi2_survival(x: float, degrees: int) -> float:
+    """P(X >= x) for X chi-squared with `degrees` degrees of freedom: the regularized upper incomplete
+    gamma function Q(degrees / 2, x / 2), by its power series (exact enough for these sizes)."""
+    if x <= 0:
+        return 1.0
+    a, half = degrees / 2.0, x / 2.0
+    term = total = 1.0 / a
+    n = 0
+    while term > 1e-16 * total:
+        n += 1
+        term *= half / (a + n)
+        total += term
+    lower = math.exp(-half + a * math.log(half) - math.lgamma(a)) * total
+    return min(1.0, max(0.0, 1.0 - lower))
+
+
 @dataclass
 class Collected:
     """Predictions grouped the way the report shows them."""
 
-    rows: list[tuple[int, int, bool, float, float]]  # (players, missions played, end_of_game, probability, truth)
+    # (players, missions played, end_of_game, probability, truth, game): `game` numbers the scored games
+    rows: list[tuple[int, int, bool, float, float, int]]
+
+    def chosen(self, where: Callable[[int, int, bool], bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(probabilities, truth, games) of the predictions `where` picks."""
+        picked = [(p, t, g) for players, played, end, p, t, g in self.rows if where(players, played, end)]
+        if not picked:
+            return np.array([]), np.array([]), np.array([], dtype=int)
+        probabilities, truth, games = zip(*picked, strict=True)
+        return np.array(probabilities), np.array(truth), np.array(games, dtype=int)
 
     def scores(self, where: Callable[[int, int, bool], bool] = lambda players, played, end: True) -> Scores:
-        chosen = [(p, t) for players, played, end, p, t in self.rows if where(players, played, end)]
-        if not chosen:
-            return score(np.array([]), np.array([]))
-        probabilities, truth = map(np.array, zip(*chosen, strict=True))
+        probabilities, truth, _ = self.chosen(where)
         return score(probabilities, truth)
+
+    def calibration(self, where: Callable[[int, int, bool], bool]) -> CalibrationTest:
+        return calibration_test(*self.chosen(where))
 
 
 def predictions(games: list[GameRecord], model: str, params_for: Callable[[int], BehaviourParams | None]) -> Collected:
     """Predict every checkpoint of `games`; `params_for(i)` gives the parameters for game i."""
-    rows: list[tuple[int, int, bool, float, float]] = []
+    rows: list[tuple[int, int, bool, float, float, int]] = []
     for i, record in enumerate(games):
         assert record.outcome is not None
         spies = set(record.outcome.spies)
@@ -74,9 +139,8 @@ def predictions(games: list[GameRecord], model: str, params_for: Callable[[int],
                 answer = deduce(snapshot, Viewer.resistance(viewer), model, params)
                 for seat in range(record.players):
                     if seat != viewer:
-                        rows.append(
-                            (record.players, cut, cut == played, answer.spy_probability[seat], float(seat in spies))
-                        )
+                        truth = float(seat in spies)
+                        rows.append((record.players, cut, cut == played, answer.spy_probability[seat], truth, i))
     return Collected(rows)
 
 
@@ -85,7 +149,8 @@ CHECKPOINTS = (1, 2, 3, 4, 5)
 
 def report(collected: Collected) -> dict:
     """Scores overall, at the end of games, after each mission (`by_checkpoint`: the record cut
-    just after mission 1..5, and "end"), and per player count (each with the same checkpoints)."""
+    just after mission 1..5, and "end"), and per player count (each with the same checkpoints);
+    `calibration_test` for all of them, after each mission, at the end and per player count."""
 
     def as_dict(s: Scores) -> dict:
         return {
@@ -94,6 +159,13 @@ def report(collected: Collected) -> dict:
             "log_loss": round(s.log_loss, 4),
             "ece": round(s.ece, 4),
         }
+
+    def tested(where: Callable[[int, int, bool], bool]) -> dict:
+        test = collected.calibration(where)
+        if not test.bins:
+            return {"bins": 0, "largest_z": None, "chi2": None, "p": None}
+        return {"bins": test.bins, "largest_z": round(test.largest_z, 2), "chi2": round(test.chi2, 2),
+                "p": round(test.p_value, 4)}
 
     def checkpoints(players: int | None) -> dict:
         def table(n: int) -> bool:
@@ -107,8 +179,13 @@ def report(collected: Collected) -> dict:
         out["end"] = as_dict(collected.scores(lambda n, played, end: table(n) and end))
         return out
 
+    calibration = {"all": tested(lambda n, played, end: True)}
+    for cut in CHECKPOINTS:
+        calibration[f"after {cut}"] = tested(lambda n, played, end, cut=cut: played == cut)
+    calibration["end"] = tested(lambda n, played, end: end)
     by_players = defaultdict(dict)
     for players in sorted({row[0] for row in collected.rows}):
+        calibration[f"{players} players"] = tested(lambda n, played, end, players=players: n == players)
         by_players[players] = {
             "all": as_dict(collected.scores(lambda n, played, end, players=players: n == players)),
             "end": as_dict(collected.scores(lambda n, played, end, players=players: n == players and end)),
@@ -119,4 +196,6 @@ def report(collected: Collected) -> dict:
         "end": as_dict(collected.scores(lambda n, played, end: end)),
         "by_checkpoint": checkpoints(None),
         "by_players": dict(by_players),
+        # Each selection's calibration tested with the games as clusters (`calibration_test`).
+        "calibration_test": calibration,
     }

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from deduction.behaviour import BehaviourParams, evidence, vote_exponents
-from deduction.evaluate import CHECKPOINTS, predictions, report
+from deduction.evaluate import CHECKPOINTS, calibration_test, chi2_survival, predictions, report
 from deduction.features import approval_habit, others_approving, record_arrays, vote_tallies
 from deduction.fit import Observations, fit
 from engine import export_record, parse_record
@@ -125,3 +125,28 @@ def test_vote_habits_count_only_votes_chosen_by_someone_else() -> None:
             earlier = chosen[:p, seat]
             rate = (arrays.votes[:p, seat][earlier].sum() + 1.2) / (earlier.sum() + 2.0)
             assert habit[p, seat] == pytest.approx(rate - 0.6)
+
+
+def test_chi2_survival_matches_known_values() -> None:
+    assert chi2_survival(2.0, 2) == pytest.approx(np.exp(-1.0), rel=1e-9)  # two degrees: e^(-x/2)
+    assert chi2_survival(3.841459, 1) == pytest.approx(0.05, abs=1e-6)
+    assert chi2_survival(18.307038, 10) == pytest.approx(0.05, abs=1e-6)
+    assert chi2_survival(0.0, 10) == 1.0 and chi2_survival(500.0, 10) < 1e-12
+
+
+def test_the_calibration_test_counts_games_not_predictions() -> None:
+    """Calibrated predictions pass; skewed ones fail; and predictions that share one truth per game
+    (as a game's viewers, seats and checkpoints do) are not taken for more evidence than they are."""
+    rng = np.random.default_rng(7)
+    games = np.repeat(np.arange(400), 30)
+    said = rng.uniform(0.02, 0.98, size=len(games))
+    calibrated = (rng.uniform(size=len(games)) < said).astype(float)
+    assert calibration_test(said, calibrated, games).p_value > 0.01
+    skewed = (rng.uniform(size=len(games)) < np.sqrt(said)).astype(float)
+    assert calibration_test(said, skewed, games).p_value < 1e-6
+    # Every prediction of a game says 0.5 and the game's one coin decides them all: calibrated, but
+    # 12,000 predictions are only 400 coins. Counting predictions, a fair 210-190 split would read as
+    # z = 1.0 * sqrt(30); counting games it is z = 1.0.
+    one_truth = np.repeat((np.arange(400) < 210).astype(float), 30)
+    test = calibration_test(np.full(len(games), 0.5), one_truth, games)
+    assert test.bins == 1 and test.largest_z == pytest.approx(1.0, abs=0.01)
