@@ -33,6 +33,8 @@ from deduction.reasons import explain
 from engine import CastVote, GameRecord, PlayCard, ProposeTeam, apply, new_game, record_of, rules
 
 ROOT = Path(__file__).resolve().parents[1]
+# What a hint should cost on an idle machine (milliseconds).
+GOAL_MEDIAN_MS, GOAL_P99_MS = 0.5, 1.0
 
 
 def full_ten_player_record() -> GameRecord:
@@ -128,9 +130,11 @@ def main() -> None:
         timings = sorted(time_one_hint(args.runs))
         p99 = timings[min(len(timings) - 1, int(0.99 * len(timings)))]
         median = statistics.median(timings)
+        met = median * 1e3 <= GOAL_MEDIAN_MS and p99 * 1e3 <= GOAL_P99_MS
         print(
             f"round {round_number}: one hint, 10 players, full record: median {median * 1e3:.3f} ms, "
-            f"p99 {p99 * 1e3:.3f} ms over {len(timings)} runs ({busy_note(before, cpu_times())})"
+            f"p99 {p99 * 1e3:.3f} ms over {len(timings)} runs ({busy_note(before, cpu_times())}); "
+            f"goal {GOAL_MEDIAN_MS} / {GOAL_P99_MS} ms {'met' if met else 'not met'}"
         )
     if args.games.exists():
         count, elapsed = time_batch(args.games)
