@@ -7,14 +7,30 @@ tests/test_bot_deadlines.py.
 
 from __future__ import annotations
 
+import json
+import random
+
 import pytest
 
+from engine import (
+    ChanceTimedOut,
+    DealCard,
+    Phase,
+    StateFormatError,
+    Variants,
+    apply,
+    new_game,
+    state_from_dict,
+    state_to_dict,
+)
+from engine.deadlines import draw_deal, draw_immediate
 from tests.bot_helpers import command, lobby_message, press
 from tests.bot_helpers import texts as chat_texts
 from tests.test_bot_deadlines import LOBBY, T0, clocked_group
 from tests.test_bot_settings_hints import setting
 from tgbot import keys
 from tgbot.offline.simulation import plain_text
+from tgbot.render.plot import CARD_CODES, card_name
 from tgbot.table import Stage
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -67,3 +83,92 @@ async def test_a_lobby_whose_other_settings_change_keeps_its_time(make_bot, tele
     table = await group.table()
     assert table.settings.targeting and table.settings.vote_seconds == 180
     assert (table.deadline, table.reminder_at) == (T0 + LOBBY, T0 + LOBBY / 2)
+
+
+# ---------------------------------------------------------------- Plot cards the clock dealt
+
+
+async def plot_game_at_the_deal(make_bot, telegram, seed: int):
+    """A 7-player Plot game whose clock has run until its first leader has the drawn cards to deal."""
+    group, service, now = await clocked_group(make_bot, telegram, players=7, seed=seed, plot_cards=True)
+    await group.start()
+    table = await group.table()
+    while table.game.phase is not Phase.DEAL:
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+    return group, service, now, table
+
+
+async def run_to_the_vote(group, service, now):
+    table = await group.table()
+    while table.game.phase is not Phase.VOTING:
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+    return table
+
+
+async def test_plot_cards_the_clock_dealt_are_shown_as_drawn_at_random_naming_whose_time_ran_out(make_bot, telegram):
+    """The leader lets the deal's deadline pass: the group's board does not present the random deal
+    as the leader's choice of receivers, it says whose time ran out."""
+    group, service, now, table = await plot_game_at_the_deal(make_bot, telegram, seed=4)
+    leader = table.name(table.game.leader)
+    drawn = table.game.plot.drawn
+    assert len(drawn) == 2
+
+    table = await run_to_the_vote(group, service, now)
+    board = plain_text(group.latest_with_button(group.chat_id, f"v:{group.game_id}:").text)
+    dealt = [line for line in board.splitlines() if line.startswith(f"🃏 {leader} gave ")]
+    assert len(dealt) == 2, board
+    for line in dealt:
+        assert line.endswith(f"⏰ {leader} did not choose in time: this was drawn at random."), line
+    # Whatever else the clock chose (an immediate card's resolution) names its receiver the same way.
+    for use in table.game.plot.uses[0]:
+        assert use.drawn
+    # The stored game keeps it: the board drawn again by /status says the same.
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/status"))
+    again = plain_text(group.latest_with_button(group.chat_id, f"v:{group.game_id}:").text)
+    assert [line for line in again.splitlines() if "did not choose in time" in line] == [
+        line for line in board.splitlines() if "did not choose in time" in line
+    ]
+
+
+async def test_plot_cards_the_leader_dealt_are_not_marked(make_bot, telegram):
+    """A leader who deals a card by hand, then lets the time run out on the rest: only the rest is marked."""
+    group, service, now, table = await plot_game_at_the_deal(make_bot, telegram, seed=4)
+    leader_seat = table.game.leader
+    leader, user = table.name(leader_seat), table.players[leader_seat].user_id
+    receiver = (leader_seat + 1) % 7
+    await group.press(user, user, "p:", f":dc{CARD_CODES[table.game.plot.drawn[0]]}")
+    await group.press(user, user, "p:", f":dt{receiver}")
+    table = await group.table()
+    [by_hand] = table.game.plot.uses[0][:1]
+    assert (by_hand.target, by_hand.drawn) == (receiver, False)
+
+    table = await run_to_the_vote(group, service, now)
+    board = plain_text(group.latest_with_button(group.chat_id, f"v:{group.game_id}:").text)
+    dealt = [line for line in board.splitlines() if line.startswith(f"🃏 {leader} gave ")]
+    assert len(dealt) == 2, board
+    assert dealt[0] == f"🃏 {leader} gave {card_name(by_hand.card, 'en')} to {table.name(receiver)}."
+    assert dealt[1].endswith(f"⏰ {leader} did not choose in time: this was drawn at random.")
+
+
+def test_the_engine_marks_a_deal_the_clock_drew_and_a_stored_game_keeps_the_mark():
+    rng = random.Random(4)
+    state = new_game(7, rng, Variants(plot_cards=True))
+    while state.phase is Phase.LEAD:
+        state, _ = apply(state, ChanceTimedOut())
+    assert state.phase is Phase.DEAL
+    by_hand = DealCard(state.leader, state.plot.drawn[0], (state.leader + 1) % 7)
+    state, _ = apply(state, by_hand)
+    while state.phase is Phase.DEAL:
+        state, _ = apply(state, draw_deal(state, rng) if state.plot.receiving is None else draw_immediate(state, rng))
+    uses = state.plot.uses[0]
+    assert [use.drawn for use in uses] == [False] + [True] * (len(uses) - 1)
+    data = json.loads(json.dumps(state_to_dict(state)))
+    assert state_from_dict(data) == state
+    # Only a deal or an immediate card is ever drawn: a stored state saying otherwise is refused.
+    data["plot"]["uses"][0][1]["kind"] = "watch"
+    with pytest.raises(StateFormatError, match="drawn at random"):
+        state_from_dict(data)
