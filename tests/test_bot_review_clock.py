@@ -172,3 +172,33 @@ def test_the_engine_marks_a_deal_the_clock_drew_and_a_stored_game_keeps_the_mark
     data["plot"]["uses"][0][1]["kind"] = "watch"
     with pytest.raises(StateFormatError, match="drawn at random"):
         state_from_dict(data)
+
+
+# ---------------------------------------------------------------- a computer player taking a person's turns
+
+
+async def test_a_leader_whose_turn_a_computer_player_took_is_not_told_they_proposed(make_bot, telegram):
+    """A person taken over leads: the computer player proposes for them, and their keyboard says so
+    (it used to say "you proposed …", a team they never chose)."""
+    group, service, now = await clocked_group(make_bot, telegram, computer_takeover=True)
+    await group.start()
+    table = await group.table()
+    while not (table.game.phase is Phase.PROPOSING and table.game.leader in table.autopilot):
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+    seat = table.game.leader
+    user = table.players[seat].user_id
+    keyboard = group.latest_with_button(user, f"t:{group.game_id}:")
+    mission = table.game.open_missions()[0]
+
+    now[0] = table.computer_at
+    assert await service.fire_due() == 1
+    table = await group.table()
+    proposal = table.game.rounds[-1].proposals[-1]
+    assert proposal.leader == seat and not proposal.auto_team
+    names = ", ".join(table.name(s) for s in proposal.team)
+    closed = telegram.message(user, keyboard.message_id)
+    expected = f"«Demo group», mission {mission}: a computer player proposed a team for you: {names}."
+    assert plain_text(closed.text) == expected
+    assert closed.buttons() == []

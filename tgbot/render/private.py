@@ -112,10 +112,20 @@ def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: 
     return "\n".join(lines), tuple(rows)
 
 
-def leader_done(scene: SeatScene, team: tuple[int, ...], mission: int, drawn: bool) -> str:
+def leader_done(scene: SeatScene, team: tuple[int, ...], mission: int, drawn: bool, by_computer: bool = False) -> str:
+    """The leader's keyboard once the team is proposed: by them, by the clock, or by the computer
+    player taking their turns."""
     lang = scene.lang
     group = title(scene.group.chat_title)
     chosen = names(scene.group.players, team)
+    if by_computer:
+        return t(
+            lang,
+            "«%(group)s», mission %(mission)d: a computer player proposed a team for you: %(names)s.",
+            group=group,
+            mission=mission,
+            names=chosen,
+        )
     if drawn:
         return t(
             lang,
