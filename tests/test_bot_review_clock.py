@@ -8,7 +8,11 @@ tests/test_bot_deadlines.py.
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -202,3 +206,34 @@ async def test_a_leader_whose_turn_a_computer_player_took_is_not_told_they_propo
     expected = f"«Demo group», mission {mission}: a computer player proposed a team for you: {names}."
     assert plain_text(closed.text) == expected
     assert closed.buttons() == []
+
+
+# ---------------------------------------------------------------- the tests' own guard
+
+
+def test_an_error_logged_while_a_test_runs_fails_it(tmp_path):
+    """`no_handler_errors` must see what the test logged: it once read only its own teardown's records,
+    so a clock that failed on every tick (logged, then tried again) let end-to-end tests pass."""
+    (tmp_path / "conftest.py").write_text("from tests.conftest import no_handler_errors, redis, redis_url  # noqa\n")
+    (tmp_path / "test_logs.py").write_text(
+        "import logging\n"
+        "import pytest\n"
+        'pytestmark = pytest.mark.usefixtures("no_handler_errors")\n'
+        "def test_quiet():\n"
+        '    logging.getLogger("tgbot.service").info("fine")\n'
+        "def test_failing_clock():\n"
+        '    logging.getLogger("tgbot.service").error("game x: the clock failed on it")\n'
+    )
+    root = Path(__file__).resolve().parent.parent
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "asyncio_mode=auto"]
+        + ["-o", "asyncio_default_fixture_loop_scope=function", "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "2 passed, 1 error" in run.stdout, run.stdout
+    assert "ERROR at teardown of test_failing_clock" in run.stdout
+    assert "game x: the clock failed on it" in run.stdout
