@@ -237,3 +237,43 @@ def test_an_error_logged_while_a_test_runs_fails_it(tmp_path):
     assert "2 passed, 1 error" in run.stdout, run.stdout
     assert "ERROR at teardown of test_failing_clock" in run.stdout
     assert "game x: the clock failed on it" in run.stdout
+
+
+@pytest.mark.parametrize("seed", [1, 2, 4])
+async def test_a_person_whose_card_a_computer_player_played_is_told_which_card(make_bot, telegram, seed):
+    """Everyone is taken over; on each mission the computer players play the team's cards. Each
+    person's card prompt then says which card went in under their name (a spy must know whether it
+    was a Fail), in private and protected, and the group is told nothing of it."""
+    group, service, now = await clocked_group(make_bot, telegram, seed=seed, computer_takeover=True)
+    await group.start()
+    table = await group.table()
+    told = {}
+    while table.is_active:
+        before = table
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+        if before.game.phase is not Phase.MISSION or not set(before.autopilot) & set(before.game.current_round.team):
+            continue
+        # The card each seat played: still pending, or (the last card) worked out from the mission's Fail count.
+        played = dict(before.game.pending_cards)
+        if table.game.phase is Phase.MISSION and table.game.current_round == before.game.current_round:
+            played = dict(table.game.pending_cards)
+        else:
+            [seat] = set(before.game.current_round.team) - set(played)
+            mission = table.game.rounds[len(before.game.rounds) - 1]
+            played[seat] = mission.fails - sum(played.values()) == 1
+        for seat in set(played) - set(dict(before.game.pending_cards)):
+            if seat not in before.autopilot:
+                continue
+            user = table.players[seat].user_id
+            [prompt] = [m for m in telegram.messages(user) if "a computer player played" in (m.text or "")][-1:]
+            card = "❌ Fail" if played[seat] else "✅ Success"
+            number = before.game.current_round.mission
+            expected = f"«Demo group», mission {number}: a computer player played {card} for you."
+            assert plain_text(prompt.text) == expected
+            assert prompt.buttons() == []
+            told[seat] = played[seat]
+    assert True in told.values() and False in told.values()  # a spy's Fail and a Success were each told
+    group_text = "\n".join(chat_texts(telegram, group.chat_id))
+    assert "for you" not in group_text

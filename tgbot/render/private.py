@@ -176,11 +176,21 @@ def card_played(scene: SeatScene, mission: int, fail: bool) -> str:
     return t(lang, "«%(group)s», mission %(mission)d: you played ✅ Success.", group=group, mission=mission)
 
 
-def card_played_for_you(scene: SeatScene, mission: int) -> str:
+def card_played_for_you(scene: SeatScene, mission: int, fail: bool) -> str:
+    """Which card a computer player played for a person whose turns it takes: theirs to know (a spy
+    must know whether a Fail went in under their name), told to them alone."""
+    lang, group = scene.lang, title(scene.group.chat_title)
+    if fail:
+        return t(
+            lang,
+            "«%(group)s», mission %(mission)d: a computer player played ❌ Fail for you.",
+            group=group,
+            mission=mission,
+        )
     return t(
-        scene.lang,
-        "«%(group)s», mission %(mission)d: a computer player played your card for you.",
-        group=title(scene.group.chat_title),
+        lang,
+        "«%(group)s», mission %(mission)d: a computer player played ✅ Success for you.",
+        group=group,
         mission=mission,
     )
 
