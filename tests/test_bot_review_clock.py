@@ -277,3 +277,31 @@ async def test_a_person_whose_card_a_computer_player_played_is_told_which_card(m
     assert True in told.values() and False in told.values()  # a spy's Fail and a Success were each told
     group_text = "\n".join(chat_texts(telegram, group.chat_id))
     assert "for you" not in group_text
+
+
+# ---------------------------------------------------------------- Opinion Makers who let the time run out
+
+
+@pytest.mark.parametrize("seed", [4])
+async def test_opinion_makers_votes_the_clock_filled_are_shown_as_filled_while_the_rest_vote(make_bot, telegram, seed):
+    """The Opinion Makers let their time run out: their votes are filled and shown in the open before
+    the rest of the table votes. The board says the clock cast them, so nobody reads a stalling
+    Opinion Maker's filled 👍 as their choice while deciding their own vote."""
+    group, service, now = await clocked_group(make_bot, telegram, players=10, seed=seed, plot_cards=True)
+    await group.start()
+    table = await group.table()
+    while not table.step.endswith(":opinion-makers"):
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+        assert table.is_active
+    makers = table.game.current_round.proposals[-1].open_votes
+    named = ", ".join(table.name(s) for s in makers)
+
+    now[0] = table.deadline
+    assert await service.fire_due() == 1
+    table = await group.table()
+    assert table.game.phase is Phase.VOTING and not table.step.endswith(":opinion-makers")
+    board = plain_text(group.latest_with_button(group.chat_id, f"v:{group.game_id}:").text)
+    assert "Opinion Makers voted first, in the open: " in board
+    assert f"⏰ Time is up. These votes were counted as 👍 Approve: {named}" in board, board
