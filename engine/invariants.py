@@ -12,13 +12,24 @@ from collections import Counter
 
 from engine import rules
 from engine.errors import StateFormatError
-from engine.plot import IMMEDIATE_CARDS, Card, CardSeen, RoleSeen, cards_per_mission, deck_counts, full_deck
+from engine.plot import (
+    IMMEDIATE_CARDS,
+    Card,
+    CardSeen,
+    RoleSeen,
+    UseKind,
+    cards_per_mission,
+    deck_counts,
+    full_deck,
+)
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side
 from engine.steps import WINDOW_CARDS, may_use
 
 # The steps in which a proposed team is on the table, and those before a team is named.
 _TEAM_IN_PLAY = (Phase.VOTING, Phase.OVERTURN, Phase.SPOTLIGHT, Phase.MISSION, Phase.WATCH)
 _BEFORE_TEAM = (Phase.LEAD, Phase.DEAL, Phase.PROPOSING)
+# What the clock draws at random for whoever let the time run out (`engine.deadlines`).
+_DRAWN_KINDS = (UseKind.DEAL, UseKind.ESTABLISH_CONFIDENCE, UseKind.TAKE, UseKind.OVERHEARD, UseKind.OPEN_UP)
 
 
 def _require(condition: bool, problem: str) -> None:
@@ -251,6 +262,10 @@ def _check_plot(state: GameState) -> None:
             "plot.spotlight: on another member of the team playing",
         )
     _require(len(plot.uses) <= len(state.rounds) + 1, "plot.uses: one list per round")
+    _require(
+        all(not use.drawn or use.kind in _DRAWN_KINDS for uses in plot.uses for use in uses),
+        "plot.uses: only a deal or an immediate card is drawn at random",
+    )
     for seen in plot.seen:
         _require(seen.viewer != seen.seat, "plot.seen: nobody is shown their own role or card")
         if isinstance(seen, RoleSeen):

@@ -91,6 +91,8 @@ class PlotUse:
     (deal, open_up, establish_confidence), was looked at (overheard), put in the spotlight or
     watched, or lost a card (take). `card` names the card dealt or taken; `fail` is the
     spotlighted card. `proposal` is the index of the proposal in its mission's list.
+    `drawn`: `by` let the time run out and the choice was drawn at random (a deal, or an
+    immediate card's resolution); public, kept in the state but not in the record's format.
     """
 
     kind: UseKind
@@ -99,6 +101,7 @@ class PlotUse:
     target: int
     card: Card | None = None
     fail: bool | None = None
+    drawn: bool = False
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def _plot_to_dict(plot: PlotState) -> dict[str, Any]:
 
 
 def _use_to_dict(use: PlotUse) -> dict[str, Any]:
-    return {
+    written = {
         "kind": use.kind.value,
         "proposal": use.proposal,
         "by": use.by,
@@ -64,6 +64,9 @@ def _use_to_dict(use: PlotUse) -> dict[str, Any]:
         "card": None if use.card is None else use.card.value,
         "fail": use.fail,
     }
+    if use.drawn:
+        written["drawn"] = True  # only when true: a state written before the field reads the same
+    return written
 
 
 def _seen_to_dict(seen: Seen) -> dict[str, Any]:
@@ -291,8 +294,8 @@ def _plot(p: Any, players: int) -> PlotState:
 
 
 def _use(u: Any, players: int) -> PlotUse:
-    if not isinstance(u, dict) or set(u) != {"kind", "proposal", "by", "target", "card", "fail"}:
-        raise StateFormatError("plot.uses[][]: expected kind, proposal, by, target, card and fail")
+    if not isinstance(u, dict) or set(u) - {"drawn"} != {"kind", "proposal", "by", "target", "card", "fail"}:
+        raise StateFormatError("plot.uses[][]: expected kind, proposal, by, target, card, fail (and drawn)")
     return PlotUse(
         kind=UseKind(u["kind"]),
         proposal=_int(u["proposal"], "plot.uses[][].proposal", 0, rules.MAX_PROPOSALS_PER_MISSION - 1),
@@ -300,6 +303,7 @@ def _use(u: Any, players: int) -> PlotUse:
         target=_int(u["target"], "plot.uses[][].target", 0, players - 1),
         card=_optional(u["card"], _card, "plot.uses[][].card"),
         fail=_optional(u["fail"], _bool, "plot.uses[][].fail"),
+        drawn=_bool(u.get("drawn", False), "plot.uses[][].drawn"),
     )
 
 

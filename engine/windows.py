@@ -230,13 +230,14 @@ def _give(state: GameState, card: Card, to: int, events: list[Event], drawn: boo
     remaining = list(plot.drawn)
     remaining.remove(card)
     plot = replace(plot, drawn=tuple(remaining))
-    plot = plot.log(round_index(state), PlotUse(UseKind.DEAL, proposal_index(state), state.leader, to, card=card))
+    deal = PlotUse(UseKind.DEAL, proposal_index(state), state.leader, to, card=card, drawn=drawn)
+    plot = plot.log(round_index(state), deal)
     events = [*events, CardDealt(card=card, to=to, drawn=drawn)]
     if card not in IMMEDIATE_CARDS:
         return replace(state, plot=plot.give(to, card)), events
     if card is Card.ESTABLISH_CONFIDENCE:
         # The leader chose the receiver, and so who sees the leader's role.
-        use = PlotUse(UseKind.ESTABLISH_CONFIDENCE, proposal_index(state), state.leader, to)
+        use = PlotUse(UseKind.ESTABLISH_CONFIDENCE, proposal_index(state), state.leader, to, drawn=drawn)
         seen = RoleSeen(viewer=to, seat=state.leader, spy=state.leader in state.spies)
         plot = replace(plot.log(round_index(state), use), seen=plot.seen + (seen,))
         return replace(state, plot=plot), [*events, ConfidenceEstablished(by=state.leader, to=to)]
@@ -288,14 +289,14 @@ def _resolve(state: GameState, action: TakeCard | Overhear | OpenUp | ImmediateT
     if card is Card.TAKE_RESPONSIBILITY:
         assert taken is not None
         plot = plot.discard(target, taken).give(receiver, taken)
-        plot = plot.log(index, PlotUse(UseKind.TAKE, proposal, receiver, target, card=taken))
+        plot = plot.log(index, PlotUse(UseKind.TAKE, proposal, receiver, target, card=taken, drawn=forced))
         event = CardTaken(by=receiver, card=taken, holder=target, forced=forced)
     elif card is Card.OVERHEARD_CONVERSATION:
-        plot = plot.log(index, PlotUse(UseKind.OVERHEARD, proposal, receiver, target))
+        plot = plot.log(index, PlotUse(UseKind.OVERHEARD, proposal, receiver, target, drawn=forced))
         plot = replace(plot, seen=plot.seen + (RoleSeen(viewer=receiver, seat=target, spy=spy),))
         event = ConversationOverheard(by=receiver, target=target, forced=forced)
     else:
-        plot = plot.log(index, PlotUse(UseKind.OPEN_UP, proposal, receiver, target))
+        plot = plot.log(index, PlotUse(UseKind.OPEN_UP, proposal, receiver, target, drawn=forced))
         plot = replace(plot, seen=plot.seen + (RoleSeen(viewer=target, seat=receiver, spy=spy),))
         event = OpenedUp(by=receiver, to=target, forced=forced)
     return _deal_on(replace(state, plot=plot), [event])

@@ -609,7 +609,7 @@ async def test_lobby_deadline_closes_a_lobby_of_fewer_than_five(make_bot, telegr
     lobby = lobby_message(telegram, chat)
     assert "a new game is open" in plain_text(lobby.text)
     table = await group.table()
-    assert table.step == "lobby" and (table.deadline, table.reminder_at) == (T0 + LOBBY, T0 + LOBBY / 2)
+    assert table.step == f"lobby:{LOBBY}" and (table.deadline, table.reminder_at) == (T0 + LOBBY, T0 + LOBBY / 2)
 
     now[0] = T0 + LOBBY / 2
     assert await service.fire_due() == 1

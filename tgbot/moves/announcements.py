@@ -36,7 +36,10 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
     proposed = next((e for e in events if isinstance(e, TeamProposed)), None)
     if proposed is not None:
         leader = after.players[proposed.leader]
-        done = private.leader_done(seat_scene(after, proposed.leader), proposed.team, proposed.mission, proposed.drawn)
+        # A person whose turns a computer player takes did not propose it (a press of theirs gives the seat back first).
+        by_computer = proposed.leader in before.autopilot and not proposed.drawn
+        leader_scene = seat_scene(after, proposed.leader)
+        done = private.leader_done(leader_scene, proposed.team, proposed.mission, proposed.drawn, by_computer)
         out.append(Edit(leader.user_id, private.leader_key(group_scene(before).view.ballot), done, protected=True))
         text, buttons = board.board(scene)
         out.append(Send(chat, text, buttons, key=board.board_key(scene)))

@@ -26,7 +26,8 @@ PLOT_CHANCE_SECONDS = 45
 def step_of(table: Table) -> str:
     """Names the step a deadline belongs to; a new name means a new deadline."""
     if table.stage is Stage.LOBBY:
-        return "lobby"
+        # The lobby time changed in /settings while the lobby is open: that much time from the change.
+        return f"lobby:{table.settings.lobby_seconds}"
     if table.stage is not Stage.PLAYING or table.game is None:
         return ""
     game = table.game

@@ -65,14 +65,14 @@ def remove(table: Table, user_id: int, is_admin: bool, lang: str, bot_username: 
 # ---------------------------------------------------------------- turns
 
 
-def _keyboards_closed(game, table: Table, seat: int) -> list[Outgoing]:
+def _keyboards_closed(game, table: Table, seat: int, action) -> list[Outgoing]:
     """The keyboard of the decision a computer player just made for a person on autopilot keeps no
     live buttons (a leader's is closed by the step itself, as every leader's is)."""
     ballot = public_view(game).ballot
     scene = seat_scene(table, seat)
     user = table.players[seat].user_id
     if game.phase is Phase.MISSION:
-        text = private.card_played_for_you(scene, game.current_round.mission)
+        text = private.card_played_for_you(scene, game.current_round.mission, action.fail)
         return [Edit(user, private.card_key(ballot, seat), text, protected=True)]
     if game.phase in PLOT_PHASES:
         return [Edit(user, plot_render.plot_key(ballot, seat), plot_render.prompt_closed(scene), protected=True)]
@@ -112,7 +112,7 @@ def take_turn(table: Table, now: float, rng: random.Random, bot_username: str) -
     table = replace(table, draft_team=(), draft_mission=None, draft_card=None)
     change = step(table, after, events, None, bot_username)
     if seat in table.autopilot:
-        change = replace(change, outgoing=[*_keyboards_closed(game, table, seat), *change.outgoing])
+        change = replace(change, outgoing=[*_keyboards_closed(game, table, seat, action), *change.outgoing])
     same_decision = public_view(after).ballot == public_view(game).ballot
     following = now + rng.uniform(*NEXT_DELAY) if same_decision and waiting_computers(change.table) else None
     return replace(change, table=replace(change.table, computer_at=following))

@@ -22,6 +22,7 @@ from tgbot.render import plot as plot_render
 from tgbot.render.common import (
     ANSWER_LIMIT,
     GroupScene,
+    filled_votes_line,
     join_link,
     mention,
     minutes,
@@ -194,6 +195,10 @@ def board(scene: GroupScene) -> tuple[str, Keyboard]:
         opinion = plot_render.open_votes_line(scene)
         if opinion is not None:
             lines.append(opinion)
+            # Opinion Makers who let their time run out: the rest vote knowing the clock cast those votes.
+            filled = mission_round.proposals[-1].auto_votes
+            if filled and view.plot is not None:
+                lines.append(filled_votes_line(scene, filled, dict(view.plot.open_votes)[filled[0]]))
         elif view.plot is not None and any(Card.OPINION_MAKER in view.plot.hands[s] for s in view.waiting_for):
             lines.append(t(lang, "Opinion Makers vote first, in the open; then everyone else."))
         lines.append(

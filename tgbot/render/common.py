@@ -167,9 +167,13 @@ def vote_lines(scene: GroupScene, proposal: Proposal) -> list[str]:
         t(lang, "👎 %(rejecters)s", rejecters=names(players, rejecters) or "—"),
     ]
     if proposal.auto_votes:
-        filled = names(players, proposal.auto_votes)
-        if votes[proposal.auto_votes[0]]:
-            lines.append(t(lang, "⏰ Time is up. These votes were counted as 👍 Approve: %(names)s", names=filled))
-        else:
-            lines.append(t(lang, "⏰ Time is up. These votes were counted as 👎 Reject: %(names)s", names=filled))
+        lines.append(filled_votes_line(scene, proposal.auto_votes, bool(votes[proposal.auto_votes[0]])))
     return lines
+
+
+def filled_votes_line(scene: GroupScene, seats: tuple[int, ...], approve: bool) -> str:
+    """The votes the clock cast for `seats`, as the group's setting counts them."""
+    filled = names(scene.players, seats)
+    if approve:
+        return t(scene.lang, "⏰ Time is up. These votes were counted as 👍 Approve: %(names)s", names=filled)
+    return t(scene.lang, "⏰ Time is up. These votes were counted as 👎 Reject: %(names)s", names=filled)

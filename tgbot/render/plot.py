@@ -288,7 +288,15 @@ def _cards(hand: tuple[Card, ...], lang: str) -> str:
 
 
 def use_line(use: PlotUse, players: tuple[Player, ...], lang: str) -> str:
-    """One public use of a Plot card, in one line."""
+    """One public use of a Plot card, in one line; one the clock drew at random says whose time ran out."""
+    line = _use_line(use, players, lang)
+    if not use.drawn:
+        return line
+    late = t(lang, "⏰ %(name)s did not choose in time: this was drawn at random.", name=escape(players[use.by].name))
+    return f"{line} {late}"
+
+
+def _use_line(use: PlotUse, players: tuple[Player, ...], lang: str) -> str:
     by, target = escape(players[use.by].name), escape(players[use.target].name)
     if use.kind is UseKind.DEAL:
         return t(lang, "🃏 %(by)s gave %(card)s to %(to)s.", by=by, card=card_name(use.card, lang), to=target)

@@ -112,10 +112,20 @@ def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: 
     return "\n".join(lines), tuple(rows)
 
 
-def leader_done(scene: SeatScene, team: tuple[int, ...], mission: int, drawn: bool) -> str:
+def leader_done(scene: SeatScene, team: tuple[int, ...], mission: int, drawn: bool, by_computer: bool = False) -> str:
+    """The leader's keyboard once the team is proposed: by them, by the clock, or by the computer
+    player taking their turns."""
     lang = scene.lang
     group = title(scene.group.chat_title)
     chosen = names(scene.group.players, team)
+    if by_computer:
+        return t(
+            lang,
+            "«%(group)s», mission %(mission)d: a computer player proposed a team for you: %(names)s.",
+            group=group,
+            mission=mission,
+            names=chosen,
+        )
     if drawn:
         return t(
             lang,
@@ -166,11 +176,21 @@ def card_played(scene: SeatScene, mission: int, fail: bool) -> str:
     return t(lang, "«%(group)s», mission %(mission)d: you played ✅ Success.", group=group, mission=mission)
 
 
-def card_played_for_you(scene: SeatScene, mission: int) -> str:
+def card_played_for_you(scene: SeatScene, mission: int, fail: bool) -> str:
+    """Which card a computer player played for a person whose turns it takes: theirs to know (a spy
+    must know whether a Fail went in under their name), told to them alone."""
+    lang, group = scene.lang, title(scene.group.chat_title)
+    if fail:
+        return t(
+            lang,
+            "«%(group)s», mission %(mission)d: a computer player played ❌ Fail for you.",
+            group=group,
+            mission=mission,
+        )
     return t(
-        scene.lang,
-        "«%(group)s», mission %(mission)d: a computer player played your card for you.",
-        group=title(scene.group.chat_title),
+        lang,
+        "«%(group)s», mission %(mission)d: a computer player played ✅ Success for you.",
+        group=group,
         mission=mission,
     )
 
