@@ -776,3 +776,19 @@ async def test_names_with_html_characters_are_escaped_in_html_replies(make_bot, 
     await group.send(update)
     answer = telegram.callback_answers[update["callback_query"]["id"]]["text"]
     assert answer == "Only Tom & <Jerry>, who opened the game, or a group admin can cancel it."
+
+
+async def test_leave_during_a_game_says_what_a_player_can_do(make_bot, telegram):
+    """A player who wants out of a running game is told the truth: the seat stays, the deadlines play
+    it, and who may end the game; nothing changes."""
+    group = SimulatedGroup(telegram, await make_bot(1), players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    before = await group.table()
+    answer = await command_text(group, group.user_ids[3], "/leave")
+    assert answer == (
+        "The game has started, and a seat cannot be left empty now. If you stop playing, the deadlines play "
+        "your turns; whoever opened the game or a group admin can end it with /cancel."
+    )
+    after = await group.table()
+    assert (after.players, after.game) == (before.players, before.game)

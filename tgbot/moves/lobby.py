@@ -84,7 +84,12 @@ def join(table: Table, player: Player, lang: str, bot_username: str) -> Change:
 
 def leave(table: Table, user_id: int, lang: str, bot_username: str) -> Change:
     if table.stage is not Stage.LOBBY:
-        raise refuse(lang, "The game has started: use /cancel to end it.")
+        # A seat cannot be emptied once roles are dealt; the way out depends on who asks (/cancel's rule).
+        raise refuse(
+            lang,
+            "The game has started, and a seat cannot be left empty now. If you stop playing, the deadlines "
+            "play your turns; whoever opened the game or a group admin can end it with /cancel.",
+        )
     if table.seat_of(user_id) is None:
         raise refuse(lang, "You are not in this game.")
     table = replace(table, players=tuple(p for p in table.players if p.user_id != user_id))
