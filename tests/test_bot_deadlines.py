@@ -18,7 +18,7 @@ from dataclasses import replace
 import pytest
 
 from engine import EndReason, Phase, Side, parse_record, public_view
-from tests.bot_helpers import button_data, lobby_message, press, propose, team_size, vote_all
+from tests.bot_helpers import RejectEverything, button_data, lobby_message, press, propose, team_size, vote_all
 from tests.bot_helpers import texts as group_texts
 from tgbot import keys
 from tgbot.moves import clock
@@ -885,3 +885,42 @@ async def test_a_person_taken_over_whose_press_is_refused_before_the_computer_ch
     assert answer == "You are in the Resistance: you must play Success."
     table = await group.table()
     assert seat not in table.autopilot and seat in public_view(table.game).waiting_for
+
+
+async def test_a_play_again_lobby_is_not_started_by_the_clock(make_bot, telegram):
+    """Play again seats every player of the last game, but only whoever pressed it chose to play again:
+    its lobby is started by them or an admin, and when its time runs out it closes instead of dealing
+    roles to people who never agreed to a game."""
+    group, service, now = await started_game(make_bot, telegram)
+    finished = await group.play(RejectEverything())
+    assert finished.stage is Stage.OVER
+    over = group.latest_with_button(group.chat_id, f"r:{finished.id}")
+    presser = group.user_ids[2]
+    assert await press(group, presser, over, f"r:{finished.id}") == "A new game is open with the same players."
+    rematch_id = await group.store.game_of_chat(group.chat_id)
+    rematch = await group.store.load(rematch_id)
+    assert rematch.rematch and len(rematch.players) == 5 and rematch.stage is Stage.LOBBY
+    opened = now[0]
+
+    now[0] = opened + LOBBY / 2
+    assert await service.fire_due() == 1
+    assert group_texts(telegram, group.chat_id)[-1] == (
+        "⏰ Half the lobby time is gone: start the game with /startgame (whoever pressed Play again, or an "
+        "admin), or this lobby closes when the time runs out."
+    )
+    now[0] = opened + LOBBY
+    assert await service.fire_due() == 1
+    closed = await group.store.load(rematch_id)
+    assert closed.stage is Stage.CANCELLED and closed.game is None
+    assert await group.store.game_of_chat(group.chat_id) is None
+    [closing] = [m for m in telegram.messages(group.chat_id) if m.from_bot and "This lobby closed" in (m.text or "")]
+    assert plain_text(closing.text) == "🕵️ This lobby closed: nobody started the game in time." and not closing.buttons()
+    # Nobody was dealt a role.
+    for user in group.user_ids:
+        assert sum(text.startswith("Your game in") for text in group_texts(telegram, user)) == 1  # the first game's
+
+    # Pressed again and started by whoever pressed it, it is a game like any other.
+    assert await press(group, presser, over, f"r:{finished.id}") == "A new game is open with the same players."
+    await group.send(telegram.command(presser, group.chat_id, "/startgame"))
+    second = await group.store.load(await group.store.game_of_chat(group.chat_id))
+    assert second.rematch and second.stage is Stage.PLAYING and second.id != rematch_id

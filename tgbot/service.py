@@ -149,6 +149,7 @@ class GameService:
         lang: str,
         variants: Variants | None = None,
         players: tuple[Player, ...] = (),
+        rematch: bool = False,
     ) -> Reply | None:
         """Open a lobby with the group's settings (the variants named with /newgame on top).
 
@@ -166,7 +167,7 @@ class GameService:
                 plot_cards=settings.plot_cards or variants.plot_cards,
             )
         game_id = Table.new_id()
-        change = lobby.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players)
+        change = lobby.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players, rematch)
         try:
             await self.store.create(clock.settled(change, self.clock(), self.rng))
         except ChatBusy:
@@ -201,7 +202,8 @@ class GameService:
         host = finished.players[finished.seat_of(user_id)]
         # A game that ended in a basic group since upgraded to a supergroup: the new lobby is the supergroup's.
         chat_id = await self.chat_now(finished.chat_id)
-        refusal = await self.open_lobby(chat_id, finished.chat_title, host, lang, players=finished.players)
+        title, players = finished.chat_title, finished.players
+        refusal = await self.open_lobby(chat_id, title, host, lang, players=players, rematch=True)
         return refusal or Reply(t(lang, "A new game is open with the same players."))
 
     async def join(self, game_id: str, player: Player, lang: str) -> Reply:

@@ -75,6 +75,9 @@ class Table:
     # The group's chat id before Telegram upgraded it to a supergroup under `chat_id` (None if it
     # never moved): buttons on the messages posted there still carry it.
     moved_from: int | None = None
+    # A lobby Play again opened, its players seated by whoever pressed it: the others did not choose
+    # to play again, so when its time runs out it closes instead of starting a game by itself.
+    rematch: bool = False
     # A random id of the write that stored this document: a compare-and-set that Redis ran, whose
     # answer the connection lost and that the client ran again, recognises its own document by it,
     # where two workers' identical moves would otherwise write identical documents (`Store.update`).
@@ -157,6 +160,7 @@ class Table:
                 "applied_updates": list(self.applied_updates),
                 "revision": self.revision,
                 "moved_from": self.moved_from,
+                "rematch": self.rematch,
                 "write_id": self.write_id,
             },
             separators=(",", ":"),
@@ -191,6 +195,7 @@ class Table:
                 applied_updates=tuple(data.get("applied_updates", ())),
                 revision=data.get("revision", 0),
                 moved_from=data.get("moved_from"),
+                rematch=data.get("rematch", False),
                 write_id=data.get("write_id", ""),
             )
         except (StateFormatError, TableFormatError):
@@ -229,6 +234,7 @@ class Table:
         require(all(_is_int(u) for u in self.applied_updates), "applied_updates: not update ids")
         require(_is_int(self.revision) and self.revision >= 0, "revision: not a count")
         require(isinstance(self.write_id, str), "write_id: not text")
+        require(isinstance(self.rematch, bool), "rematch: not true or false")
         require(
             self.moved_from is None or (_is_int(self.moved_from) and self.moved_from != self.chat_id),
             "moved_from: not another chat's id",

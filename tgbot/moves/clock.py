@@ -92,7 +92,7 @@ def on_clock(table: Table, now: float, rng: random.Random, bot_username: str) ->
 def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
     """A lobby reminds its group; a game reminds, in private, only the players it waits for."""
     if table.game is None:
-        text = board.lobby_reminder(len(table.players), table.language)
+        text = board.lobby_reminder(len(table.players), table.language, table.rematch)
         return [Send(table.chat_id, text)]
     return [
         announcements.to_player(table, seat, private.reminder(seat_scene(table, seat)), (), "", bot_username)
@@ -103,10 +103,12 @@ def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
 
 def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     if table.stage is Stage.LOBBY:
-        if len(table.players) >= game_rules.MIN_PLAYERS and len(table.people) >= MIN_PEOPLE:
+        enough = len(table.players) >= game_rules.MIN_PLAYERS and len(table.people) >= MIN_PEOPLE
+        if enough and not table.rematch:
             return start_game(table, table.creator_id, True, table.language, rng, bot_username)
         closed = replace(table, stage=Stage.CANCELLED)
-        return Change(closed, [Edit(table.chat_id, LOBBY_KEY, board.lobby_timed_out(table.players, table.language))])
+        text = board.lobby_timed_out(table.players, table.language, table.rematch)
+        return Change(closed, [Edit(table.chat_id, LOBBY_KEY, text)])
     game = table.game
     if game.phase is Phase.PROPOSING:
         # The engine draws the team with the clock's random source; a mission the leader had

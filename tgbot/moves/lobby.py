@@ -33,9 +33,10 @@ def open_lobby(
     settings: GroupSettings,
     bot_username: str,
     players: tuple[Player, ...] = (),
+    rematch: bool = False,
 ) -> Change:
     """A new lobby with the group's settings; `players` are seated already (the host whose
-    private chat is open, or a rematch's players)."""
+    private chat is open, or, with `rematch`, the players of the game Play again was pressed on)."""
     table = Table(
         id=game_id,
         chat_id=chat_id,
@@ -43,6 +44,7 @@ def open_lobby(
         creator_id=host.user_id,
         settings=settings,
         players=players,
+        rematch=rematch,
     )
     text, buttons = lobby_message(table, bot_username)
     return Change(table, [Send(chat_id, text, buttons, key=LOBBY_KEY)])

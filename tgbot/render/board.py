@@ -124,7 +124,9 @@ def computer_took_over(players: tuple[Player, ...], seats: list[int], lang: str)
     )
 
 
-def lobby_timed_out(players: tuple[Player, ...], lang: str) -> str:
+def lobby_timed_out(players: tuple[Player, ...], lang: str, rematch: bool = False) -> str:
+    if rematch and len(players) >= game_rules.MIN_PLAYERS and sum(not p.computer for p in players) >= MIN_PEOPLE:
+        return t(lang, "🕵️ This lobby closed: nobody started the game in time.")
     if len(players) >= game_rules.MIN_PLAYERS:
         return tn(
             lang,
@@ -135,7 +137,7 @@ def lobby_timed_out(players: tuple[Player, ...], lang: str) -> str:
     return t(lang, "🕵️ This lobby closed: fewer than %(min)d players joined in time.", min=game_rules.MIN_PLAYERS)
 
 
-def lobby_reminder(players: int, lang: str) -> str:
+def lobby_reminder(players: int, lang: str, rematch: bool = False) -> str:
     missing = game_rules.MIN_PLAYERS - players
     if missing > 0:
         return tn(
@@ -143,6 +145,13 @@ def lobby_reminder(players: int, lang: str) -> str:
             "⏰ Half the lobby time is gone: %(n)d more player needed.",
             "⏰ Half the lobby time is gone: %(n)d more players needed.",
             missing,
+        )
+    if rematch:
+        # Play again seated everyone; only whoever pressed it chose to play again.
+        return t(
+            lang,
+            "⏰ Half the lobby time is gone: start the game with /startgame (whoever pressed Play again, or "
+            "an admin), or this lobby closes when the time runs out.",
         )
     return t(lang, "⏰ Half the lobby time is gone: the game starts by itself when it runs out.")
 
