@@ -314,6 +314,7 @@ async def test_cancel_before_the_first_proposal_ends_the_start_message_and_close
     table = await group.table()
     leader = table.players[table.game.leader].user_id
     keyboard = group.latest_with_button(leader, f"t:{group.game_id}:")
+    choices = [button_data(keyboard, ":0"), button_data(keyboard, ":ok")]
 
     prompt = await command(group, host, "/cancel")
     assert await press(group, host, prompt, f"x:{group.game_id}:y") == "Cancelled."
@@ -322,9 +323,12 @@ async def test_cancel_before_the_first_proposal_ends_the_start_message_and_close
     assert shown.endswith("\n\n🛑 The game was cancelled.")
     cancelled = await group.table()
     assert cancelled.stage is Stage.CANCELLED
-    # The leader's private keyboard of the cancelled game chooses nothing any more.
-    for data in (button_data(keyboard, ":0"), button_data(keyboard, ":ok")):
-        assert await press(group, leader, keyboard, data) == "This choice is closed."
+    # The leader's private keyboard of the cancelled game loses its buttons and says why; a press
+    # on them sent anyway (a client that kept them) chooses nothing.
+    closed = telegram.message(leader, keyboard.message_id)
+    assert closed.buttons() == [] and plain_text(closed.text).endswith("\n\n🛑 The game was cancelled.")
+    for data in choices:
+        assert (await forged(group, leader, leader, keyboard.message_id, data))["text"] == "This choice is closed."
     assert (await group.table()).to_json() == cancelled.to_json()
 
 
@@ -792,3 +796,25 @@ async def test_leave_during_a_game_says_what_a_player_can_do(make_bot, telegram)
     )
     after = await group.table()
     assert (after.players, after.game) == (before.players, before.game)
+
+
+async def test_cancel_during_a_mission_closes_the_card_prompts_still_open(make_bot, telegram):
+    """Cancelled while a team plays its cards: whoever has not played sees their prompt closed and
+    why; whoever has keeps what they played."""
+    group = SimulatedGroup(telegram, await make_bot(2), players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    team = [0, 1]
+    await propose(group, team)
+    await vote_all(group, approve=True)
+    first, second = (group.user_ids[seat] for seat in team)
+    await group.press(first, first, "c:", ":s")
+    played = group.latest_with_button(second, "c:")  # the one still open
+    first_prompt = [m for m in telegram.messages(first) if m.from_bot and "you played" in (m.text or "")]
+
+    prompt = await command(group, group.user_ids[0], "/cancel")
+    assert await press(group, group.user_ids[0], prompt, f"x:{group.game_id}:y") == "Cancelled."
+    still_open = telegram.message(second, played.message_id)
+    assert still_open.buttons() == [] and plain_text(still_open.text).endswith("\n\n🛑 The game was cancelled.")
+    [kept] = first_prompt
+    assert plain_text(telegram.message(first, kept.message_id).text).endswith("you played ✅ Success.")

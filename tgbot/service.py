@@ -314,7 +314,7 @@ class GameService:
             chat_id,
             lang,
             is_admin_in,
-            lambda table, admin: lobby.cancel(table, user_id, admin, press, lang),
+            lambda table, admin: lobby.cancel(table, user_id, admin, press, lang, self.bot_username),
         )
 
     async def computer_button(

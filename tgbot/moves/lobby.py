@@ -11,10 +11,10 @@ from engine import rules as game_rules
 from tgbot.buttons import CancelPress, encode
 from tgbot.changes import Change, Refused, Reply, refuse
 from tgbot.i18n import N_, t, tn
-from tgbot.moves import announcements, plot_announcements
+from tgbot.moves import announcements, plot_announcements, prompts
 from tgbot.outgoing import Button, Edit, Outgoing, Send
 from tgbot.render import board
-from tgbot.render.common import group_scene, title
+from tgbot.render.common import group_scene, seat_scene, title
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
@@ -169,7 +169,7 @@ def ask_cancel(table: Table, user_id: int, is_admin: bool, lang: str) -> Reply:
     )
 
 
-def cancel(table: Table, user_id: int, is_admin: bool, press: CancelPress, lang: str) -> Change:
+def cancel(table: Table, user_id: int, is_admin: bool, press: CancelPress, lang: str, bot_username: str) -> Change:
     if not table.is_active:
         raise refuse(lang, "This game is already over.")
     require_host(table, user_id, is_admin, lang, "cancel")
@@ -180,4 +180,19 @@ def cancel(table: Table, user_id: int, is_admin: bool, press: CancelPress, lang:
     else:
         scene = group_scene(table)
         out = [Edit(table.chat_id, board.board_key(scene), board.cancelled(scene))]
+        out += _prompts_closed(table, bot_username)
     return Change(replace(table, stage=Stage.CANCELLED), out, Reply(t(lang, "Cancelled.")))
+
+
+def _prompts_closed(table: Table, bot_username: str) -> list[Outgoing]:
+    """The private keyboards of the decisions the cancelled game was waiting for, left without
+    buttons and saying why (one never delivered is not edited: the outbox knows no message for it)."""
+    closed: list[Outgoing] = []
+    for seat, player in enumerate(table.players):
+        if player.computer:
+            continue
+        lang = seat_scene(table, seat).lang
+        for prompt in prompts.decision_prompts(table, seat, bot_username):
+            text = f"{prompt.text}\n\n" + t(lang, "🛑 The game was cancelled.")
+            closed.append(Edit(prompt.chat_id, prompt.key, text, protected=True))
+    return closed

@@ -11,7 +11,7 @@ from engine import rules as game_rules
 from tgbot.buttons import CardPress, MissionPress, PlotPress, TeamPress, VotePress, WaitingPress
 from tgbot.changes import Change, Refused, Reply, refuse
 from tgbot.i18n import N_, t, tn
-from tgbot.moves import absence, announcements, plot_announcements
+from tgbot.moves import absence, announcements, plot_announcements, prompts
 from tgbot.moves.lobby import LOBBY_KEY, lobby_message
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import board, private
@@ -187,14 +187,7 @@ def pending_private(table: Table, user_id: int, bot_username: str) -> list[Outgo
     seat = table.seat_of(user_id)
     if seat is None or table.game is None or table.stage is not Stage.PLAYING:
         return []
-    game = table.game
     out: list[Outgoing] = [announcements.role_message(table, seat, bot_username)]
-    if game.phase is Phase.MISSION and seat in public_view(game).waiting_for:
-        out.append(announcements.card_prompt(table, seat, bot_username))
-    if game.phase is Phase.PROPOSING and seat == game.leader:
-        out.append(announcements.leader_prompt(table, bot_username))
-    plot_prompt = plot_announcements.prompt_for(table, seat, bot_username)
-    if plot_prompt is not None:
-        out.append(plot_prompt)
+    out += prompts.decision_prompts(table, seat, bot_username)
     # What cards showed this player: sent when it happened, or now if that did not reach them.
     return out + plot_announcements.seen_messages(table, seat, bot_username)
