@@ -314,7 +314,8 @@ async def test_a_game_over_whose_last_messages_follow_the_group_is_still_forgott
     question = await command(group, host, "/cancel")
     telegram.fail_next("editMessageText", status=0, description="Timed out", times=3)
     await press(group, host, question, f"x:{group.game_id}:y")
-    assert await group.store.redis.llen(keys.outbox(group.game_id)) == 1  # the board saying so waits
+    # The board saying so waits, and the leader's keyboard closed behind it.
+    assert await group.store.redis.llen(keys.outbox(group.game_id)) == 2
     redis = group.store.redis
     assert 0 < await redis.ttl(keys.game(group.game_id)) <= FINISHED_GAME_SECONDS
 
