@@ -107,7 +107,7 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
         if enough and not table.rematch:
             return start_game(table, table.creator_id, True, table.language, rng, bot_username)
         closed = replace(table, stage=Stage.CANCELLED)
-        text = board.lobby_timed_out(table.players, table.language, table.rematch)
+        text = board.lobby_timed_out(table.players, table.language, unstarted=enough)
         return Change(closed, [Edit(table.chat_id, LOBBY_KEY, text)])
     game = table.game
     if game.phase is Phase.PROPOSING:

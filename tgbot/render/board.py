@@ -124,8 +124,9 @@ def computer_took_over(players: tuple[Player, ...], seats: list[int], lang: str)
     )
 
 
-def lobby_timed_out(players: tuple[Player, ...], lang: str, rematch: bool = False) -> str:
-    if rematch and len(players) >= game_rules.MIN_PLAYERS and sum(not p.computer for p in players) >= MIN_PEOPLE:
+def lobby_timed_out(players: tuple[Player, ...], lang: str, unstarted: bool = False) -> str:
+    """`unstarted`: the lobby had enough players but was one the clock does not start (Play again's)."""
+    if unstarted:
         return t(lang, "🕵️ This lobby closed: nobody started the game in time.")
     if len(players) >= game_rules.MIN_PLAYERS:
         return tn(
