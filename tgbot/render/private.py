@@ -217,6 +217,6 @@ def computer_took_over(scene: SeatScene) -> str:
     return t(
         scene.lang,
         "You missed two deadlines in a row in «%(group)s», so a computer player takes your turns for now. "
-        "Press any of your buttons in this game to play again yourself.",
+        "Make any choice of your own in this game (a vote, a team, a card) to play yourself again.",
         group=title(scene.group.chat_title),
     )
