@@ -93,7 +93,7 @@ async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(m
     first_leader = table.game.leader
     leader_user = table.players[first_leader].user_id
     # The group is told who leads; the choice is made in the leader's private chat.
-    assert group.transcript(chat)[-2].endswith(
+    assert group.transcript(chat)[-1].endswith(
         f"➡️ {table.name(first_leader)} leads: choosing a mission and a team in private."
     )
     assert not any(

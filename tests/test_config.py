@@ -106,6 +106,10 @@ def test_the_offline_demo_plays_a_whole_game():
     hints = done.stdout.split("'s private chat")[0]
     assert hints.count("how likely each other player is to be a spy") == played - 1
     assert "you are a spy" not in group.lower()
+    # The group reads as it happened: the lobby message, edited into the start of the game,
+    # after the seats were taken, and the end after the last mission's result.
+    assert group.index("the game has started") > group.rindex("takes a seat") > group.index("/newgame")
+    assert group.index("🏁") > group.rindex("Mission 1 ")
 
 
 def test_the_offline_demo_plays_a_plot_game():

@@ -104,6 +104,9 @@ class FakeMessage:
     edit_date: int | None = None
     entities: list[dict] | None = None
     deleted: bool = False
+    # When its text was last written (sent, or edited into something else), counted across the
+    # whole world: a chat read in this order reads as it happened, each message as it ended.
+    written: int = 0
 
     def buttons(self) -> list[dict]:
         return [button for row in self.reply_markup or [] for button in row]
@@ -185,6 +188,7 @@ class FakeTelegram:
         self._files: dict[str, FakeDocument] = {}
         self._counter = itertools.count(1)  # query and file ids
         self._update_ids = itertools.count(1)
+        self._writes = itertools.count(1)  # FakeMessage.written
         # Seconds a method takes to answer (its name in lower case): a slow network or a busy Telegram.
         self.delays: dict[str, float] = {}
 
@@ -525,7 +529,9 @@ class FakeTelegram:
 
     def _store(self, chat_id: int, text: str | None, markup: list | None = None, **fields: Any) -> FakeMessage:
         message_id = self._last_message_id[chat_id] = self._last_message_id.get(chat_id, 0) + 1
-        message = FakeMessage(chat_id, message_id, text, markup, date=int(time.time()), **fields)
+        message = FakeMessage(
+            chat_id, message_id, text, markup, date=int(time.time()), written=next(self._writes), **fields
+        )
         self._chats.setdefault(chat_id, {})[message_id] = message
         return message
 
@@ -542,6 +548,8 @@ class FakeTelegram:
     def _edit(self, message: FakeMessage, text: str | None, markup: list | None) -> dict:
         if text == message.text and markup == message.reply_markup:
             raise ApiError(400, NOT_MODIFIED)
+        if text != message.text:
+            message.written = next(self._writes)
         message.text, message.reply_markup = text, markup
         message.edits += 1
         message.edit_date = int(time.time())

@@ -238,9 +238,11 @@ class SimulatedGroup:
     # ---------------------------------------------------------------- transcripts
 
     def transcript(self, chat_id: int) -> list[str]:
-        """Every message of the chat as it reads now, a player's own messages under their name."""
+        """Every message of the chat as it reads now, a player's own messages under their name, in
+        the order their texts were last written: the lobby message, edited into the start of the
+        game, comes after the joins, and a board after the votes it shows."""
         lines = []
-        for message in self.telegram.messages(chat_id):
+        for message in sorted(self.telegram.messages(chat_id), key=lambda m: m.written):
             text = plain_text(message.text or "")
             lines.append(text if message.from_bot else f"{self.name_of(message.sender_id)}: {text}")
         return lines
