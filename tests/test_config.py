@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
 import pytest
 
+from tests.servers import free_port
 from tgbot.config import ConfigError, load_settings
+from tgbot.offline.fake_server import FakeTelegramServer
+from tgbot.offline.fake_telegram import FakeTelegram
 
 TOKEN = "123456:ABCDEFGHIJKLMNOPQRSTUVWXYZ012345678"
 
@@ -84,6 +88,42 @@ def test_the_command_stops_with_one_line_and_no_traceback():
         "resistance-bot: TELEGRAM_BOT_TOKEN is not set: get a token from @BotFather and export it"
     ]
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+async def run_the_bot(env: dict[str, str]) -> tuple[int, str]:
+    """`resistance-bot` with only `env` (and PATH) set, until it exits: (exit code, all it printed)."""
+    bot = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tgbot",
+        env={"PATH": "/usr/bin:/bin", **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    printed, _ = await asyncio.wait_for(bot.communicate(), timeout=60)
+    return bot.returncode, printed.decode()
+
+
+async def test_a_token_telegram_refuses_ends_in_one_line_and_is_never_printed():
+    async with FakeTelegramServer(FakeTelegram(token="1000:FAKE")) as telegram:
+        code, printed = await run_the_bot({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE_URL": telegram.base_url})
+    assert code == 2
+    assert printed.splitlines()[-1] == (
+        "resistance-bot: Telegram refused TELEGRAM_BOT_TOKEN: copy it again from @BotFather (/mybots, API Token)"
+    )
+    # python-telegram-bot quotes a rejected token in its own error; the log shows it masked.
+    assert TOKEN not in printed and "ABCDEFGHIJ" not in printed
+    assert "<TELEGRAM_BOT_TOKEN>" in printed
+    assert not any(line.startswith("Traceback") for line in printed.splitlines())
+
+
+async def test_a_telegram_that_cannot_be_reached_ends_in_one_line():
+    unreachable = f"http://127.0.0.1:{free_port()}/bot"
+    code, printed = await run_the_bot({"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_API_BASE_URL": unreachable})
+    assert code == 1
+    last = printed.splitlines()[-1]
+    assert last.startswith("resistance-bot: could not reach Telegram (") and last.endswith("): check the network")
+    assert TOKEN not in printed and not any(line.startswith("Traceback") for line in printed.splitlines())
 
 
 def test_the_offline_demo_plays_a_whole_game():

@@ -17,6 +17,7 @@ import random
 import sys
 
 from redis.asyncio import Redis
+from telegram.error import InvalidToken, NetworkError
 
 from deduction.heap import keep_freed_heap
 from tgbot.app import build_application
@@ -36,15 +37,25 @@ def connect_redis(settings: Settings) -> Redis:
 
 
 class OneLineFormatter(logging.Formatter):
-    """One event, one line: a traceback is folded onto its log line so log collectors keep it whole."""
+    """One event, one line: a traceback is folded onto its log line so log collectors keep it whole.
+    The bot token never reaches the log, not even in a library's message (python-telegram-bot
+    quotes a rejected token in full)."""
+
+    def __init__(self, fmt: str, token: str = "") -> None:
+        super().__init__(fmt)
+        self.token = token
 
     def format(self, record: logging.LogRecord) -> str:
-        return super().format(record).replace("\n", " | ")
+        return without_token(super().format(record), self.token).replace("\n", " | ")
 
 
-def configure_logging(level: str) -> None:
+def without_token(text: str, token: str) -> str:
+    return text.replace(token, "<TELEGRAM_BOT_TOKEN>") if token else text
+
+
+def configure_logging(level: str, token: str = "") -> None:
     handler = logging.StreamHandler()
-    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", token))
     logging.basicConfig(level=level, handlers=[handler])
     # Request URLs carry the bot token; keep the HTTP client's own lines out of INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -57,15 +68,27 @@ def run() -> int:
     except ConfigError as error:
         print(f"resistance-bot: {error}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, settings.token)
     redis = connect_redis(settings)
     application = build_application(settings, redis)
-    if settings.webhook is not None:
-        from tgbot import webhook
+    try:
+        if settings.webhook is not None:
+            from tgbot import webhook
 
-        asyncio.run(webhook.serve(application, settings.webhook, redis))
-    else:
-        application.run_polling(allowed_updates=["message", "callback_query"])
+            asyncio.run(webhook.serve(application, settings.webhook, redis))
+        else:
+            application.run_polling(allowed_updates=["message", "callback_query"])
+    except InvalidToken:
+        print(
+            "resistance-bot: Telegram refused TELEGRAM_BOT_TOKEN: copy it again from @BotFather (/mybots, API Token)",
+            file=sys.stderr,
+        )
+        return 2
+    except NetworkError as error:
+        # Only at start: once running, python-telegram-bot retries lost connections itself.
+        reason = without_token(str(error), settings.token)
+        print(f"resistance-bot: could not reach Telegram ({reason}): check the network", file=sys.stderr)
+        return 1
     return 0
 
 
