@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 
 import pytest
 
 from tests.servers import free_port
+from tgbot.__main__ import OneLineFormatter, secrets_of
 from tgbot.config import ConfigError, load_settings
 from tgbot.offline.fake_server import FakeTelegramServer
 from tgbot.offline.fake_telegram import FakeTelegram
@@ -124,6 +126,22 @@ async def test_a_telegram_that_cannot_be_reached_ends_in_one_line():
     last = printed.splitlines()[-1]
     assert last.startswith("resistance-bot: could not reach Telegram (") and last.endswith("): check the network")
     assert TOKEN not in printed and not any(line.startswith("Traceback") for line in printed.splitlines())
+
+
+def test_log_lines_show_neither_the_token_nor_the_webhook_secret():
+    secret = "s3cret-of-the-webhook-x"
+    settings = load_settings(
+        {"TELEGRAM_BOT_TOKEN": TOKEN, "BOT_MODE": "webhook", "WEBHOOK_URL": "https://bot.example/hook"}
+        | {"WEBHOOK_SECRET": secret}
+    )
+    formatter = OneLineFormatter("%(levelname)s %(message)s", secrets_of(settings))
+    record = logging.LogRecord(
+        "telegram.Bot", logging.DEBUG, __file__, 1, "POST https://api.telegram.org/bot%s/setWebhook %s", None, None
+    )
+    record.args = (TOKEN, {"url": "https://bot.example/hook", "secret_token": secret})
+    line = formatter.format(record)
+    assert TOKEN not in line and secret not in line
+    assert "bot<TELEGRAM_BOT_TOKEN>/setWebhook" in line and "'secret_token': '<WEBHOOK_SECRET>'" in line
 
 
 def test_the_offline_demo_plays_a_whole_game():

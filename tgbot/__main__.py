@@ -38,24 +38,35 @@ def connect_redis(settings: Settings) -> Redis:
 
 class OneLineFormatter(logging.Formatter):
     """One event, one line: a traceback is folded onto its log line so log collectors keep it whole.
-    The bot token never reaches the log, not even in a library's message (python-telegram-bot
-    quotes a rejected token in full)."""
+    The bot token and the webhook's secret never reach the log, not even in a library's message
+    (python-telegram-bot quotes a rejected token in full, and at DEBUG every request's parameters)."""
 
-    def __init__(self, fmt: str, token: str = "") -> None:
+    def __init__(self, fmt: str, secrets: dict[str, str] | None = None) -> None:
         super().__init__(fmt)
-        self.token = token
+        self.secrets = secrets or {}
 
     def format(self, record: logging.LogRecord) -> str:
-        return without_token(super().format(record), self.token).replace("\n", " | ")
+        return masked(super().format(record), self.secrets).replace("\n", " | ")
 
 
-def without_token(text: str, token: str) -> str:
-    return text.replace(token, "<TELEGRAM_BOT_TOKEN>") if token else text
+def secrets_of(settings: Settings) -> dict[str, str]:
+    """Each secret setting's value, by the name that stands in for it where it would be shown."""
+    secrets = {"TELEGRAM_BOT_TOKEN": settings.token}
+    if settings.webhook is not None:
+        secrets["WEBHOOK_SECRET"] = settings.webhook.secret
+    return secrets
 
 
-def configure_logging(level: str, token: str = "") -> None:
+def masked(text: str, secrets: dict[str, str]) -> str:
+    for name, value in secrets.items():
+        if value:
+            text = text.replace(value, f"<{name}>")
+    return text
+
+
+def configure_logging(level: str, secrets: dict[str, str] | None = None) -> None:
     handler = logging.StreamHandler()
-    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", token))
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s", secrets))
     logging.basicConfig(level=level, handlers=[handler])
     # Request URLs carry the bot token; keep the HTTP client's own lines out of INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -68,7 +79,7 @@ def run() -> int:
     except ConfigError as error:
         print(f"resistance-bot: {error}", file=sys.stderr)
         return 2
-    configure_logging(settings.log_level, settings.token)
+    configure_logging(settings.log_level, secrets_of(settings))
     redis = connect_redis(settings)
     application = build_application(settings, redis)
     try:
@@ -86,7 +97,7 @@ def run() -> int:
         return 2
     except NetworkError as error:
         # Only at start: once running, python-telegram-bot retries lost connections itself.
-        reason = without_token(str(error), settings.token)
+        reason = masked(str(error), secrets_of(settings))
         print(f"resistance-bot: could not reach Telegram ({reason}): check the network", file=sys.stderr)
         return 1
     return 0
