@@ -1,5 +1,7 @@
 """Computer players against each other through the engine (no Telegram): win rates, game
-length, and how well calibrated the deduction's hints were on those games.
+length, and how well calibrated the deduction was on those games, read as the computer players
+read a table (`agents.beliefs.computer_reading`: the hints' parameters but for the votes
+before any mission).
 
 Each game is played twice from the same deal: once by the computer Resistance, once by a
 baseline Resistance that proposes and votes at random among the legal choices; the spies
