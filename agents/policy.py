@@ -9,7 +9,7 @@ from agents.beliefs import Deductions, cover_belief, own_belief, table_belief
 from agents.difficulty import NORMAL, Difficulty
 from agents.sabotage import SabotageRates, default_rates
 from agents.view import AgentView, view_of
-from engine import PLOT_PHASES, CastVote, GameState, Phase, PlayCard, ProposeTeam, rules
+from engine import PLOT_PHASES, Action, CastVote, GameState, Phase, ProposeTeam, rules
 
 
 def decide(
@@ -18,8 +18,9 @@ def decide(
     difficulty: Difficulty = NORMAL,
     deductions: Deductions | None = None,
     rates: SabotageRates | None = None,
-) -> ProposeTeam | CastVote | PlayCard:
-    """The action of the seat of `view`, which the game must be waiting for.
+) -> Action:
+    """The action of the seat of `view`, which the game must be waiting for: a proposal, a vote or a
+    mission card, or in a Plot card decision one of `view.choices`.
 
     Everything random comes from `rng`; `deductions` may be shared by every seat of a game (it
     only caches answers that depend on the public record and the viewer). Raises `ValueError`
@@ -69,6 +70,6 @@ def act(
     rng: random.Random,
     difficulty: Difficulty = NORMAL,
     deductions: Deductions | None = None,
-) -> ProposeTeam | CastVote | PlayCard:
+) -> Action:
     """`decide` for `seat` of `state`: the view is built here, so nothing else of the state is used."""
     return decide(view_of(state, seat), rng, difficulty, deductions)
