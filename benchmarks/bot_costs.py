@@ -24,11 +24,11 @@ times; games still disturbed are reported. `--own-server` starts a private redis
 free port instead, as the tests' fixture does when no Redis answers.
 
 Bot API calls are counted from `FakeTelegram.calls` by method. For each button press, also the
-Bot API calls the bot made before it answered the press (the answer comes after the press's
-messages are delivered). Group messages per played mission: sendMessage and editMessageText
-calls to the group chat from /startgame to the end of the game, divided by the number of
-mission rounds (every mission attempted, played or not: after five rejected teams the spies
-win and that round's mission is never played).
+Bot API calls the bot made before it answered the press (none is expected: the press is answered
+once its change is stored, and its messages are delivered after that). Group messages per
+mission round: sendMessage and editMessageText calls to the group chat from /startgame to the
+end of the game, divided by the number of mission rounds (every mission attempted, played or
+not: after five rejected teams the spies win and that round's mission is never played).
 
 Pace: `fast` makes every move as soon as the previous one is answered, one at a time.
 `human` lets each player act after a random delay (uniform up to --human-seconds, default
