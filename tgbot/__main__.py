@@ -1,6 +1,7 @@
 """Run the bot, or watch a whole game offline.
 
-resistance-bot                       run with long polling (TELEGRAM_BOT_TOKEN, REDIS_URL, ...)
+resistance-bot                       run the bot: long polling, or a webhook with BOT_MODE=webhook
+                                     (TELEGRAM_BOT_TOKEN, REDIS_URL, ...)
 resistance-bot demo --players 7 --seed 1 [--people 2] [--targeting] [--blind-spies] [--plot]
                                      a game of simulated people and computer players through
                                      the same stack, with no token and no network
@@ -161,7 +162,7 @@ async def demo(players: int, people: int, seed: int | None, targeting: bool, bli
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="resistance-bot", description="The Resistance for Telegram groups")
     commands = parser.add_subparsers(dest="command")
-    commands.add_parser("run", help="run the bot with long polling (the default)")
+    commands.add_parser("run", help="run the bot (the default): long polling, or a webhook with BOT_MODE=webhook")
     demo_parser = commands.add_parser("demo", help="play a game offline with computer players and print it")
     demo_parser.add_argument("--players", type=int, default=7, choices=range(5, 11), metavar="5-10")
     demo_parser.add_argument(
