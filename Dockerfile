@@ -11,6 +11,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY engine ./engine
 COPY deduction ./deduction
+COPY agents ./agents
 COPY tgbot ./tgbot
 RUN pip install .
 
