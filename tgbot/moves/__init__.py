@@ -8,5 +8,9 @@ new table with the messages the engine's events cause (`announcements`). A refus
 - `lobby`: opening, joining, leaving, starting, cancelling;
 - `play`: votes, cards, the leader's choice, "waiting for", /status, what a player still needs;
 - `announcements`: engine events in, group and private messages out;
-- `clock`: deadlines and reminders.
+- `clock`: deadlines and reminders;
+- `computers`: computer players seated in the lobby, and their turns on the clock;
+- `absence`: missed deadlines, and a computer player taking over a seat;
+- `plot`, `plot_announcements`: Plot card presses, and the Plot keyboards and what a card showed;
+- `prompts`: the private keyboards of the decisions the game waits for.
 """
