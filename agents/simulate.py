@@ -185,7 +185,10 @@ def table(report: dict) -> str:
     lines.append(f"  mean missions {report['mean_missions']:.2f}, mean proposals {report['mean_proposals']:.2f}")
     lines.append(f"  end reasons: {', '.join(f'{k} {v}' for k, v in report['end_reasons'].items())}")
     cal = report["calibration"]
-    lines.append(f"  hints: Brier {cal['all']['brier']:.3f}, ECE {cal['all']['ece']:.3f} ({cal['all']['predictions']})")
+    lines.append(
+        f"  deduction as the computer players read it: Brier {cal['all']['brier']:.3f}, "
+        f"ECE {cal['all']['ece']:.3f} ({cal['all']['predictions']})"
+    )
     for cut, s in cal["by_checkpoint"].items():
         lines.append(f"    after mission {cut}: Brier {s['brier']:.3f}, ECE {s['ece']:.3f} ({s['predictions']})")
     lines.append(f"  {report['seconds']:.1f} s")
