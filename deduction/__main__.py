@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from deduction.knowledge import Viewer
 from deduction.models import DEFAULT_MODEL, MODELS
 from deduction.reasons import Reason, explain
 from engine import GameRecord, RecordError, parse_record
+from engine.cli import quiet_when_output_closes
 
 PACKAGE_PARAMS = Path(__file__).parent / "params" / "behaviour.json"
 
@@ -47,14 +47,9 @@ def read_games(path: str) -> list[GameRecord]:
 def _batch(args: argparse.Namespace) -> int:
     # Bytes, split at line feeds only: each line is decoded on its own, so one that is not UTF-8
     # is answered with an error like any other broken line.
-    try:
-        for out in batch.run(sys.stdin.buffer, args.model):
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-    except BrokenPipeError:
-        # Nobody reads the answers any more. Python would fail again flushing stdout at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    for out in batch.run(sys.stdin.buffer, args.model):
+        sys.stdout.write(out + "\n")
+        sys.stdout.flush()
     return 0
 
 
@@ -264,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             c.add_argument("--out", default=str(PACKAGE_PARAMS))
     args = parser.parse_args(argv)
     keep_freed_heap()
-    return args.run(args)
+    return quiet_when_output_closes(lambda: args.run(args))
 
 
 if __name__ == "__main__":

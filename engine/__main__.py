@@ -37,6 +37,7 @@ from engine import (
     new_game,
     parse_record,
 )
+from engine.cli import quiet_when_output_closes
 from engine.simulate import play_to_end
 
 
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     validate.add_argument("files", nargs="+")
     validate.set_defaults(run=_validate)
     args = parser.parse_args(argv)
-    return args.run(args)
+    return quiet_when_output_closes(lambda: args.run(args))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 from telegram.error import InvalidToken, NetworkError
 
 from deduction.heap import keep_freed_heap
+from engine.cli import quiet_when_output_closes
 from tgbot.app import build_application
 from tgbot.config import ConfigError, Settings, load_settings
 from tgbot.redis_client import connect
@@ -185,11 +186,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "simulate":
         from agents.simulate import main as simulate
 
-        return simulate(args)
+        return quiet_when_output_closes(lambda: simulate(args))
     if args.command == "demo":
         if args.people > args.players:
             parser.error("--people cannot exceed --players")
-        return asyncio.run(demo(args.players, args.people, args.seed, args.targeting, args.blind_spies, args.plot))
+        return quiet_when_output_closes(
+            lambda: asyncio.run(demo(args.players, args.people, args.seed, args.targeting, args.blind_spies, args.plot))
+        )
     return run()
 
 
