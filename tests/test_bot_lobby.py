@@ -235,6 +235,37 @@ async def test_commands_sent_on_behalf_of_a_channel_speak_for_nobody(make_bot, t
     assert await group.store.game_of_chat(group.chat_id) is None
 
 
+ANONYMOUS_ADMIN = 1087968824  # GroupAnonymousBot: Telegram's stand-in sender of an anonymous admin's messages
+
+
+def as_the_group(update: dict, chat_id: int, title: str) -> dict:
+    """An admin's message sent anonymously, on behalf of the group itself, as Telegram delivers it."""
+    update["message"]["sender_chat"] = {"id": chat_id, "type": "supergroup", "title": title}
+    return update
+
+
+async def test_an_admin_who_writes_anonymously_is_an_admin(make_bot, telegram):
+    """Only the group's admins can write as the group; Telegram then names GroupAnonymousBot as the
+    sender, which it does not call an admin when asked. Such an admin may do what any admin may."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=6)
+    telegram.add_user(ANONYMOUS_ADMIN, "Group", username="GroupAnonymousBot")
+    await group.open_lobby_and_join(joining=group.user_ids[:5])
+
+    async def anonymously(text: str) -> str:
+        await group.send(as_the_group(telegram.command(ANONYMOUS_ADMIN, group.chat_id, text), group.chat_id, "Demo"))
+        return last_text(telegram, group.chat_id)
+
+    assert await anonymously("/addbot") == "🤖 Ada takes a seat."
+    assert await anonymously("/removebot") == "🤖 Ada left the table."
+    assert (await anonymously("/settings")).startswith("⚙️ Settings")
+    assert await anonymously("/language") == "Which language should I speak in this group?"
+    await anonymously("/startgame")
+    assert (await group.table()).stage is Stage.PLAYING
+    assert await anonymously("/cancel") == "Cancel this game for everyone?"
+    assert (await group.table()).stage is Stage.PLAYING
+
+
 async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=6)

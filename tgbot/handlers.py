@@ -129,15 +129,17 @@ async def groups_only(update: Update, lang: str) -> bool:
 
 @dataclass(frozen=True)
 class GroupRequest:
-    """Who sent a group command, where, and in which language to answer."""
+    """Who sent a group command, where, and in which language to answer. `anonymous_admin`: sent
+    on behalf of the group itself, which only its admins can do."""
 
     context: BotContext
     chat_id: int
     user_id: int
     lang: str
+    anonymous_admin: bool = False
 
     async def is_admin(self) -> bool:
-        return await is_admin(self.context, self.chat_id, self.user_id)
+        return self.anonymous_admin or await is_admin(self.context, self.chat_id, self.user_id)
 
 
 def sent_as_channel(update: Update) -> bool:
@@ -145,6 +147,14 @@ def sent_as_channel(update: Update) -> bool:
     such message, whoever wrote it, so it says nothing of who that was."""
     message = update.effective_message
     return message is not None and message.sender_chat is not None and message.sender_chat.type == Chat.CHANNEL
+
+
+def sent_as_group(update: Update) -> bool:
+    """Sent by an anonymous admin, on behalf of the group itself: Telegram names the same stand-in
+    user (GroupAnonymousBot) as the sender, and asked about it, does not call it an admin; but only
+    the group's admins can send such a message."""
+    message = update.effective_message
+    return message is not None and message.sender_chat is not None and message.sender_chat.id == message.chat.id
 
 
 async def group_request(update: Update, context: BotContext) -> GroupRequest | None:
@@ -156,7 +166,7 @@ async def group_request(update: Update, context: BotContext) -> GroupRequest | N
     if sent_as_channel(update):
         await reply(update, t(lang, "Send this command as yourself, not on behalf of a channel."))
         return None
-    return GroupRequest(context, await group_id(update, context), update.effective_user.id, lang)
+    return GroupRequest(context, await group_id(update, context), update.effective_user.id, lang, sent_as_group(update))
 
 
 # ---------------------------------------------------------------- commands
