@@ -266,6 +266,27 @@ async def test_an_admin_who_writes_anonymously_is_an_admin(make_bot, telegram):
     assert (await group.table()).stage is Stage.PLAYING
 
 
+async def test_seat_and_hints_commands_sent_as_a_channel_or_anonymously_name_nobody(make_bot, telegram):
+    """/join, /leave and /hints are about the sender's own seat: sent anonymously or on behalf of a
+    channel, they name only Telegram's stand-in. Ann, seated, is not told she is not in the game."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    telegram.add_user(ANONYMOUS_ADMIN, "Group", username="GroupAnonymousBot")
+    telegram.add_user(CHANNEL_BOT, "Channel", username="Channel_Bot")
+    await group.open_lobby_and_join(joining=group.user_ids[:2])
+    before = (await group.table()).to_json()
+    anonymous = "Send this command as yourself, not anonymously: I cannot tell who sent it."
+    channel = "Send this command as yourself, not on behalf of a channel."
+    for text in ("/leave", "/join", "/hints"):
+        update = as_the_group(telegram.command(ANONYMOUS_ADMIN, group.chat_id, text), group.chat_id, "Demo group")
+        await group.send(update)
+        assert last_text(telegram, group.chat_id) == anonymous, text
+        await group.send(as_channel(telegram.command(CHANNEL_BOT, group.chat_id, text), -1001, "Ann's news"))
+        assert last_text(telegram, group.chat_id) == channel, text
+    assert (await group.table()).to_json() == before
+    assert telegram.messages(ANONYMOUS_ADMIN) == telegram.messages(CHANNEL_BOT) == []
+
+
 async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=6)

@@ -29,7 +29,7 @@ from tgbot.buttons import (
     kind_of,
 )
 from tgbot.context import BotContext
-from tgbot.i18n import supported, t
+from tgbot.i18n import N_, supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
 from tgbot.render import common, menus
@@ -157,6 +157,22 @@ def sent_as_group(update: Update) -> bool:
     return message is not None and message.sender_chat is not None and message.sender_chat.id == message.chat.id
 
 
+ANONYMOUS_REFUSAL = N_("Send this command as yourself, not anonymously: I cannot tell who sent it.")
+CHANNEL_REFUSAL = N_("Send this command as yourself, not on behalf of a channel.")
+
+
+async def sent_by_nobody(update: Update, lang: str) -> bool:
+    """Answer a command about the sender's own seat or hints that was sent on behalf of a channel or
+    anonymously as the group, which names no person; True when it was (and the command stops)."""
+    if sent_as_channel(update):
+        await reply(update, t(lang, CHANNEL_REFUSAL))
+        return True
+    if sent_as_group(update):
+        await reply(update, t(lang, ANONYMOUS_REFUSAL))
+        return True
+    return False
+
+
 async def group_request(update: Update, context: BotContext) -> GroupRequest | None:
     """The request behind a group-only command that depends on who sent it, or None (answered)
     when it came from a private chat or from a channel."""
@@ -164,7 +180,7 @@ async def group_request(update: Update, context: BotContext) -> GroupRequest | N
     if not await groups_only(update, lang):
         return None
     if sent_as_channel(update):
-        await reply(update, t(lang, "Send this command as yourself, not on behalf of a channel."))
+        await reply(update, t(lang, CHANNEL_REFUSAL))
         return None
     return GroupRequest(context, await group_id(update, context), update.effective_user.id, lang, sent_as_group(update))
 
@@ -216,7 +232,7 @@ async def new_game(update: Update, context: BotContext) -> None:
 async def join(update: Update, context: BotContext) -> None:
     """/join in a group: take a seat, once the private chat with the bot is open."""
     user, lang = update.effective_user, await language_of(update, context)
-    if not await groups_only(update, lang):
+    if not await groups_only(update, lang) or await sent_by_nobody(update, lang):
         return
     service = context.service
     game_id, refusal = await service.joinable(await group_id(update, context), lang)
@@ -244,7 +260,7 @@ async def join(update: Update, context: BotContext) -> None:
 async def leave(update: Update, context: BotContext) -> None:
     """/leave: give up a seat before the game starts."""
     lang = await language_of(update, context)
-    if await groups_only(update, lang):
+    if await groups_only(update, lang) and not await sent_by_nobody(update, lang):
         service = context.service
         answer = await service.leave(await group_id(update, context), update.effective_user.id, lang)
         await reply(update, answer.text)
@@ -372,6 +388,8 @@ async def may_configure(update: Update, context: BotContext, request: GroupReque
 async def hints(update: Update, context: BotContext) -> None:
     """/hints: private deduction hints for your running game; never in the group."""
     user, lang = update.effective_user, await language_of(update, context)
+    if await sent_by_nobody(update, lang):
+        return
     text, buttons = await context.service.hints(user.id, lang)
     if not in_group(update.effective_chat):
         await reply(update, text, buttons, protected=True)
