@@ -522,6 +522,26 @@ async def test_a_player_in_two_games_chooses_which_hints(make_bot, telegram):
     check_hints(north_hints, north_table, north_table.seat_of(shared))
 
 
+async def test_the_hints_button_of_a_finished_game_says_it_is_over(make_bot, telegram):
+    """A role message's 🔎 Hints stays in the private chat after its game ends; pressed while the
+    same player plays the next game, it is not "You are not in a running game"."""
+    group = await started(make_bot, telegram)
+    user = group.user_ids[1]
+    old_role = group.latest_with_button(user, f"h:{group.game_id}")
+    finished = await group.play(SpyOnEveryTeam())
+    over = telegram.messages(group.chat_id)[-1]
+    await press(group, user, over, f"r:{finished.id}")
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    await group.start()
+    assert (await group.table()).stage is Stage.PLAYING
+
+    await press(group, user, old_role, f"h:{finished.id}")
+    assert plain_text(telegram.messages(user)[-1].text) == "This game is over."
+    # The running game's own button shows its hints.
+    await press(group, user, group.latest_with_button(user, f"h:{group.game_id}"), f"h:{group.game_id}")
+    assert plain_text(telegram.messages(user)[-1].text).startswith("🔎 «Demo group»")
+
+
 # ---------------------------------------------------------------- play again
 
 

@@ -567,7 +567,11 @@ class GameService:
     async def hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard]:
         """Hints for one of the player's running games (a choice of game when there are several)."""
         if game_id is not None:
-            tables = [await self._load(game_id)]
+            named = await self._load(game_id)
+            if named is None or not named.is_active:
+                # A Hints button outlives its game; its player may well be in another one now.
+                return t(lang, "This game is over."), ()
+            tables = [named]
         else:
             tables = await self._tables_of_user(user_id)
         playing = [
