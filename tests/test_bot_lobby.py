@@ -551,6 +551,22 @@ async def test_rules_help_and_command_menu(make_bot, telegram):
     assert all(c["description"] for c in menu)
 
 
+async def test_an_unknown_command_in_private_is_answered_and_in_a_group_left_alone(make_bot, telegram):
+    """A newcomer's typo in private (/newgmae, /play) got no answer at all; in a group a command the
+    bot does not know may be another bot's, so it stays quiet there."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1)
+    user = group.user_ids[0]
+    for text in ("/newgmae", "/play now", "/HELPME"):
+        assert await command_text(group, user, text, chat_id=user) == (
+            "I do not know this command. /help lists the ones I know."
+        )
+    await group.send(telegram.command(user, group.chat_id, "/play"))
+    assert [m for m in telegram.messages(group.chat_id) if m.from_bot] == []
+    # The bot's own commands are unchanged.
+    assert (await command_text(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
+
+
 async def test_record_before_and_after_a_finished_game(make_bot, telegram):
     application = await make_bot(2)
     group = SimulatedGroup(telegram, application, players=5)

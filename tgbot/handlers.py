@@ -334,6 +334,13 @@ async def rules(update: Update, context: BotContext) -> None:
     await reply(update, menus.rules_text(await language_of(update, context)))
 
 
+async def unknown_command(update: Update, context: BotContext) -> None:
+    """A command the bot does not have, sent in private (a typo, or a guess): said so, never silence.
+    In a group it may be another bot's, and is left alone."""
+    lang = await language_of(update, context)
+    await reply(update, t(lang, "I do not know this command. /help lists the ones I know."))
+
+
 async def chat_migrated(update: Update, context: BotContext) -> None:
     """Telegram's service message that the group became a supergroup under a new chat id: one comes
     in the old chat (`migrate_to_chat_id`), one in the new (`migrate_from_chat_id`)."""
