@@ -5,8 +5,8 @@ real code path runs unchanged: PTB builds each request, parses our JSON into its
 turns our error replies into its real exceptions (Forbidden, BadRequest, RetryAfter, ChatMigrated).
 The fake therefore only has to be right about what Telegram *answers*.  It models the rules a game
 bot actually trips over: users who never opened the private chat or who blocked the bot, "message is
-not modified", stale or repeated callback queries, size limits, flood control, and a group that
-becomes a supergroup under a new chat id.
+not modified", stale or repeated callback queries, size limits, flood control, a reply to a message
+deleted meanwhile, and a group that becomes a supergroup under a new chat id.
 
 One `FakeTelegram` is one Telegram world; any number of PTB bots may talk to it at once (two
 workers sharing a token), each through its own `request()` objects.
@@ -245,6 +245,10 @@ class FakeTelegram:
         by_user_id = group["admins"][0] if by_user_id is None else by_user_id
         return self._service_message(by_user_id, chat_id, new_chat_members=[self._bot_user()])
 
+    def delete(self, chat_id: int, message_id: int) -> None:
+        """Someone deletes a message: its sender, an admin, or a bot that tidies commands away."""
+        self.message(chat_id, message_id).deleted = True
+
     def block(self, user_id: int) -> None:
         self._user(user_id)
         self._blocked.add(user_id)
@@ -373,6 +377,7 @@ class FakeTelegram:
         chat_id = self._writable_chat(p)
         text = str(p.get("text", ""))
         self._check_text(text, p.get("parse_mode"), MAX_TEXT, "message text is empty", "message is too long")
+        self._check_replied(chat_id, p)
         return self._to_dict(self._store(chat_id, text, self._keyboard(p)))
 
     def _api_senddocument(self, p: dict, files: dict) -> dict:
@@ -386,6 +391,7 @@ class FakeTelegram:
         if caption is not None and _visible_length(caption, p.get("parse_mode")) > MAX_CAPTION:
             raise ApiError(400, "Bad Request: message caption is too long")
         markup = self._keyboard(p)
+        self._check_replied(chat_id, p)
         if not document.file_id:
             n = next(self._counter)
             document = FakeDocument(document.filename, document.data, document.mime_type, f"FAKEDOC{n}")
@@ -508,6 +514,15 @@ class FakeTelegram:
             raise ApiError(400, f"Bad Request: {empty}")
         if length > limit:
             raise ApiError(400, f"Bad Request: {too_long}")
+
+    def _check_replied(self, chat_id: int, p: dict) -> None:
+        """A reply needs the message it answers, unless it may go without one."""
+        replied = _json_param(p.get("reply_parameters"))
+        if not replied:
+            return
+        message = self._chats.get(int(replied.get("chat_id", chat_id)), {}).get(int(replied["message_id"]))
+        if (message is None or message.deleted) and not replied.get("allow_sending_without_reply"):
+            raise ApiError(400, "Bad Request: message to be replied not found")
 
     def _keyboard(self, p: dict) -> list[list[dict]] | None:
         """Only inline keyboards belong to a message; reply keyboards live on the user's client."""
