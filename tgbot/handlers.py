@@ -93,11 +93,13 @@ async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
 
 
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
+    """Answer a command. In a group the answer quotes the command, which may be gone by now (its
+    sender, an admin or a bot that tidies commands away deleted it): then it goes without the quote."""
     if not text:
         return
     options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons), "protect_content": protected}
     try:
-        await update.effective_message.reply_text(text, **options)
+        await update.effective_message.reply_text(text, allow_sending_without_reply=True, **options)
     except ChatMigrated as moved:
         # The group became a supergroup after the command was sent: answer there. (The group's
         # settings and game move with Telegram's service messages, or with the game's next message.)
