@@ -630,7 +630,7 @@ async def test_start_sends_what_never_arrived_once_however_often_it_is_pressed(m
     for _ in range(4):
         await group.send(telegram.command(leader, leader, "/start"))
     assert len(roles(leader)) == 1 and len(keyboards(leader)) == 1
-    hello = "Hello! Add me to a group and send /newgame there to play The Resistance."
+    hello = "Hello! While you play, your role, your cards and your /hints come to this chat."
     assert private_texts(telegram, leader).count(hello) == 4
     assert f"role:{leader_seat}" in await group.store.redis.hgetall(keys.messages(group.game_id))
 
@@ -657,6 +657,31 @@ async def test_start_sends_what_never_arrived_once_however_often_it_is_pressed(m
     assert len(roles(member)) == 1
     await group.press(member, member, "c:", ":s")
     assert member_seat in (await group.table()).game.played_seats
+
+
+async def test_a_player_sent_to_the_private_chat_by_the_group_is_not_told_to_start_a_game(make_bot, telegram):
+    """The group says a player's role did not reach them, with a button to open the private chat;
+    there the player pressing Start was greeted "Add me to a group and send /newgame there"."""
+    application = await make_bot(6)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    player = group.user_ids[3]
+    telegram.block(player)
+    await group.start()
+    notices = [m for m in telegram.messages(group.chat_id) if "Dan, I cannot write" in plain_text(m.text or "")]
+    notice = notices[0]  # his role did not reach him (nor his leader's keyboard: a second notice)
+    await group.send(telegram.open_link(player, notice.buttons()[0]["url"]))
+    joined, greeting, role, *_ = private_texts(telegram, player)
+    assert joined == "You joined the game in «Demo group»."
+    assert greeting == "Hello! While you play, your role, your cards and your /hints come to this chat."
+    assert role.startswith("Your game in «Demo group»")
+    # Someone who plays nowhere is still told how to start.
+    stranger = group.user_ids[4]
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
+    await group.press(group.user_ids[0], group.chat_id, "x:", ":y")
+    assert await command_text(group, stranger, "/start", chat_id=stranger) == (
+        "Hello! Add me to a group and send /newgame there to play The Resistance."
+    )
 
 
 async def test_roles_cards_the_leaders_keyboard_reminders_and_hints_cannot_be_forwarded(make_bot, telegram):

@@ -204,6 +204,9 @@ async def start(update: Update, context: BotContext) -> None:
         answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang)
         await reply(update, answer.text)
         await service.deliver(answer)
+    elif await service.seated(user.id):
+        # Someone sent here from their group (their role or a card did not reach them) is playing already.
+        await reply(update, t(lang, "Hello! While you play, your role, your cards and your /hints come to this chat."))
     else:
         await reply(update, t(lang, "Hello! Add me to a group and send /newgame there to play The Resistance."))
     await service.resend_private(user.id)

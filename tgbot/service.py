@@ -662,6 +662,10 @@ class GameService:
         await drain_quietly(self.outbox, game_id)
         return None
 
+    async def seated(self, user_id: int) -> bool:
+        """Whether the user sits at an open or running table."""
+        return bool(await self._tables_of_user(user_id))
+
     async def resend_private(self, user_id: int) -> int:
         """Send a player who just opened the private chat what their games expect of them and
         never reached them (their role, a card to play, the leader's keyboard): once, however
