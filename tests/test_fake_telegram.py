@@ -205,6 +205,12 @@ async def test_commands_members_and_unknown_methods(bot: Bot, fake: FakeTelegram
 
     statuses = [(await bot.get_chat_member(GROUP, user)).status for user in (ALICE, BOB, fake.bot_id)]
     assert statuses == ["creator", "administrator", "member"]
+    fake.add_user(3, "Mallory")
+    assert (await bot.get_chat_member(GROUP, 3)).status == "member"
+    fake.leave_group(GROUP, 3)  # or was never in it
+    assert (await bot.get_chat_member(GROUP, 3)).status == "left"
+    with pytest.raises(ValueError, match="not a member"):
+        fake.command(3, GROUP, "/join")
     assert (await bot.get_chat(GROUP)).title == "Resistance table"
     with pytest.raises(EndPointNotFound):
         await bot.do_api_request("sendTelepathy")

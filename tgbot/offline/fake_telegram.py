@@ -176,6 +176,7 @@ class FakeTelegram:
         self._groups: dict[int, dict[str, Any]] = {}
         self._upgraded: dict[int, int] = {}  # a basic group's id -> the id of the supergroup it became
         self._without_bot: set[int] = set()  # groups the bot was removed from
+        self._outsiders: dict[int, set[int]] = {}  # group -> users who are not its members
         self._open: set[int] = set()
         self._blocked: set[int] = set()
         self._chats: dict[int, dict[int, FakeMessage]] = {}
@@ -244,6 +245,15 @@ class FakeTelegram:
         self._without_bot.discard(chat_id)
         by_user_id = group["admins"][0] if by_user_id is None else by_user_id
         return self._service_message(by_user_id, chat_id, new_chat_members=[self._bot_user()])
+
+    def leave_group(self, chat_id: int, user_id: int) -> None:
+        """The user is not (or no longer) a member of the group: getChatMember says "left", and
+        nothing they could say there reaches the bot. (Every known user is a member of every group
+        until then.)"""
+        if chat_id not in self._groups:
+            raise LookupError(f"unknown group {chat_id}")
+        self._user(user_id)
+        self._outsiders.setdefault(chat_id, set()).add(user_id)
 
     def delete(self, chat_id: int, message_id: int) -> None:
         """Someone deletes a message: its sender, an admin, or a bot that tidies commands away."""
@@ -461,6 +471,8 @@ class FakeTelegram:
         else:
             raise ApiError(400, "Bad Request: user not found")
         admins = self._groups[chat_id]["admins"] if chat_id < 0 else []
+        if user_id in self._outsiders.get(chat_id, ()):
+            return {"status": "left", "user": user}
         if admins[:1] == [user_id]:
             return {"status": "creator", "user": user, "is_anonymous": False}
         if user_id in admins:
@@ -601,6 +613,8 @@ class FakeTelegram:
             raise ValueError(f"group {chat_id} became the supergroup {self._upgraded[chat_id]}: nobody writes there")
         elif chat_id in self._without_bot:
             raise ValueError(f"the bot is not in group {chat_id}: nothing said there reaches it")
+        elif user_id in self._outsiders.get(chat_id, ()):
+            raise ValueError(f"user {user_id} is not a member of group {chat_id}: they cannot write there")
         message = self._store(chat_id, text, from_bot=False, sender_id=user_id, entities=entities)
         return {"update_id": next(self._update_ids), "message": self._to_dict(message)}
 
