@@ -119,6 +119,29 @@ async def test_a_join_link_to_a_game_that_never_existed(make_bot, telegram):
     assert await group.store.load("0123456789") is None
 
 
+async def test_a_join_link_taken_out_of_the_group_seats_no_outsider(make_bot, telegram):
+    """The lobby's Join button can be forwarded anywhere (its link names the game). Someone who is not
+    in the group could take a seat, get a role and hold up every vote, but never see the board."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=3)
+    await group.open_lobby_and_join(joining=group.user_ids[:1])
+    link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
+    outsider = 999
+    telegram.add_user(outsider, "Mallory")
+    telegram.leave_group(group.chat_id, outsider)
+    lobby_before = lobby_message(telegram, group.chat_id).text
+    await group.send(telegram.open_link(outsider, link))
+    assert texts(telegram, outsider)[-1] == "This game is played in the group «Demo group»: join the group first."
+    assert [p.user_id for p in (await group.table()).players] == group.user_ids[:1]
+    assert await group.store.games_of_user(outsider) == []
+    assert lobby_message(telegram, group.chat_id).text == lobby_before
+    # A member joins by the same link; when Telegram cannot say who is a member, nobody is turned away.
+    await group.send(telegram.open_link(group.user_ids[1], link))
+    telegram.fail_next("getChatMember", status=0, description="timed out")
+    await group.send(telegram.open_link(group.user_ids[2], link))
+    assert [p.user_id for p in (await group.table()).players] == group.user_ids
+
+
 async def test_join_needs_the_private_chat_then_join_and_leave_edit_the_lobby(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=3)

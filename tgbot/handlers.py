@@ -92,6 +92,17 @@ async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
+async def is_member(context: BotContext, chat_id: int, user_id: int) -> bool:
+    """Whether the user is in the group; True when Telegram cannot say (a join is not refused for that)."""
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+    except TelegramError:
+        return True
+    if member.status == ChatMemberStatus.RESTRICTED:
+        return bool(getattr(member, "is_member", True))
+    return member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
+
+
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
     """Answer a command. In a group the answer quotes the command, which may be gone by now (its
     sender, an admin or a bot that tidies commands away deleted it): then it goes without the quote."""
@@ -201,7 +212,11 @@ async def start(update: Update, context: BotContext) -> None:
         return
     service = context.service
     if payload.startswith(JOIN_PREFIX):
-        answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang)
+        # The Join button can be forwarded out of the group, or its link typed by anyone.
+        async def is_member_of(group_id: int) -> bool:
+            return await is_member(context, group_id, user.id)
+
+        answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang, is_member_of)
         await reply(update, answer.text)
         await service.deliver(answer)
     elif await service.seated(user.id):

@@ -206,11 +206,23 @@ class GameService:
         refusal = await self.open_lobby(chat_id, title, host, lang, players=players, rematch=True)
         return refusal or Reply(t(lang, "A new game is open with the same players."))
 
-    async def join(self, game_id: str, player: Player, lang: str) -> Reply:
-        """Take a seat from a Join link; a link to a game that is not stored (never was, or was
-        forgotten) gets a way forward, not "This game is over"."""
+    async def join(
+        self,
+        game_id: str,
+        player: Player,
+        lang: str,
+        is_member_of: Callable[[int], Awaitable[bool]] | None = None,
+    ) -> Reply:
+        """Take a seat from a Join link, or with /join (`is_member_of` None: sent in the group, by one
+        of its members). `is_member_of(chat_id)` asks Telegram whether the player is in the game's
+        group: only its members see the boards they vote on. A link to a game that is not stored
+        (never was, or was forgotten) gets a way forward, not "This game is over"."""
+        member = True
+        if is_member_of is not None:
+            table = await self._load(game_id)
+            member = table is None or await is_member_of(table.chat_id)
         return await self._in_game(
-            game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username), gone=NO_SUCH_GAME
+            game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username, member), gone=NO_SUCH_GAME
         )
 
     async def leave(self, chat_id: int, user_id: int, lang: str) -> Reply:
