@@ -10,7 +10,7 @@ import pytest
 
 from deduction import batch
 from engine import Phase, export_record
-from tests.bot_helpers import AlwaysApprove, command, forged, lobby_message, press, started, texts
+from tests.bot_helpers import AlwaysApprove, command, command_text, forged, lobby_message, press, started, texts
 from tgbot import keys
 from tgbot.i18n import t
 from tgbot.offline.simulation import SimulatedGroup, plain_text
@@ -647,6 +647,23 @@ async def test_variants_named_with_newgame_come_on_top_of_the_groups_settings(ma
     await group.send(telegram.command(group.user_ids[0], group.chat_id, "/newgame blind"))
     table = await group.store.table_of_chat(group.chat_id)
     assert table.variants.targeting and table.variants.blind_spies
+
+
+async def test_newgame_with_a_word_it_does_not_know_opens_nothing_and_says_so(make_bot, telegram):
+    """"/newgame blnd" opened a game without Blind Spies, and "/newgame targeting, blind" one without
+    Targeting ("targeting," was no variant): a typo silently changed the game."""
+    application = await make_bot(8)
+    group = SimulatedGroup(telegram, application, players=5)
+    host = group.user_ids[0]
+    for text, word in (("/newgame blnd", "blnd"), ("/newgame plot <b>" + "x" * 60, "<b>" + "x" * 36 + "…")):
+        assert await command_text(group, host, text) == (
+            f"I do not know the variant «{word}». Add targeting, blind and/or plot, or nothing: "
+            "/newgame targeting blind"
+        )
+        assert await group.store.game_of_chat(group.chat_id) is None
+    await group.send(telegram.command(host, group.chat_id, "/newgame targeting, blind"))
+    table = await group.store.table_of_chat(group.chat_id)
+    assert table.variants.targeting and table.variants.blind_spies and not table.variants.plot_cards
 
 
 async def test_a_settings_press_made_on_what_is_no_longer_shown_changes_nothing(make_bot, telegram):

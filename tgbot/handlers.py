@@ -6,7 +6,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from html import unescape
+from html import escape, unescape
 
 from telegram import Chat, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
@@ -52,6 +52,10 @@ async def language_of(update: Update, context: BotContext, game_id: str | None =
     group = await group_id(update, context) if in_group(update.effective_chat) else None
     return await context.service.fallback_language(group_id=group, game_id=game_id, user_id=user.id if user else None)
 
+
+# What /newgame may name after it, separated by spaces or commas.
+VARIANT_WORDS = {"targeting", "blind", "blind_spies", "plot", "plot_cards"}
+VARIANT_SEPARATORS = re.compile(r"[\s,;]+")
 
 # Characters that show as nothing (Telegram accepts a name made of them alone).
 _BLANK = "\\s\u115f\u1160\u200b-\u200f\u2060\u2800\u3164\ufeff\uffa0"
@@ -233,7 +237,21 @@ async def new_game(update: Update, context: BotContext) -> None:
     if request is None:
         return
     chat, user, lang = update.effective_chat, update.effective_user, request.lang
-    words = {word.lower() for word in context.args or ()}
+    # "/newgame targeting, blind" as well as "/newgame targeting blind".
+    words = {word for word in VARIANT_SEPARATORS.split(" ".join(context.args or ()).lower()) if word}
+    unknown = sorted(words - VARIANT_WORDS)
+    if unknown:
+        # A typo would otherwise open a game without the variant it meant.
+        await reply(
+            update,
+            t(
+                lang,
+                "I do not know the variant «%(word)s». Add targeting, blind and/or plot, or nothing: "
+                "/newgame targeting blind",
+                word=escape(common.cut(unknown[0], MAX_NAME)),
+            ),
+        )
+        return
     variants = Variants(
         targeting="targeting" in words,
         blind_spies=bool(words & {"blind", "blind_spies"}),
