@@ -398,3 +398,29 @@ async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_b
     await group.send(telegram.add_bot(-777))
     [greeting] = [m for m in telegram.messages(-777) if m.from_bot]
     assert plain_text(greeting.text).startswith("The Resistance: commands")
+
+
+# ---------------------------------------------------------------- a command deleted before its answer
+
+
+async def test_a_command_deleted_before_the_bot_answers_still_gets_its_answer(make_bot, telegram, caplog):
+    """Groups often have a bot (or an admin) that deletes commands at once. The answer quotes the
+    command, and Telegram refuses a reply to a message that is gone: /cancel's question (with its
+    buttons), /settings' keyboard and every refusal were lost."""
+    group = await started(make_bot, telegram)
+    host, other = group.user_ids[0], group.user_ids[1]
+
+    async def deleted_at_once(user_id: int, text: str):
+        update = telegram.command(user_id, group.chat_id, text)
+        telegram.delete(group.chat_id, update["message"]["message_id"])
+        await group.send(update)
+        return telegram.messages(group.chat_id)[-1]
+
+    question = await deleted_at_once(host, "/cancel")
+    assert question.from_bot and plain_text(question.text) == "Cancel this game for everyone?"
+    await press(group, host, question, f"x:{group.game_id}:n")
+    refusal = await deleted_at_once(other, "/startgame")
+    assert refusal.from_bot and plain_text(refusal.text) == "This game has already started."
+    menu = await deleted_at_once(host, "/settings")
+    assert menu.from_bot and any(b["callback_data"].startswith("s:") for b in menu.buttons())
+    assert [r.getMessage() for r in caplog.records if "not delivered" in r.getMessage()] == []

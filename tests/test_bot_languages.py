@@ -349,7 +349,8 @@ async def test_a_player_whose_language_the_bot_does_not_speak_gets_the_groups(ma
     )
     # /start and /hints in private, where no group says which language: his game's.
     await group.send(telegram.command(kurt, kurt, "/start"))
-    assert private(kurt)[-1] == spanish("Hello! Add me to a group and send /newgame there to play The Resistance.")
+    greeting = "Hello! While you play, your role, your cards and your /hints come to this chat."
+    assert private(kurt)[-1] == spanish(greeting)
     hints = await command(group, kurt, "/hints", chat_id=kurt)
     if kurt_seat in game.spies:
         header = spanish(

@@ -119,6 +119,29 @@ async def test_a_join_link_to_a_game_that_never_existed(make_bot, telegram):
     assert await group.store.load("0123456789") is None
 
 
+async def test_a_join_link_taken_out_of_the_group_seats_no_outsider(make_bot, telegram):
+    """The lobby's Join button can be forwarded anywhere (its link names the game). Someone who is not
+    in the group could take a seat, get a role and hold up every vote, but never see the board."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=3)
+    await group.open_lobby_and_join(joining=group.user_ids[:1])
+    link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
+    outsider = 999
+    telegram.add_user(outsider, "Mallory")
+    telegram.leave_group(group.chat_id, outsider)
+    lobby_before = lobby_message(telegram, group.chat_id).text
+    await group.send(telegram.open_link(outsider, link))
+    assert texts(telegram, outsider)[-1] == "This game is played in the group «Demo group»: join the group first."
+    assert [p.user_id for p in (await group.table()).players] == group.user_ids[:1]
+    assert await group.store.games_of_user(outsider) == []
+    assert lobby_message(telegram, group.chat_id).text == lobby_before
+    # A member joins by the same link; when Telegram cannot say who is a member, nobody is turned away.
+    await group.send(telegram.open_link(group.user_ids[1], link))
+    telegram.fail_next("getChatMember", status=0, description="timed out")
+    await group.send(telegram.open_link(group.user_ids[2], link))
+    assert [p.user_id for p in (await group.table()).players] == group.user_ids
+
+
 async def test_join_needs_the_private_chat_then_join_and_leave_edit_the_lobby(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=3)
@@ -233,6 +256,58 @@ async def test_commands_sent_on_behalf_of_a_channel_speak_for_nobody(make_bot, t
         await group.send(as_channel(telegram.command(CHANNEL_BOT, group.chat_id, text), -1001, "Alice's news"))
         assert last_text(telegram, group.chat_id) == refusal, text
     assert await group.store.game_of_chat(group.chat_id) is None
+
+
+ANONYMOUS_ADMIN = 1087968824  # GroupAnonymousBot: Telegram's stand-in sender of an anonymous admin's messages
+
+
+def as_the_group(update: dict, chat_id: int, title: str) -> dict:
+    """An admin's message sent anonymously, on behalf of the group itself, as Telegram delivers it."""
+    update["message"]["sender_chat"] = {"id": chat_id, "type": "supergroup", "title": title}
+    return update
+
+
+async def test_an_admin_who_writes_anonymously_is_an_admin(make_bot, telegram):
+    """Only the group's admins can write as the group; Telegram then names GroupAnonymousBot as the
+    sender, which it does not call an admin when asked. Such an admin may do what any admin may."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=6)
+    telegram.add_user(ANONYMOUS_ADMIN, "Group", username="GroupAnonymousBot")
+    await group.open_lobby_and_join(joining=group.user_ids[:5])
+
+    async def anonymously(text: str) -> str:
+        await group.send(as_the_group(telegram.command(ANONYMOUS_ADMIN, group.chat_id, text), group.chat_id, "Demo"))
+        return last_text(telegram, group.chat_id)
+
+    assert await anonymously("/addbot") == "🤖 Ada takes a seat."
+    assert await anonymously("/removebot") == "🤖 Ada left the table."
+    assert (await anonymously("/settings")).startswith("⚙️ Settings")
+    assert await anonymously("/language") == "Which language should I speak in this group?"
+    await anonymously("/startgame")
+    assert (await group.table()).stage is Stage.PLAYING
+    assert await anonymously("/cancel") == "Cancel this game for everyone?"
+    assert (await group.table()).stage is Stage.PLAYING
+
+
+async def test_seat_and_hints_commands_sent_as_a_channel_or_anonymously_name_nobody(make_bot, telegram):
+    """/join, /leave and /hints are about the sender's own seat: sent anonymously or on behalf of a
+    channel, they name only Telegram's stand-in. Ann, seated, is not told she is not in the game."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    telegram.add_user(ANONYMOUS_ADMIN, "Group", username="GroupAnonymousBot")
+    telegram.add_user(CHANNEL_BOT, "Channel", username="Channel_Bot")
+    await group.open_lobby_and_join(joining=group.user_ids[:2])
+    before = (await group.table()).to_json()
+    anonymous = "Send this command as yourself, not anonymously: I cannot tell who sent it."
+    channel = "Send this command as yourself, not on behalf of a channel."
+    for text in ("/leave", "/join", "/hints"):
+        update = as_the_group(telegram.command(ANONYMOUS_ADMIN, group.chat_id, text), group.chat_id, "Demo group")
+        await group.send(update)
+        assert last_text(telegram, group.chat_id) == anonymous, text
+        await group.send(as_channel(telegram.command(CHANNEL_BOT, group.chat_id, text), -1001, "Ann's news"))
+        assert last_text(telegram, group.chat_id) == channel, text
+    assert (await group.table()).to_json() == before
+    assert telegram.messages(ANONYMOUS_ADMIN) == telegram.messages(CHANNEL_BOT) == []
 
 
 async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, telegram):
@@ -499,6 +574,22 @@ async def test_rules_help_and_command_menu(make_bot, telegram):
     assert all(c["description"] for c in menu)
 
 
+async def test_an_unknown_command_in_private_is_answered_and_in_a_group_left_alone(make_bot, telegram):
+    """A newcomer's typo in private (/newgmae, /play) got no answer at all; in a group a command the
+    bot does not know may be another bot's, so it stays quiet there."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1)
+    user = group.user_ids[0]
+    for text in ("/newgmae", "/play now", "/HELPME"):
+        assert await command_text(group, user, text, chat_id=user) == (
+            "I do not know this command. /help lists the ones I know."
+        )
+    await group.send(telegram.command(user, group.chat_id, "/play"))
+    assert [m for m in telegram.messages(group.chat_id) if m.from_bot] == []
+    # The bot's own commands are unchanged.
+    assert (await command_text(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
+
+
 async def test_record_before_and_after_a_finished_game(make_bot, telegram):
     application = await make_bot(2)
     group = SimulatedGroup(telegram, application, players=5)
@@ -562,7 +653,7 @@ async def test_start_sends_what_never_arrived_once_however_often_it_is_pressed(m
     for _ in range(4):
         await group.send(telegram.command(leader, leader, "/start"))
     assert len(roles(leader)) == 1 and len(keyboards(leader)) == 1
-    hello = "Hello! Add me to a group and send /newgame there to play The Resistance."
+    hello = "Hello! While you play, your role, your cards and your /hints come to this chat."
     assert private_texts(telegram, leader).count(hello) == 4
     assert f"role:{leader_seat}" in await group.store.redis.hgetall(keys.messages(group.game_id))
 
@@ -589,6 +680,31 @@ async def test_start_sends_what_never_arrived_once_however_often_it_is_pressed(m
     assert len(roles(member)) == 1
     await group.press(member, member, "c:", ":s")
     assert member_seat in (await group.table()).game.played_seats
+
+
+async def test_a_player_sent_to_the_private_chat_by_the_group_is_not_told_to_start_a_game(make_bot, telegram):
+    """The group says a player's role did not reach them, with a button to open the private chat;
+    there the player pressing Start was greeted "Add me to a group and send /newgame there"."""
+    application = await make_bot(6)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    player = group.user_ids[3]
+    telegram.block(player)
+    await group.start()
+    notices = [m for m in telegram.messages(group.chat_id) if "Dan, I cannot write" in plain_text(m.text or "")]
+    notice = notices[0]  # his role did not reach him (nor his leader's keyboard: a second notice)
+    await group.send(telegram.open_link(player, notice.buttons()[0]["url"]))
+    joined, greeting, role, *_ = private_texts(telegram, player)
+    assert joined == "You joined the game in «Demo group»."
+    assert greeting == "Hello! While you play, your role, your cards and your /hints come to this chat."
+    assert role.startswith("Your game in «Demo group»")
+    # Someone who plays nowhere is still told how to start.
+    stranger = group.user_ids[4]
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
+    await group.press(group.user_ids[0], group.chat_id, "x:", ":y")
+    assert await command_text(group, stranger, "/start", chat_id=stranger) == (
+        "Hello! Add me to a group and send /newgame there to play The Resistance."
+    )
 
 
 async def test_roles_cards_the_leaders_keyboard_reminders_and_hints_cannot_be_forwarded(make_bot, telegram):

@@ -10,7 +10,7 @@ import pytest
 
 from deduction import batch
 from engine import Phase, export_record
-from tests.bot_helpers import AlwaysApprove, command, forged, lobby_message, press, started, texts
+from tests.bot_helpers import AlwaysApprove, command, command_text, forged, lobby_message, press, started, texts
 from tgbot import keys
 from tgbot.i18n import t
 from tgbot.offline.simulation import SimulatedGroup, plain_text
@@ -522,6 +522,26 @@ async def test_a_player_in_two_games_chooses_which_hints(make_bot, telegram):
     check_hints(north_hints, north_table, north_table.seat_of(shared))
 
 
+async def test_the_hints_button_of_a_finished_game_says_it_is_over(make_bot, telegram):
+    """A role message's 🔎 Hints stays in the private chat after its game ends; pressed while the
+    same player plays the next game, it is not "You are not in a running game"."""
+    group = await started(make_bot, telegram)
+    user = group.user_ids[1]
+    old_role = group.latest_with_button(user, f"h:{group.game_id}")
+    finished = await group.play(SpyOnEveryTeam())
+    over = telegram.messages(group.chat_id)[-1]
+    await press(group, user, over, f"r:{finished.id}")
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    await group.start()
+    assert (await group.table()).stage is Stage.PLAYING
+
+    await press(group, user, old_role, f"h:{finished.id}")
+    assert plain_text(telegram.messages(user)[-1].text) == "This game is over."
+    # The running game's own button shows its hints.
+    await press(group, user, group.latest_with_button(user, f"h:{group.game_id}"), f"h:{group.game_id}")
+    assert plain_text(telegram.messages(user)[-1].text).startswith("🔎 «Demo group»")
+
+
 # ---------------------------------------------------------------- play again
 
 
@@ -627,6 +647,23 @@ async def test_variants_named_with_newgame_come_on_top_of_the_groups_settings(ma
     await group.send(telegram.command(group.user_ids[0], group.chat_id, "/newgame blind"))
     table = await group.store.table_of_chat(group.chat_id)
     assert table.variants.targeting and table.variants.blind_spies
+
+
+async def test_newgame_with_a_word_it_does_not_know_opens_nothing_and_says_so(make_bot, telegram):
+    """"/newgame blnd" opened a game without Blind Spies, and "/newgame targeting, blind" one without
+    Targeting ("targeting," was no variant): a typo silently changed the game."""
+    application = await make_bot(8)
+    group = SimulatedGroup(telegram, application, players=5)
+    host = group.user_ids[0]
+    for text, word in (("/newgame blnd", "blnd"), ("/newgame plot <b>" + "x" * 60, "<b>" + "x" * 36 + "…")):
+        assert await command_text(group, host, text) == (
+            f"I do not know the variant «{word}». Add targeting, blind and/or plot, or nothing: "
+            "/newgame targeting blind"
+        )
+        assert await group.store.game_of_chat(group.chat_id) is None
+    await group.send(telegram.command(host, group.chat_id, "/newgame targeting, blind"))
+    table = await group.store.table_of_chat(group.chat_id)
+    assert table.variants.targeting and table.variants.blind_spies and not table.variants.plot_cards
 
 
 async def test_a_settings_press_made_on_what_is_no_longer_shown_changes_nothing(make_bot, telegram):

@@ -9,7 +9,7 @@ import datetime as dtm
 import io
 
 import pytest
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters, Update
 from telegram.error import BadRequest, ChatMigrated, EndPointNotFound, Forbidden, NetworkError, RetryAfter, TimedOut
 from telegram.ext import ApplicationBuilder, CommandHandler
 
@@ -70,6 +70,16 @@ async def test_send_edit_and_not_modified(bot: Bot, fake: FakeTelegram):
     assert fake.messages(GROUP) == []
     with pytest.raises(LookupError):
         fake.message(GROUP, sent.message_id)
+
+
+async def test_a_reply_to_a_deleted_message_needs_leave_to_go_without_it(bot: Bot, fake: FakeTelegram):
+    command = fake.command(ALICE, GROUP, "/status")["message"]["message_id"]
+    assert (await bot.send_message(GROUP, "Board", reply_parameters=ReplyParameters(command))).text == "Board"
+    fake.delete(GROUP, command)  # a bot that tidies commands away
+    with pytest.raises(BadRequest, match="(?i)message to be replied not found"):
+        await bot.send_message(GROUP, "Board", reply_parameters=ReplyParameters(command))
+    alone = ReplyParameters(command, allow_sending_without_reply=True)
+    assert (await bot.send_message(GROUP, "Board", reply_parameters=alone)).text == "Board"
 
 
 async def test_private_chat_needs_the_user_to_start_it(bot: Bot, fake: FakeTelegram):
@@ -195,6 +205,12 @@ async def test_commands_members_and_unknown_methods(bot: Bot, fake: FakeTelegram
 
     statuses = [(await bot.get_chat_member(GROUP, user)).status for user in (ALICE, BOB, fake.bot_id)]
     assert statuses == ["creator", "administrator", "member"]
+    fake.add_user(3, "Mallory")
+    assert (await bot.get_chat_member(GROUP, 3)).status == "member"
+    fake.leave_group(GROUP, 3)  # or was never in it
+    assert (await bot.get_chat_member(GROUP, 3)).status == "left"
+    with pytest.raises(ValueError, match="not a member"):
+        fake.command(3, GROUP, "/join")
     assert (await bot.get_chat(GROUP)).title == "Resistance table"
     with pytest.raises(EndPointNotFound):
         await bot.do_api_request("sendTelepathy")

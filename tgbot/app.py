@@ -193,6 +193,8 @@ def build_application(
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.chat_migrated))
     # The bot added to a group, first or again (after someone removed it mid-game).
     application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_MEMBERS, handlers.bot_added))
+    # Any other command in private (the commands above took theirs): a typo gets an answer, not silence.
+    application.add_handler(MessageHandler(filters.COMMAND & filters.ChatType.PRIVATE, handlers.unknown_command))
     for press, callback in handlers.BUTTON_HANDLERS.items():
         application.add_handler(ButtonHandler(callback, pattern=kind_of(press).pattern))
     application.add_handler(CallbackQueryHandler(handlers.invalid_button))

@@ -33,9 +33,16 @@ class Field:
     write: Callable[[Any], str] = str
 
 
+def whole_number(most_digits: int) -> str:
+    """A number as `str` writes it: ASCII digits without a leading zero (`\\d` also matches other
+    scripts' digits, which `int` reads, so data no button carried would count as a button's)."""
+    return f"(?:0|[1-9][0-9]{{0,{most_digits - 1}}})"
+
+
+SEAT = whole_number(2)
 GAME_ID = Field(r"[0-9a-f]{10}", str)
-NUMBER = Field(r"\d{1,6}", int)
-CHAT_ID = Field(r"-?\d{1,16}", int)
+NUMBER = Field(whole_number(6), int)
+CHAT_ID = Field(f"-?{whole_number(16)}", int)
 MISSION = Field(r"[1-5]", int)
 
 
@@ -54,12 +61,12 @@ def choice(codes: dict[str, str]) -> Field:
 # two seats to watch; a card to deal next (dc), or back to the cards (db); a card to take from a seat (tk).
 PLOT_CARD_CODE = r"sl|nc|ke|is|om|tr|oc|ou|ec"
 PLOT_CHOICE = Field(
-    rf"pass|sl|nc|db|(?:sp|wa|oh|ou|dt)\d{{1,2}}|wa\d{{1,2}}-\d{{1,2}}|dc(?:{PLOT_CARD_CODE})|tk(?:{PLOT_CARD_CODE})-\d{{1,2}}",
+    rf"pass|sl|nc|db|(?:sp|wa|oh|ou|dt){SEAT}|wa{SEAT}-{SEAT}|dc(?:{PLOT_CARD_CODE})|tk(?:{PLOT_CARD_CODE})-{SEAT}",
     str,
 )
 
 SEAT_OR_DONE = Field(
-    r"\d{1,2}|ok", lambda text: None if text == "ok" else int(text), lambda v: "ok" if v is None else str(v)
+    f"{SEAT}|ok", lambda text: None if text == "ok" else int(text), lambda v: "ok" if v is None else str(v)
 )
 
 

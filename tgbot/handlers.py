@@ -6,7 +6,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from html import unescape
+from html import escape, unescape
 
 from telegram import Chat, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
@@ -29,7 +29,7 @@ from tgbot.buttons import (
     kind_of,
 )
 from tgbot.context import BotContext
-from tgbot.i18n import supported, t
+from tgbot.i18n import N_, supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
 from tgbot.render import common, menus
@@ -52,6 +52,10 @@ async def language_of(update: Update, context: BotContext, game_id: str | None =
     group = await group_id(update, context) if in_group(update.effective_chat) else None
     return await context.service.fallback_language(group_id=group, game_id=game_id, user_id=user.id if user else None)
 
+
+# What /newgame may name after it, separated by spaces or commas.
+VARIANT_WORDS = {"targeting", "blind", "blind_spies", "plot", "plot_cards"}
+VARIANT_SEPARATORS = re.compile(r"[\s,;]+")
 
 # Characters that show as nothing (Telegram accepts a name made of them alone).
 _BLANK = "\\s\u115f\u1160\u200b-\u200f\u2060\u2800\u3164\ufeff\uffa0"
@@ -92,12 +96,25 @@ async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
+async def is_member(context: BotContext, chat_id: int, user_id: int) -> bool:
+    """Whether the user is in the group; True when Telegram cannot say (a join is not refused for that)."""
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+    except TelegramError:
+        return True
+    if member.status == ChatMemberStatus.RESTRICTED:
+        return bool(getattr(member, "is_member", True))
+    return member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
+
+
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
+    """Answer a command. In a group the answer quotes the command, which may be gone by now (its
+    sender, an admin or a bot that tidies commands away deleted it): then it goes without the quote."""
     if not text:
         return
     options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons), "protect_content": protected}
     try:
-        await update.effective_message.reply_text(text, **options)
+        await update.effective_message.reply_text(text, allow_sending_without_reply=True, **options)
     except ChatMigrated as moved:
         # The group became a supergroup after the command was sent: answer there. (The group's
         # settings and game move with Telegram's service messages, or with the game's next message.)
@@ -129,15 +146,17 @@ async def groups_only(update: Update, lang: str) -> bool:
 
 @dataclass(frozen=True)
 class GroupRequest:
-    """Who sent a group command, where, and in which language to answer."""
+    """Who sent a group command, where, and in which language to answer. `anonymous_admin`: sent
+    on behalf of the group itself, which only its admins can do."""
 
     context: BotContext
     chat_id: int
     user_id: int
     lang: str
+    anonymous_admin: bool = False
 
     async def is_admin(self) -> bool:
-        return await is_admin(self.context, self.chat_id, self.user_id)
+        return self.anonymous_admin or await is_admin(self.context, self.chat_id, self.user_id)
 
 
 def sent_as_channel(update: Update) -> bool:
@@ -147,6 +166,30 @@ def sent_as_channel(update: Update) -> bool:
     return message is not None and message.sender_chat is not None and message.sender_chat.type == Chat.CHANNEL
 
 
+def sent_as_group(update: Update) -> bool:
+    """Sent by an anonymous admin, on behalf of the group itself: Telegram names the same stand-in
+    user (GroupAnonymousBot) as the sender, and asked about it, does not call it an admin; but only
+    the group's admins can send such a message."""
+    message = update.effective_message
+    return message is not None and message.sender_chat is not None and message.sender_chat.id == message.chat.id
+
+
+ANONYMOUS_REFUSAL = N_("Send this command as yourself, not anonymously: I cannot tell who sent it.")
+CHANNEL_REFUSAL = N_("Send this command as yourself, not on behalf of a channel.")
+
+
+async def sent_by_nobody(update: Update, lang: str) -> bool:
+    """Answer a command about the sender's own seat or hints that was sent on behalf of a channel or
+    anonymously as the group, which names no person; True when it was (and the command stops)."""
+    if sent_as_channel(update):
+        await reply(update, t(lang, CHANNEL_REFUSAL))
+        return True
+    if sent_as_group(update):
+        await reply(update, t(lang, ANONYMOUS_REFUSAL))
+        return True
+    return False
+
+
 async def group_request(update: Update, context: BotContext) -> GroupRequest | None:
     """The request behind a group-only command that depends on who sent it, or None (answered)
     when it came from a private chat or from a channel."""
@@ -154,9 +197,9 @@ async def group_request(update: Update, context: BotContext) -> GroupRequest | N
     if not await groups_only(update, lang):
         return None
     if sent_as_channel(update):
-        await reply(update, t(lang, "Send this command as yourself, not on behalf of a channel."))
+        await reply(update, t(lang, CHANNEL_REFUSAL))
         return None
-    return GroupRequest(context, await group_id(update, context), update.effective_user.id, lang)
+    return GroupRequest(context, await group_id(update, context), update.effective_user.id, lang, sent_as_group(update))
 
 
 # ---------------------------------------------------------------- commands
@@ -173,9 +216,16 @@ async def start(update: Update, context: BotContext) -> None:
         return
     service = context.service
     if payload.startswith(JOIN_PREFIX):
-        answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang)
+        # The Join button can be forwarded out of the group, or its link typed by anyone.
+        async def is_member_of(group_id: int) -> bool:
+            return await is_member(context, group_id, user.id)
+
+        answer = await service.join(payload[len(JOIN_PREFIX) :], player_of(user), lang, is_member_of)
         await reply(update, answer.text)
         await service.deliver(answer)
+    elif await service.seated(user.id):
+        # Someone sent here from their group (their role or a card did not reach them) is playing already.
+        await reply(update, t(lang, "Hello! While you play, your role, your cards and your /hints come to this chat."))
     else:
         await reply(update, t(lang, "Hello! Add me to a group and send /newgame there to play The Resistance."))
     await service.resend_private(user.id)
@@ -187,7 +237,21 @@ async def new_game(update: Update, context: BotContext) -> None:
     if request is None:
         return
     chat, user, lang = update.effective_chat, update.effective_user, request.lang
-    words = {word.lower() for word in context.args or ()}
+    # "/newgame targeting, blind" as well as "/newgame targeting blind".
+    words = {word for word in VARIANT_SEPARATORS.split(" ".join(context.args or ()).lower()) if word}
+    unknown = sorted(words - VARIANT_WORDS)
+    if unknown:
+        # A typo would otherwise open a game without the variant it meant.
+        await reply(
+            update,
+            t(
+                lang,
+                "I do not know the variant «%(word)s». Add targeting, blind and/or plot, or nothing: "
+                "/newgame targeting blind",
+                word=escape(common.cut(unknown[0], MAX_NAME)),
+            ),
+        )
+        return
     variants = Variants(
         targeting="targeting" in words,
         blind_spies=bool(words & {"blind", "blind_spies"}),
@@ -206,7 +270,7 @@ async def new_game(update: Update, context: BotContext) -> None:
 async def join(update: Update, context: BotContext) -> None:
     """/join in a group: take a seat, once the private chat with the bot is open."""
     user, lang = update.effective_user, await language_of(update, context)
-    if not await groups_only(update, lang):
+    if not await groups_only(update, lang) or await sent_by_nobody(update, lang):
         return
     service = context.service
     game_id, refusal = await service.joinable(await group_id(update, context), lang)
@@ -234,7 +298,7 @@ async def join(update: Update, context: BotContext) -> None:
 async def leave(update: Update, context: BotContext) -> None:
     """/leave: give up a seat before the game starts."""
     lang = await language_of(update, context)
-    if await groups_only(update, lang):
+    if await groups_only(update, lang) and not await sent_by_nobody(update, lang):
         service = context.service
         answer = await service.leave(await group_id(update, context), update.effective_user.id, lang)
         await reply(update, answer.text)
@@ -308,6 +372,13 @@ async def rules(update: Update, context: BotContext) -> None:
     await reply(update, menus.rules_text(await language_of(update, context)))
 
 
+async def unknown_command(update: Update, context: BotContext) -> None:
+    """A command the bot does not have, sent in private (a typo, or a guess): said so, never silence.
+    In a group it may be another bot's, and is left alone."""
+    lang = await language_of(update, context)
+    await reply(update, t(lang, "I do not know this command. /help lists the ones I know."))
+
+
 async def chat_migrated(update: Update, context: BotContext) -> None:
     """Telegram's service message that the group became a supergroup under a new chat id: one comes
     in the old chat (`migrate_to_chat_id`), one in the new (`migrate_from_chat_id`)."""
@@ -362,6 +433,8 @@ async def may_configure(update: Update, context: BotContext, request: GroupReque
 async def hints(update: Update, context: BotContext) -> None:
     """/hints: private deduction hints for your running game; never in the group."""
     user, lang = update.effective_user, await language_of(update, context)
+    if await sent_by_nobody(update, lang):
+        return
     text, buttons = await context.service.hints(user.id, lang)
     if not in_group(update.effective_chat):
         await reply(update, text, buttons, protected=True)

@@ -206,11 +206,23 @@ class GameService:
         refusal = await self.open_lobby(chat_id, title, host, lang, players=players, rematch=True)
         return refusal or Reply(t(lang, "A new game is open with the same players."))
 
-    async def join(self, game_id: str, player: Player, lang: str) -> Reply:
-        """Take a seat from a Join link; a link to a game that is not stored (never was, or was
-        forgotten) gets a way forward, not "This game is over"."""
+    async def join(
+        self,
+        game_id: str,
+        player: Player,
+        lang: str,
+        is_member_of: Callable[[int], Awaitable[bool]] | None = None,
+    ) -> Reply:
+        """Take a seat from a Join link, or with /join (`is_member_of` None: sent in the group, by one
+        of its members). `is_member_of(chat_id)` asks Telegram whether the player is in the game's
+        group: only its members see the boards they vote on. A link to a game that is not stored
+        (never was, or was forgotten) gets a way forward, not "This game is over"."""
+        member = True
+        if is_member_of is not None:
+            table = await self._load(game_id)
+            member = table is None or await is_member_of(table.chat_id)
         return await self._in_game(
-            game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username), gone=NO_SUCH_GAME
+            game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username, member), gone=NO_SUCH_GAME
         )
 
     async def leave(self, chat_id: int, user_id: int, lang: str) -> Reply:
@@ -567,7 +579,11 @@ class GameService:
     async def hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard]:
         """Hints for one of the player's running games (a choice of game when there are several)."""
         if game_id is not None:
-            tables = [await self._load(game_id)]
+            named = await self._load(game_id)
+            if named is None or not named.is_active:
+                # A Hints button outlives its game; its player may well be in another one now.
+                return t(lang, "This game is over."), ()
+            tables = [named]
         else:
             tables = await self._tables_of_user(user_id)
         playing = [
@@ -657,6 +673,10 @@ class GameService:
         await self.store.enqueue(game_id, [document])
         await drain_quietly(self.outbox, game_id)
         return None
+
+    async def seated(self, user_id: int) -> bool:
+        """Whether the user sits at an open or running table."""
+        return bool(await self._tables_of_user(user_id))
 
     async def resend_private(self, user_id: int) -> int:
         """Send a player who just opened the private chat what their games expect of them and

@@ -66,10 +66,15 @@ def require_lobby(table: Table, lang: str) -> None:
         raise refuse(lang, "This game is over.")
 
 
-def join(table: Table, player: Player, lang: str, bot_username: str) -> Change:
+def join(table: Table, player: Player, lang: str, bot_username: str, member: bool = True) -> Change:
+    """`member`: whether the player is in the game's group, where the game is played (its boards,
+    the votes); someone sent its Join link from outside cannot play there."""
     require_lobby(table, lang)
     if table.seat_of(player.user_id) is not None:
         raise refuse(lang, "You are already in this game.")
+    if not member:
+        group = title(table.chat_title)
+        raise refuse(lang, "This game is played in the group «%(group)s»: join the group first.", group=group)
     if len(table.players) >= game_rules.MAX_PLAYERS:
         raise refuse(lang, "The table is full: %(max)d players.", max=game_rules.MAX_PLAYERS)
     taken = {p.name for p in table.players}

@@ -5,8 +5,8 @@ real code path runs unchanged: PTB builds each request, parses our JSON into its
 turns our error replies into its real exceptions (Forbidden, BadRequest, RetryAfter, ChatMigrated).
 The fake therefore only has to be right about what Telegram *answers*.  It models the rules a game
 bot actually trips over: users who never opened the private chat or who blocked the bot, "message is
-not modified", stale or repeated callback queries, size limits, flood control, and a group that
-becomes a supergroup under a new chat id.
+not modified", stale or repeated callback queries, size limits, flood control, a reply to a message
+deleted meanwhile, and a group that becomes a supergroup under a new chat id.
 
 One `FakeTelegram` is one Telegram world; any number of PTB bots may talk to it at once (two
 workers sharing a token), each through its own `request()` objects.
@@ -179,6 +179,7 @@ class FakeTelegram:
         self._groups: dict[int, dict[str, Any]] = {}
         self._upgraded: dict[int, int] = {}  # a basic group's id -> the id of the supergroup it became
         self._without_bot: set[int] = set()  # groups the bot was removed from
+        self._outsiders: dict[int, set[int]] = {}  # group -> users who are not its members
         self._open: set[int] = set()
         self._blocked: set[int] = set()
         self._chats: dict[int, dict[int, FakeMessage]] = {}
@@ -248,6 +249,19 @@ class FakeTelegram:
         self._without_bot.discard(chat_id)
         by_user_id = group["admins"][0] if by_user_id is None else by_user_id
         return self._service_message(by_user_id, chat_id, new_chat_members=[self._bot_user()])
+
+    def leave_group(self, chat_id: int, user_id: int) -> None:
+        """The user is not (or no longer) a member of the group: getChatMember says "left", and
+        nothing they could say there reaches the bot. (Every known user is a member of every group
+        until then.)"""
+        if chat_id not in self._groups:
+            raise LookupError(f"unknown group {chat_id}")
+        self._user(user_id)
+        self._outsiders.setdefault(chat_id, set()).add(user_id)
+
+    def delete(self, chat_id: int, message_id: int) -> None:
+        """Someone deletes a message: its sender, an admin, or a bot that tidies commands away."""
+        self.message(chat_id, message_id).deleted = True
 
     def block(self, user_id: int) -> None:
         self._user(user_id)
@@ -377,6 +391,7 @@ class FakeTelegram:
         chat_id = self._writable_chat(p)
         text = str(p.get("text", ""))
         self._check_text(text, p.get("parse_mode"), MAX_TEXT, "message text is empty", "message is too long")
+        self._check_replied(chat_id, p)
         return self._to_dict(self._store(chat_id, text, self._keyboard(p)))
 
     def _api_senddocument(self, p: dict, files: dict) -> dict:
@@ -390,6 +405,7 @@ class FakeTelegram:
         if caption is not None and _visible_length(caption, p.get("parse_mode")) > MAX_CAPTION:
             raise ApiError(400, "Bad Request: message caption is too long")
         markup = self._keyboard(p)
+        self._check_replied(chat_id, p)
         if not document.file_id:
             n = next(self._counter)
             document = FakeDocument(document.filename, document.data, document.mime_type, f"FAKEDOC{n}")
@@ -459,6 +475,8 @@ class FakeTelegram:
         else:
             raise ApiError(400, "Bad Request: user not found")
         admins = self._groups[chat_id]["admins"] if chat_id < 0 else []
+        if user_id in self._outsiders.get(chat_id, ()):
+            return {"status": "left", "user": user}
         if admins[:1] == [user_id]:
             return {"status": "creator", "user": user, "is_anonymous": False}
         if user_id in admins:
@@ -512,6 +530,15 @@ class FakeTelegram:
             raise ApiError(400, f"Bad Request: {empty}")
         if length > limit:
             raise ApiError(400, f"Bad Request: {too_long}")
+
+    def _check_replied(self, chat_id: int, p: dict) -> None:
+        """A reply needs the message it answers, unless it may go without one."""
+        replied = _json_param(p.get("reply_parameters"))
+        if not replied:
+            return
+        message = self._chats.get(int(replied.get("chat_id", chat_id)), {}).get(int(replied["message_id"]))
+        if (message is None or message.deleted) and not replied.get("allow_sending_without_reply"):
+            raise ApiError(400, "Bad Request: message to be replied not found")
 
     def _keyboard(self, p: dict) -> list[list[dict]] | None:
         """Only inline keyboards belong to a message; reply keyboards live on the user's client."""
@@ -594,6 +621,8 @@ class FakeTelegram:
             raise ValueError(f"group {chat_id} became the supergroup {self._upgraded[chat_id]}: nobody writes there")
         elif chat_id in self._without_bot:
             raise ValueError(f"the bot is not in group {chat_id}: nothing said there reaches it")
+        elif user_id in self._outsiders.get(chat_id, ()):
+            raise ValueError(f"user {user_id} is not a member of group {chat_id}: they cannot write there")
         message = self._store(chat_id, text, from_bot=False, sender_id=user_id, entities=entities)
         return {"update_id": next(self._update_ids), "message": self._to_dict(message)}
 
