@@ -446,6 +446,12 @@ async def test_hints_in_private_show_the_deduction_for_each_role(make_bot, teleg
     assert plain_text((await command(group, outsider, "/hints", chat_id=outsider)).text) == (
         "You are not in a running game. Hints come once a game has started."
     )
+    # Asked in the group, the answer is the same, there: nothing went to their private chat.
+    private_before = len(telegram.messages(outsider))
+    assert plain_text((await command(group, outsider, "/hints")).text) == (
+        "You are not in a running game. Hints come once a game has started."
+    )
+    assert len(telegram.messages(outsider)) == private_before
 
 
 async def test_hints_asked_in_the_group_go_to_private(make_bot, telegram):

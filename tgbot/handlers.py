@@ -439,6 +439,10 @@ async def hints(update: Update, context: BotContext) -> None:
     if not in_group(update.effective_chat):
         await reply(update, text, buttons, protected=True)
         return
+    if not await context.service.playing(user.id):
+        # Nothing to send in private: say so here, where they asked (who plays is public).
+        await reply(update, text)
+        return
     if not await send_private(context, user.id, text, buttons, protected=True):
         link = common.open_chat_link(context.bot.username)
         await reply(

@@ -678,6 +678,10 @@ class GameService:
         """Whether the user sits at an open or running table."""
         return bool(await self._tables_of_user(user_id))
 
+    async def playing(self, user_id: int) -> bool:
+        """Whether the user sits at a running table (who plays is no secret)."""
+        return any(table.stage is Stage.PLAYING for table in await self._tables_of_user(user_id))
+
     async def resend_private(self, user_id: int) -> int:
         """Send a player who just opened the private chat what their games expect of them and
         never reached them (their role, a card to play, the leader's keyboard): once, however
