@@ -5,10 +5,10 @@ Kept apart from the moves themselves so that storage depends on these types alon
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tgbot.i18n import t
-from tgbot.outgoing import Keyboard, Outgoing
+from tgbot.outgoing import Keyboard, Outgoing, in_topic
 from tgbot.table import Table
 
 
@@ -45,3 +45,11 @@ class Change:
     table: Table
     outgoing: list[Outgoing] = field(default_factory=list)
     reply: Reply | None = None
+
+    def in_topic(self) -> Change:
+        """The change with its messages to the group in the table's forum topic (`Table.topic`):
+        moves address the group by its chat alone."""
+        table = self.table
+        if table.topic is None:
+            return self
+        return replace(self, outgoing=[in_topic(item, table.chat_id, table.topic) for item in self.outgoing])

@@ -159,6 +159,12 @@ class GroupRequest:
         return self.anonymous_admin or await is_admin(self.context, self.chat_id, self.user_id)
 
 
+def topic_of(update: Update) -> int | None:
+    """The forum topic a group message was sent in; None for General, or a group without topics."""
+    message = update.effective_message
+    return message.message_thread_id if message is not None and message.is_topic_message else None
+
+
 def sent_as_channel(update: Update) -> bool:
     """Sent on behalf of a channel: Telegram names the same stand-in user as the sender of every
     such message, whoever wrote it, so it says nothing of who that was."""
@@ -261,7 +267,7 @@ async def new_game(update: Update, context: BotContext) -> None:
     # Whoever opens the game sits at it at once, if the bot can already write to them in private.
     seated = (host,) if await can_write_to(context, user.id) else ()
     answer = await context.service.open_lobby(
-        request.chat_id, chat.title or "", host, lang, variants, players=seated
+        request.chat_id, chat.title or "", host, lang, variants, players=seated, topic=topic_of(update)
     )
     if answer is not None:
         await reply(update, answer.text)
@@ -359,7 +365,8 @@ async def record(update: Update, context: BotContext) -> None:
     if not await groups_only(update, lang):
         return
     # Through the finished game's outbox: retried like any message, never a traceback for a 502.
-    await reply(update, await context.service.send_record(await group_id(update, context), lang) or "")
+    refusal = await context.service.send_record(await group_id(update, context), lang, topic_of(update))
+    await reply(update, refusal or "")
 
 
 async def help_command(update: Update, context: BotContext) -> None:

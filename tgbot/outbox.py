@@ -71,6 +71,12 @@ def retry_after_seconds(flood: RetryAfter) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
+def topic_gone(error: BadRequest) -> bool:
+    """Whether Telegram refused a message because its forum topic was deleted or closed."""
+    text = error.message.lower()
+    return any(sign in text for sign in ("thread not found", "topic_closed", "topic_deleted", "topic_id_invalid"))
+
+
 def markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
     if not buttons:
         return None
@@ -576,15 +582,30 @@ class Outbox:
             del self._moved_chats[next(iter(self._moved_chats))]
 
     async def _send_text(
-        self, game_id: str, lock: _Lock, chat_id: int, text: str, buttons: Keyboard, **more: object
+        self,
+        game_id: str,
+        lock: _Lock,
+        chat_id: int,
+        text: str,
+        buttons: Keyboard,
+        topic: int | None = None,
+        **more: object,
     ) -> tuple[int, dict]:
-        """sendMessage to the chat, or to the supergroup it became; returns the chat it went to and
-        Telegram's answer."""
+        """sendMessage to the chat (in a group, to its forum `topic` if given), or to the supergroup
+        it became; returns the chat it went to and Telegram's answer."""
         chat_id = self._chat_now(chat_id)
+        if topic is not None and chat_id < 0:
+            more["message_thread_id"] = topic
         try:
             return chat_id, await self._call(lock, "sendMessage", _message_parameters(chat_id, text, buttons, **more))
         except ChatMigrated as moved:
             chat_id = await self._chat_moved(game_id, chat_id, moved)
+            more.pop("message_thread_id", None)  # a basic group has no topics
+        except BadRequest as error:
+            if "message_thread_id" not in more or not topic_gone(error):
+                raise
+            log.info("game %s: its forum topic was closed or deleted; posting in General", game_id)
+            more.pop("message_thread_id")
         return chat_id, await self._call(lock, "sendMessage", _message_parameters(chat_id, text, buttons, **more))
 
     async def _call(self, lock: _Lock, method: str, parameters: dict) -> object:
@@ -605,6 +626,7 @@ class Outbox:
                 item.chat_id,
                 item.text,
                 item.buttons,
+                item.topic,
                 link_preview_options=_NO_PREVIEW,
                 protect_content=item.protected,
             )
@@ -613,7 +635,9 @@ class Outbox:
                 log.info("game %s: a chat refused a message (403)", game_id)
                 return None
             log.info("game %s: a player cannot be reached in private; telling the group", game_id)
-            await self._send_text(game_id, lock, item.notice_chat_id, item.notice_text, item.notice_buttons)
+            await self._send_text(
+                game_id, lock, item.notice_chat_id, item.notice_text, item.notice_buttons, item.topic
+            )
             return None
         return chat_id, int(message["message_id"])
 
@@ -647,9 +671,7 @@ class Outbox:
                 if not repost:
                     return None  # a new copy of it is queued next
                 # Someone deleted the message: post it again where it was.
-                return await self._send(
-                    game_id, Send(chat_id, item.text, item.buttons, key=item.key, protected=item.protected), lock
-                )
+                return await self._send(game_id, item.posted_anew(chat_id), lock)
             raise
         except Forbidden:
             log.info("game %s: an edit was refused (403)", game_id)
@@ -660,9 +682,7 @@ class Outbox:
         supergroup, so the message is posted there as it reads now (unless a new copy is queued next)."""
         if not repost:
             return None
-        return await self._send(
-            game_id, Send(item.chat_id, item.text, item.buttons, key=item.key, protected=item.protected), lock
-        )
+        return await self._send(game_id, item.posted_anew(item.chat_id), lock)
 
     async def _document(self, game_id: str, item: Document, lock: _Lock) -> None:
         chat_id = self._chat_now(item.chat_id)
@@ -675,7 +695,7 @@ class Outbox:
             if not item.refused_text:
                 raise
             log.warning("game %s: Telegram refused a Document: %s", game_id, error.message)
-            await self._send_text(game_id, lock, chat_id, item.refused_text, ())
+            await self._send_text(game_id, lock, chat_id, item.refused_text, (), item.topic)
 
     async def _send_document(self, lock: _Lock, chat_id: int, item: Document) -> None:
         checked = getattr(getattr(self.bot, "rate_limiter", None), "checks_before_send", False)
@@ -686,6 +706,7 @@ class Outbox:
             document=item.content.encode(),
             filename=item.filename,
             caption=item.caption or None,
+            message_thread_id=item.topic if chat_id < 0 else None,
             **({"rate_limit_args": Guarded(lock.ensure)} if checked else {}),
         )
 

@@ -7,7 +7,7 @@ drains the game's outbox sends them, in order (see `tgbot.outbox`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class Send:
     notice_chat_id: int | None = None
     notice_text: str = ""
     notice_buttons: Keyboard = ()
+    topic: int | None = None  # the group's forum topic, for whatever of this goes to the group: `in_topic`
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class Edit:
     text: str
     buttons: Keyboard = ()
     protected: bool = False  # if the message is gone and must be posted again
+    topic: int | None = None  # where it is posted again, in the group
+
+    def posted_anew(self, chat_id: int) -> Send:
+        """The message as this edit makes it, posted again in `chat_id` (its old one is gone)."""
+        return Send(chat_id, self.text, self.buttons, key=self.key, protected=self.protected, topic=self.topic)
 
 
 @dataclass(frozen=True)
@@ -51,9 +57,21 @@ class Document:
     content: str
     caption: str = ""
     refused_text: str = ""  # sent instead if Telegram refuses the file
+    topic: int | None = None
+
+
 
 
 Outgoing = Send | Edit | Document
+
+
+def in_topic(item: Outgoing, group_id: int, topic: int | None) -> Outgoing:
+    """The item, with whatever of it goes to the group `group_id` (the message itself, or the notice
+    that a player cannot be reached) posted in the group's forum `topic`, not in its General topic."""
+    if topic is None or item.topic is not None:
+        return item
+    to_group = item.chat_id == group_id or (isinstance(item, Send) and item.notice_chat_id == group_id)
+    return replace(item, topic=topic) if to_group else item
 
 
 def once_only(item: Outgoing) -> bool:
@@ -76,6 +94,8 @@ def dumps(item: Outgoing) -> str:
     for name in ("buttons", "notice_buttons"):
         if name in data:
             data[name] = _keyboard_to_data(data[name])
+    if data.get("topic") is None:
+        data.pop("topic", None)  # most groups have no topics: their items stay as they were
     data["kind"] = type(item).__name__
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 

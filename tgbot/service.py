@@ -150,8 +150,10 @@ class GameService:
         variants: Variants | None = None,
         players: tuple[Player, ...] = (),
         rematch: bool = False,
+        topic: int | None = None,
     ) -> Reply | None:
-        """Open a lobby with the group's settings (the variants named with /newgame on top).
+        """Open a lobby with the group's settings (the variants named with /newgame on top), in the
+        group's forum `topic` if it was asked for in one.
 
         The group's language is set by whoever opens its first lobby. Returns None when the
         lobby opened: its message says it all.
@@ -167,7 +169,9 @@ class GameService:
                 plot_cards=settings.plot_cards or variants.plot_cards,
             )
         game_id = Table.new_id()
-        change = lobby.open_lobby(game_id, chat_id, chat_title, host, settings, self.bot_username, players, rematch)
+        change = lobby.open_lobby(
+            game_id, chat_id, chat_title, host, settings, self.bot_username, players, rematch, topic
+        )
         try:
             await self.store.create(clock.settled(change, self.clock(), self.rng))
         except ChatBusy:
@@ -203,7 +207,9 @@ class GameService:
         # A game that ended in a basic group since upgraded to a supergroup: the new lobby is the supergroup's.
         chat_id = await self.chat_now(finished.chat_id)
         title, players = finished.chat_title, finished.players
-        refusal = await self.open_lobby(chat_id, title, host, lang, players=players, rematch=True)
+        # In the topic the last game was played in (a basic group since upgraded had none).
+        topic = finished.topic if chat_id == finished.chat_id else None
+        refusal = await self.open_lobby(chat_id, title, host, lang, players=players, rematch=True, topic=topic)
         return refusal or Reply(t(lang, "A new game is open with the same players."))
 
     async def join(
@@ -662,13 +668,14 @@ class GameService:
             refused_text=t(lang, "Telegram did not take the record file. Try /record again later."),
         )
 
-    async def send_record(self, chat_id: int, lang: str) -> str | None:
+    async def send_record(self, chat_id: int, lang: str, topic: int | None = None) -> str | None:
         """/record: the group's last finished game as a file, sent through that game's outbox
-        (retried like any message, and by the clock if Telegram cannot be reached). A text to
-        reply instead when no game has finished in the group."""
+        (retried like any message, and by the clock if Telegram cannot be reached) to the forum
+        `topic` it was asked in. A text to reply instead when no game has finished in the group."""
         document = await self.record_document(chat_id, lang)
         if document is None:
             return t(lang, "No game has finished in this group yet.")
+        document = replace(document, topic=topic)
         game_id = json.loads(document.content)["id"]
         await self.store.enqueue(game_id, [document])
         await drain_quietly(self.outbox, game_id)

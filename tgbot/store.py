@@ -345,6 +345,7 @@ class Store:
         The group is claimed first, then the game written: a pointer to a game not yet written is
         what `game_of_chat` tolerates for `CREATION_SECONDS`. The clock's and the players' lookups
         go ahead of both."""
+        change = change.in_topic()
         table = replace(change.table, write_id=secrets.token_hex(6))
         await self._ahead(None, table, bool(change.outgoing))
         held = await self.indexes.claim_chat(table.chat_id, table.id)
@@ -412,6 +413,7 @@ class Store:
                     raise
                 raw = current
                 continue
+            change = change.in_topic()
             after = change.table
             if after != before:
                 after = replace(after, revision=before.revision + 1, write_id=secrets.token_hex(6))

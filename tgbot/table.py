@@ -78,6 +78,9 @@ class Table:
     # A lobby Play again opened, its players seated by whoever pressed it: the others did not choose
     # to play again, so when its time runs out it closes instead of starting a game by itself.
     rematch: bool = False
+    # The forum topic of the group the game was opened in (None: the group has none, or it was opened
+    # in General): the game's messages to the group go there.
+    topic: int | None = None
     # A random id of the write that stored this document: a compare-and-set that Redis ran, whose
     # answer the connection lost and that the client ran again, recognises its own document by it,
     # where two workers' identical moves would otherwise write identical documents (`Store.update`).
@@ -161,6 +164,7 @@ class Table:
                 "revision": self.revision,
                 "moved_from": self.moved_from,
                 "rematch": self.rematch,
+                "topic": self.topic,
                 "write_id": self.write_id,
             },
             separators=(",", ":"),
@@ -196,6 +200,7 @@ class Table:
                 revision=data.get("revision", 0),
                 moved_from=data.get("moved_from"),
                 rematch=data.get("rematch", False),
+                topic=data.get("topic"),
                 write_id=data.get("write_id", ""),
             )
         except (StateFormatError, TableFormatError):
@@ -216,6 +221,7 @@ class Table:
         require(isinstance(self.id, str) and bool(self.id), "id: not a game id")
         require(_is_int(self.chat_id) and _is_int(self.creator_id), "chat_id, creator_id: not ids")
         require(isinstance(self.chat_title, str) and isinstance(self.step, str), "chat_title, step: not text")
+        require(self.topic is None or (_is_int(self.topic) and self.topic > 0), "topic: not a topic's id")
         require(len(self.players) <= game_rules.MAX_PLAYERS, "players: more than a table seats")
         require(
             all(_is_int(p.user_id) and isinstance(p.name, str) for p in self.players)

@@ -34,9 +34,11 @@ def open_lobby(
     bot_username: str,
     players: tuple[Player, ...] = (),
     rematch: bool = False,
+    topic: int | None = None,
 ) -> Change:
-    """A new lobby with the group's settings; `players` are seated already (the host whose
-    private chat is open, or, with `rematch`, the players of the game Play again was pressed on)."""
+    """A new lobby with the group's settings, in its forum `topic` if any; `players` are seated
+    already (the host whose private chat is open, or, with `rematch`, the players of the game Play
+    again was pressed on)."""
     table = Table(
         id=game_id,
         chat_id=chat_id,
@@ -45,6 +47,7 @@ def open_lobby(
         settings=settings,
         players=players,
         rematch=rematch,
+        topic=topic,
     )
     text, buttons = lobby_message(table, bot_username)
     return Change(table, [Send(chat_id, text, buttons, key=LOBBY_KEY)])

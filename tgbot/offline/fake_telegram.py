@@ -104,6 +104,7 @@ class FakeMessage:
     edit_date: int | None = None
     entities: list[dict] | None = None
     deleted: bool = False
+    topic: int | None = None  # the forum topic it is in (None: General, or a group without topics)
     # When its text was last written (sent, or edited into something else), counted across the
     # whole world: a chat read in this order reads as it happened, each message as it ended.
     written: int = 0
@@ -204,12 +205,33 @@ class FakeTelegram:
         self._users[user_id] = FakeUser(user_id, first_name, language_code, username)
         return self._users[user_id]
 
-    def add_group(self, chat_id: int, title: str, admins: Iterable[int] = (), *, basic: bool = False) -> None:
+    def add_group(
+        self, chat_id: int, title: str, admins: Iterable[int] = (), *, basic: bool = False, forum: bool = False
+    ) -> None:
         """The first admin is the group's creator, as getChatMember will report. `basic`: a basic
-        group (type "group"), which can be upgraded to a supergroup; otherwise a supergroup."""
+        group (type "group"), which can be upgraded to a supergroup; otherwise a supergroup, with
+        forum topics if `forum` (`open_topic`)."""
         if chat_id >= 0:
             raise ValueError(f"group chat ids are negative, got {chat_id}")
+        if basic and forum:
+            raise ValueError("a basic group has no topics")
         self._groups[chat_id] = {"title": title, "admins": list(admins), "basic": basic}
+        self._groups[chat_id] |= {"forum": forum, "topics": set()}
+
+    def open_topic(self, chat_id: int) -> int:
+        """A new topic of a forum group; its id is that of the service message that opened it, as in Telegram."""
+        if not self._groups[chat_id]["forum"]:
+            raise ValueError(f"group {chat_id} has no topics")
+        topic = self._store(chat_id, None, from_bot=False).message_id
+        self._groups[chat_id]["topics"].add(topic)
+        return topic
+
+    def delete_topic(self, chat_id: int, topic: int) -> None:
+        """An admin deletes the topic, and every message in it."""
+        self._groups[chat_id]["topics"].discard(topic)
+        for message in self.messages(chat_id):
+            if message.topic == topic:
+                message.deleted = True
 
     def upgrade_group(self, chat_id: int, new_chat_id: int, by_user_id: int | None = None) -> tuple[dict, dict]:
         """The basic group becomes a supergroup with the id `new_chat_id`, as when an admin changes
@@ -228,6 +250,7 @@ class FakeTelegram:
             raise ValueError(f"{new_chat_id} cannot be the new supergroup's id")
         by_user_id = group["admins"][0] if by_user_id is None else by_user_id
         self._groups[new_chat_id] = {"title": group["title"], "admins": list(group["admins"]), "basic": False}
+        self._groups[new_chat_id] |= {"forum": False, "topics": set()}
         group["basic"] = True
         self._upgraded[chat_id] = new_chat_id
         return (
@@ -272,12 +295,13 @@ class FakeTelegram:
 
     # ----- what users do -----
 
-    def command(self, user_id: int, chat_id: int, text: str) -> dict:
+    def command(self, user_id: int, chat_id: int, text: str, topic: int | None = None) -> dict:
+        """A command the user sends; in a forum group, in `topic` (None: General)."""
         entities = None
         if text.startswith("/"):
             word = text.split(maxsplit=1)[0]
             entities = [{"type": "bot_command", "offset": 0, "length": _utf16_len(word)}]
-        return self._user_message(user_id, chat_id, text, entities)
+        return self._user_message(user_id, chat_id, text, entities, topic)
 
     def text(self, user_id: int, chat_id: int, text: str) -> dict:
         return self._user_message(user_id, chat_id, text, None)
@@ -392,7 +416,8 @@ class FakeTelegram:
         text = str(p.get("text", ""))
         self._check_text(text, p.get("parse_mode"), MAX_TEXT, "message text is empty", "message is too long")
         self._check_replied(chat_id, p)
-        return self._to_dict(self._store(chat_id, text, self._keyboard(p)))
+        topic = self._topic(chat_id, p.get("message_thread_id"))
+        return self._to_dict(self._store(chat_id, text, self._keyboard(p), topic=topic))
 
     def _api_senddocument(self, p: dict, files: dict) -> dict:
         chat_id = self._writable_chat(p)
@@ -406,11 +431,12 @@ class FakeTelegram:
             raise ApiError(400, "Bad Request: message caption is too long")
         markup = self._keyboard(p)
         self._check_replied(chat_id, p)
+        topic = self._topic(chat_id, p.get("message_thread_id"))
         if not document.file_id:
             n = next(self._counter)
             document = FakeDocument(document.filename, document.data, document.mime_type, f"FAKEDOC{n}")
             self._files[document.file_id] = document
-        return self._to_dict(self._store(chat_id, caption, markup, document=document))
+        return self._to_dict(self._store(chat_id, caption, markup, document=document, topic=topic))
 
     def _api_editmessagetext(self, p: dict, files: dict) -> dict:
         message = self._editable(p)
@@ -504,7 +530,8 @@ class FakeTelegram:
     def _chat(self, chat_id: int) -> dict[str, Any]:
         if chat_id < 0:
             group = self._groups[chat_id]
-            return {"id": chat_id, "type": "group" if group["basic"] else "supergroup", "title": group["title"]}
+            chat = {"id": chat_id, "type": "group" if group["basic"] else "supergroup", "title": group["title"]}
+            return chat | ({"is_forum": True} if group["forum"] else {})
         user = self._users[chat_id]
         chat = {"id": chat_id, "type": "private", "first_name": user.first_name}
         return chat | ({"username": user.username} if user.username else {})
@@ -514,6 +541,15 @@ class FakeTelegram:
         if chat_id not in (self._groups if chat_id < 0 else self._users):
             raise ApiError(400, "Bad Request: chat not found")
         return chat_id
+
+    def _topic(self, chat_id: int, topic: Any) -> int | None:
+        """The forum topic a message goes to: None for General (or a chat without topics)."""
+        if topic is None:
+            return None
+        topic = int(topic)
+        if chat_id > 0 or topic not in self._groups[chat_id]["topics"]:
+            raise ApiError(400, "Bad Request: message thread not found")
+        return topic
 
     def _writable_chat(self, p: dict) -> int:
         """Bots may only speak first in groups; a private chat needs the user to have started it."""
@@ -603,11 +639,15 @@ class FakeTelegram:
             d["text"] = m.text
         if m.entities:
             d["entities"] = m.entities
+        if m.topic is not None:
+            d |= {"message_thread_id": m.topic, "is_topic_message": True}
         if m.reply_markup:
             d["reply_markup"] = {"inline_keyboard": m.reply_markup}
         return d
 
-    def _user_message(self, user_id: int, chat_id: int, text: str, entities: list | None) -> dict:
+    def _user_message(
+        self, user_id: int, chat_id: int, text: str, entities: list | None, topic: int | None = None
+    ) -> dict:
         self._user(user_id)
         if chat_id == user_id:
             # Writing to a bot you blocked requires unblocking it first, so the client does both.
@@ -623,7 +663,8 @@ class FakeTelegram:
             raise ValueError(f"the bot is not in group {chat_id}: nothing said there reaches it")
         elif user_id in self._outsiders.get(chat_id, ()):
             raise ValueError(f"user {user_id} is not a member of group {chat_id}: they cannot write there")
-        message = self._store(chat_id, text, from_bot=False, sender_id=user_id, entities=entities)
+        topic = self._topic(chat_id, topic)
+        message = self._store(chat_id, text, from_bot=False, sender_id=user_id, entities=entities, topic=topic)
         return {"update_id": next(self._update_ids), "message": self._to_dict(message)}
 
     def _service_message(self, user_id: int, chat_id: int, **event: Any) -> dict:

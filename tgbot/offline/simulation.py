@@ -96,13 +96,16 @@ class SimulatedGroup:
         language: str = "en",
         *,
         basic: bool = False,
+        forum: bool = False,
     ) -> None:
-        """`basic`: a basic group, which can become a supergroup (`upgrade_to_supergroup`)."""
+        """`basic`: a basic group, which can become a supergroup (`upgrade_to_supergroup`). `forum`:
+        a group with topics, whose players send their commands in a topic of its own (`topic`)."""
         self.telegram = telegram
         self.application = application
         self.chat_id = chat_id
         self.user_ids = [abs(chat_id) * 100 + i + 1 for i in range(players)]
-        telegram.add_group(chat_id, title, admins=[self.user_ids[0]], basic=basic)
+        telegram.add_group(chat_id, title, admins=[self.user_ids[0]], basic=basic, forum=forum)
+        self.topic = telegram.open_topic(chat_id) if forum else None
         for user_id, name in zip(self.user_ids, NAMES, strict=False):
             telegram.add_user(user_id, name, language_code=language)
         self.game_id: str | None = None
@@ -168,7 +171,7 @@ class SimulatedGroup:
             )
             if chosen
         ]
-        await self.send(self.telegram.command(host, self.chat_id, " ".join(["/newgame", *words])))
+        await self.send(self.telegram.command(host, self.chat_id, " ".join(["/newgame", *words]), self.topic))
         self.game_id = await self.store.game_of_chat(self.chat_id)
         lobby = next(m for m in self.telegram.messages(self.chat_id) if any("url" in b for b in m.buttons()))
         link = next(b["url"] for b in lobby.buttons() if "url" in b)
@@ -177,10 +180,10 @@ class SimulatedGroup:
 
     async def add_computers(self, count: int) -> None:
         for _ in range(count):
-            await self.send(self.telegram.command(self.user_ids[0], self.chat_id, "/addbot"))
+            await self.send(self.telegram.command(self.user_ids[0], self.chat_id, "/addbot", self.topic))
 
     async def start(self) -> None:
-        await self.send(self.telegram.command(self.user_ids[0], self.chat_id, "/startgame"))
+        await self.send(self.telegram.command(self.user_ids[0], self.chat_id, "/startgame", self.topic))
 
     async def step(self, policy: Policy) -> bool:
         """Make the next move the game waits for; False once it is over."""

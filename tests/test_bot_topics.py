@@ -1,0 +1,64 @@
+"""Groups with forum topics: a game is played in the topic it was opened in."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine import Side
+from tests.bot_helpers import CleanTeams
+from tgbot.offline.simulation import SimulatedGroup, plain_text
+
+pytestmark = pytest.mark.usefixtures("no_handler_errors")
+
+
+def bot_messages(telegram, group):
+    return [m for m in telegram.messages(group.chat_id) if m.from_bot]
+
+
+async def test_a_game_opened_in_a_topic_is_played_and_played_again_there(make_bot, telegram):
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=5, forum=True)
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.play(CleanTeams())
+    assert table.game.winner is Side.RESISTANCE
+    sent = bot_messages(telegram, group)
+    # The lobby, every proposal's board and the end, each in the topic; nothing in General.
+    assert len(sent) >= 4 and {m.topic for m in sent} == {group.topic}
+    assert "🏁" in plain_text(sent[-1].text)
+
+    # Play again opens the next lobby in the same topic; /record sends the file there too.
+    play_again = next(b["callback_data"] for b in sent[-1].buttons() if b["text"] == "🔁 Play again")
+    await group.send(telegram.press(group.user_ids[1], group.chat_id, sent[-1].message_id, play_again))
+    lobby = bot_messages(telegram, group)[-1]
+    assert "Join" in json.dumps(lobby.buttons()) and lobby.topic == group.topic
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/record", group.topic))
+    record = bot_messages(telegram, group)[-1]
+    assert record.document is not None and record.topic == group.topic
+
+
+async def test_a_game_opened_in_general_stays_in_general(make_bot, telegram):
+    application = await make_bot(2)
+    group = SimulatedGroup(telegram, application, players=5, forum=True)
+    group.topic = None  # the players write in General
+    await group.open_lobby_and_join()
+    await group.start()
+    await group.play(CleanTeams())
+    assert {m.topic for m in bot_messages(telegram, group)} == {None}
+
+
+async def test_a_game_whose_topic_is_deleted_goes_on_in_general(make_bot, telegram):
+    application = await make_bot(3)
+    group = SimulatedGroup(telegram, application, players=5, forum=True)
+    await group.open_lobby_and_join()
+    await group.start()
+    topic = group.topic
+    telegram.delete_topic(group.chat_id, topic)
+    group.topic = None
+    table = await group.play(CleanTeams())
+    assert table.game.winner is Side.RESISTANCE
+    after = bot_messages(telegram, group)
+    assert after and {m.topic for m in after} == {None}  # the topic's messages went with it
+    assert "🏁" in plain_text(after[-1].text)
