@@ -153,6 +153,41 @@ async def test_player_blocked_from_the_start_gets_role_and_card_after_start(make
     assert len([m for m in telegram.messages(group.chat_id) if "cannot write to you" in (m.text or "")]) == 1
 
 
+
+async def test_a_player_who_deleted_their_card_prompt_and_role_gets_them_back_with_start(make_bot, telegram):
+    """A team member cleared their private chat while the mission waits for their card: /start puts the
+    card prompt and the role back, protected as before, once however often they press it; the rest of
+    their chat and the group get nothing."""
+    group = await started(make_bot, telegram)
+    table = await group.table()
+    team = list(range(team_size(table)))
+    await propose(group, team)
+    await vote_all(group, approve=True)
+    seat = team[0]
+    member = group.user_ids[seat]
+    prompt = group.latest_with_button(member, f"c:{group.game_id}:")
+    role = next(m for m in telegram.messages(member) if m.from_bot and (m.text or "").startswith("Your game in"))
+    for message in (prompt, role):
+        await group.application.bot.delete_message(member, message.message_id)  # what clearing the chat does
+    group_before = [(m.message_id, m.text, m.reply_markup) for m in telegram.messages(group.chat_id)]
+    others_before = {user: texts(telegram, user) for user in group.user_ids if user != member}
+
+    calls = len(telegram.calls)
+    for _ in range(2):
+        await group.send(telegram.command(member, member, "/start"))
+    sent = [p for m, p in telegram.calls[calls:] if m == "sendMessage" and int(p["chat_id"]) == member]
+    assert len([p for p in sent if p.get("protect_content") is True]) == 2  # besides the greetings: the two, once
+    assert [t for t in texts(telegram, member) if t.startswith("Your game in")] == [plain_text(role.text)]
+    assert card_prompts(telegram, member) == [plain_text(prompt.text)]
+    assert [(m.message_id, m.text, m.reply_markup) for m in telegram.messages(group.chat_id)] == group_before
+    assert {user: texts(telegram, user) for user in others_before} == others_before
+    assert await outbox_length(group) == 0
+
+    # The prompt put back plays the card.
+    await group.press(member, member, "c:", ":s")
+    assert seat in (await group.table()).game.played_seats
+
+
 # ---------------------------------------------------------------- refused edits
 
 
