@@ -22,6 +22,7 @@ from tests.bot_helpers import (
 from tgbot import keys
 from tgbot.offline.fake_telegram import NOT_MODIFIED
 from tgbot.offline.simulation import SimulatedGroup, plain_text
+from tgbot.ratelimit import ANSWER_RESERVE, RedisRateLimiter
 from tgbot.render import board
 from tgbot.render.common import group_scene
 
@@ -433,3 +434,35 @@ async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_b
     await group.send(telegram.add_bot(-777))
     [greeting] = [m for m in telegram.messages(-777) if m.from_bot]
     assert plain_text(greeting.text).startswith("The Resistance: commands")
+
+
+async def test_commands_sent_over_and_over_leave_the_group_budget_to_the_game(make_bot, telegram):
+    """Telegram lets a bot post 20 messages a minute in a group, its answers to commands included. When
+    only the share left for the game's own messages remains, an answer to a command (here /join in a
+    running game) is not sent, and not kept waiting either; the game's board still goes out at once."""
+    application = await make_bot(1, rate_limited=True)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    await propose(group, range(team_size(table)))
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    for seat in range(4):
+        await group.press(table.players[seat].user_id, group.chat_id, "v:", ":r")
+    # Commands answered in the group used the budget down to the reserve, and two turns beyond it:
+    # an answer would wait two turns (6 s) for its own.
+    redis = group.store.redis
+    seconds, micros = await redis.time()
+    count, minute = RedisRateLimiter(redis).group_rate
+    turn_ms = minute * 1000 / count
+    spent = (count - 1 - ANSWER_RESERVE + 2) * turn_ms
+    await redis.set(keys.rate_chat(group.chat_id), seconds * 1000 + micros // 1000 + spent, px=int(spent + 60_000))
+
+    in_group = texts(telegram, group.chat_id)
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/join"))
+    assert texts(telegram, group.chat_id) == [*in_group, "/join"]  # no answer
+
+    await group.press(table.players[4].user_id, group.chat_id, "v:", ":r")
+    assert (await group.table()).game.proposal_number == 2
+    assert "Rejected 0–5." in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    assert await outbox_length(group) == 0

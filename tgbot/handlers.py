@@ -32,6 +32,7 @@ from tgbot.context import BotContext
 from tgbot.i18n import supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
+from tgbot.ratelimit import Answer
 from tgbot.render import common, menus
 from tgbot.render.common import JOIN_PREFIX
 from tgbot.service import NOT_ALLOWED_TO_CONFIGURE, GameService
@@ -92,10 +93,22 @@ async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
+def answering(bot, chat: Chat | None) -> dict:
+    """The flood limits' arguments of an answer to someone's command in a group (`tgbot.ratelimit.Answer`:
+    in a busy group it leaves the game's messages their share, and is dropped rather than kept waiting;
+    in private it waits its turn). The shortcuts that answer (`Message.reply_text`,
+    `CallbackQuery.edit_message_text`) take no `rate_limit_args`; they pass `api_kwargs` on, where
+    `ExtBot` carries them itself."""
+    if not in_group(chat) or not getattr(getattr(bot, "rate_limiter", None), "takes_answers", False):
+        return {}
+    return {"api_kwargs": bot._merge_api_rl_kwargs(None, Answer())}
+
+
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
     if not text:
         return
     options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons), "protect_content": protected}
+    options |= answering(update.get_bot(), update.effective_chat)
     try:
         await update.effective_message.reply_text(text, **options)
     except ChatMigrated as moved:
@@ -569,7 +582,8 @@ async def edit_query_message(query, text: str, buttons=()) -> None:
     """Edit the message a button was on; a double tap ("not modified") or an odd message is not an error.
     A message left in a basic group that became a supergroup cannot be edited any more: what it would
     have shown is posted in the supergroup instead."""
-    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons)}
+    chat = query.message.chat if query.message is not None else None
+    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons)} | answering(query.get_bot(), chat)
     try:
         await query.edit_message_text(text, **options)
     except ChatMigrated as moved:
