@@ -22,7 +22,7 @@ from tests.bot_helpers import (
 from tgbot import keys
 from tgbot.offline.fake_telegram import NOT_MODIFIED
 from tgbot.offline.simulation import SimulatedGroup, plain_text
-from tgbot.ratelimit import ANSWER_RESERVE, RedisRateLimiter
+from tgbot.ratelimit import ANSWER_RESERVE, PAUSE_KEY, RedisRateLimiter
 from tgbot.render import board
 from tgbot.render.common import group_scene
 
@@ -466,3 +466,22 @@ async def test_commands_sent_over_and_over_leave_the_group_budget_to_the_game(ma
     assert (await group.table()).game.proposal_number == 2
     assert "Rejected 0–5." in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
     assert await outbox_length(group) == 0
+
+
+async def test_a_press_is_answered_at_once_while_a_flood_pause_holds_the_messages(make_bot, telegram):
+    """A 429 pauses every worker's messages for its retry_after. Answering a press posts no message: it
+    is given while the pause lasts (waiting it out kept the presser's spinner on, in every group, and
+    each press's update open)."""
+    application = await make_bot(1, rate_limited=True)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    await propose(group, range(team_size(await group.table())))
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    redis = group.store.redis
+    await redis.set(PAUSE_KEY, "1", px=60_000)  # Telegram said: retry after 60 s
+
+    answer = await press(group, group.user_ids[1], ballot, button_data(ballot, ":a"))
+    assert answer == "You voted 👍 Approve (mission 1, «Demo group»)."
+    assert await redis.pttl(PAUSE_KEY) > 0  # answered within the pause
+    assert (await group.table()).game.pending_votes[1] is True

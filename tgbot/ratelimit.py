@@ -48,6 +48,9 @@ PAUSE_KEY = keys.RATE_PAUSE
 # budget for the games' own messages, and how long it may wait for its turn (`Answer`).
 ANSWER_RESERVE = 5
 ANSWER_PATIENCE_SECONDS = 5.0
+# Calls that post no message: Telegram's flood limits are not theirs, nor a 429's pause (answering a
+# press that waited one out kept the presser's spinner on, in every group, and their update open).
+UNMETERED = frozenset({"answerCallbackQuery"})
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,8 @@ class RedisRateLimiter(BaseRateLimiter[int | Guarded | Answer]):
         data: dict[str, Any],
         rate_limit_args: int | Guarded | None,
     ) -> Any:
+        if endpoint in UNMETERED:
+            return await callback(*args, **kwargs)
         chat_id = data.get("chat_id")
         with contextlib.suppress(TypeError, ValueError):
             chat_id = int(chat_id) if chat_id is not None else None
