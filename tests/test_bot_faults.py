@@ -436,6 +436,35 @@ async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_b
     assert plain_text(greeting.text).startswith("The Resistance: commands")
 
 
+async def test_kept_from_posting_mid_game_the_bot_posts_the_board_again_when_it_may_post_again(make_bot, telegram):
+    """An admin takes the bot's right to post: the proposal made meanwhile never reaches the group, whose
+    players cannot vote on it. Given the right back, the bot posts the board as it is now, with its
+    buttons, and the vote goes on from there."""
+    group = SimulatedGroup(telegram, await make_bot(1), players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    chat = group.chat_id
+    await group.send(telegram.restrict_bot(chat))
+    seen_before = [(m.message_id, m.text, m.edits) for m in telegram.messages(chat)]
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    for seat in range(team_size(table)):
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    table = await group.table()
+    assert table.game.phase is Phase.VOTING
+    assert [(m.message_id, m.text, m.edits) for m in telegram.messages(chat)] == seen_before
+    assert await outbox_length(group) == 0
+
+    await group.send(telegram.allow_bot(chat))
+    text, buttons = board.board(group_scene(table))
+    reposted = telegram.messages(chat)[-1]
+    assert reposted.from_bot and reposted.text == text and reposted.buttons()
+    assert [m.message_id for m in telegram.messages(chat) if m.from_bot and m.buttons()] == [reposted.message_id]
+    await vote_all(group, approve=True)
+    assert (await group.table()).game.phase is Phase.MISSION
+
+
 async def test_commands_sent_over_and_over_leave_the_group_budget_to_the_game(make_bot, telegram):
     """Telegram lets a bot post 20 messages a minute in a group, its answers to commands included. When
     only the share left for the game's own messages remains, an answer to a command (here /join in a

@@ -19,7 +19,7 @@ import sys
 from redis.asyncio import Redis
 
 from deduction.heap import keep_freed_heap
-from tgbot.app import build_application
+from tgbot.app import ALLOWED_UPDATES, build_application
 from tgbot.config import ConfigError, Settings, load_settings
 from tgbot.redis_client import connect
 
@@ -65,7 +65,7 @@ def run() -> int:
 
         asyncio.run(webhook.serve(application, settings.webhook, redis))
     else:
-        application.run_polling(allowed_updates=["message", "callback_query"])
+        application.run_polling(allowed_updates=ALLOWED_UPDATES)
     return 0
 
 

@@ -343,6 +343,26 @@ async def bot_added(update: Update, context: BotContext) -> None:
         await reply(update, menus.help_text(await language_of(update, context)))
 
 
+async def bot_member_changed(update: Update, context: BotContext) -> None:
+    """The bot's own membership of a group changed. Given back its right to post after an admin had
+    taken it (restricted, then let go), it posts the board again: nothing it said there meanwhile
+    arrived (Telegram refused it), and the game went on by its deadlines. (Added back after someone
+    removed it, it hears of it by the service message too: `bot_added`.)"""
+    change = update.my_chat_member
+    if change is None or not in_group(change.chat):
+        return
+    old, new = change.old_chat_member, change.new_chat_member
+    if old.status != ChatMemberStatus.RESTRICTED or not may_post(new) or may_post(old):
+        return
+    await context.service.board_again(await group_id(update, context))
+
+
+def may_post(member) -> bool:
+    if member.status == ChatMemberStatus.RESTRICTED:
+        return bool(member.is_member and member.can_send_messages)
+    return member.status in (ChatMemberStatus.MEMBER, ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
 # ---------------------------------------------------------------- buttons
 
 
