@@ -48,6 +48,9 @@ def configure_logging(level: str) -> None:
     logging.basicConfig(level=level, handlers=[handler])
     # Request URLs carry the bot token; keep the HTTP client's own lines out of INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # python-telegram-bot's debug lines show every request's parameters and every update: roles, card
+    # prompts, card presses. Even at DEBUG, its lines below INFO stay out.
+    logging.getLogger("telegram").setLevel(max(logging.INFO, logging.getLevelNamesMapping()[level]))
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
