@@ -263,6 +263,44 @@ async def test_a_half_way_reminder_reaches_exactly_the_players_the_game_waits_fo
     assert {user: len(sent) for user, sent in caused.items()} == {users[team[1]]: 1}
 
 
+async def test_a_reminder_that_cannot_reach_a_voter_says_nothing_in_the_group(make_bot, telegram):
+    """A voter who blocked the bot only misses their private reminder: the vote is cast on the group's
+    board, so the group is not told that the game waits for them to open the private chat (nothing there
+    would help them). A team member who blocked it is named at their card's reminder, as at its prompt."""
+    group, service, now = await started_game(make_bot, telegram)
+    chat = group.chat_id
+    table = await group.table()
+    team = first_team(table)
+    await propose(group, team)
+    voter = next(seat for seat in range(5) if seat not in team)
+    member = team[0]
+    for seat in (voter, member):
+        telegram.block(group.user_ids[seat])
+    in_group = group_texts(telegram, chat)
+    start = (await group.table()).deadline - VOTE
+    now[0] = start + VOTE / 2
+    assert await service.fire_due() == 1
+    assert group_texts(telegram, chat) == in_group
+    reminded = [user for user in group.user_ids if plain_text(telegram.messages(user)[-1].text or "") == REMINDER]
+    assert reminded == [user for seat, user in enumerate(group.user_ids) if seat not in (voter, member)]
+
+    # They vote on the board all the same; the team member's card prompt does not reach them, and the
+    # group hears it, at the prompt and again at its reminder.
+    for seat in range(5):
+        await vote(group, seat, True)
+    assert (await group.table()).game.phase is Phase.MISSION
+    waits = (
+        f"{table.name(member)}, I cannot write to you in private, so the game is waiting for you. Press the "
+        "button, then Start (or unblock me): I will send you what you need."
+    )
+    assert group_texts(telegram, chat)[len(in_group) :] == [waits]
+    await play_card(group, team[1])
+    start = (await group.table()).deadline - MISSION
+    now[0] = start + MISSION / 2
+    assert await service.fire_due() == 1
+    assert group_texts(telegram, chat)[len(in_group) :] == [waits, waits]
+
+
 async def test_a_lobby_reminds_its_group(make_bot, telegram):
     group, service, now = await clocked_group(make_bot, telegram, players=6, joined=3)
     chat = group.chat_id

@@ -22,6 +22,7 @@ from tests.bot_helpers import (
 from tgbot import keys
 from tgbot.offline.fake_telegram import NOT_MODIFIED
 from tgbot.offline.simulation import SimulatedGroup, plain_text
+from tgbot.ratelimit import ANSWER_RESERVE, PAUSE_KEY, RedisRateLimiter
 from tgbot.render import board
 from tgbot.render.common import group_scene
 
@@ -151,6 +152,41 @@ async def test_player_blocked_from_the_start_gets_role_and_card_after_start(make
         "«Demo group», mission 1: you are on the team. Play your card.\n👍 Ann, Bob, Cy, Dan, Eve\n👎 —"
     ]
     assert len([m for m in telegram.messages(group.chat_id) if "cannot write to you" in (m.text or "")]) == 1
+
+
+
+async def test_a_player_who_deleted_their_card_prompt_and_role_gets_them_back_with_start(make_bot, telegram):
+    """A team member cleared their private chat while the mission waits for their card: /start puts the
+    card prompt and the role back, protected as before, once however often they press it; the rest of
+    their chat and the group get nothing."""
+    group = await started(make_bot, telegram)
+    table = await group.table()
+    team = list(range(team_size(table)))
+    await propose(group, team)
+    await vote_all(group, approve=True)
+    seat = team[0]
+    member = group.user_ids[seat]
+    prompt = group.latest_with_button(member, f"c:{group.game_id}:")
+    role = next(m for m in telegram.messages(member) if m.from_bot and (m.text or "").startswith("Your game in"))
+    for message in (prompt, role):
+        await group.application.bot.delete_message(member, message.message_id)  # what clearing the chat does
+    group_before = [(m.message_id, m.text, m.reply_markup) for m in telegram.messages(group.chat_id)]
+    others_before = {user: texts(telegram, user) for user in group.user_ids if user != member}
+
+    calls = len(telegram.calls)
+    for _ in range(2):
+        await group.send(telegram.command(member, member, "/start"))
+    sent = [p for m, p in telegram.calls[calls:] if m == "sendMessage" and int(p["chat_id"]) == member]
+    assert len([p for p in sent if p.get("protect_content") is True]) == 2  # besides the greetings: the two, once
+    assert [t for t in texts(telegram, member) if t.startswith("Your game in")] == [plain_text(role.text)]
+    assert card_prompts(telegram, member) == [plain_text(prompt.text)]
+    assert [(m.message_id, m.text, m.reply_markup) for m in telegram.messages(group.chat_id)] == group_before
+    assert {user: texts(telegram, user) for user in others_before} == others_before
+    assert await outbox_length(group) == 0
+
+    # The prompt put back plays the card.
+    await group.press(member, member, "c:", ":s")
+    assert seat in (await group.table()).game.played_seats
 
 
 # ---------------------------------------------------------------- refused edits
@@ -424,3 +460,83 @@ async def test_a_command_deleted_before_the_bot_answers_still_gets_its_answer(ma
     menu = await deleted_at_once(host, "/settings")
     assert menu.from_bot and any(b["callback_data"].startswith("s:") for b in menu.buttons())
     assert [r.getMessage() for r in caplog.records if "not delivered" in r.getMessage()] == []
+
+
+async def test_kept_from_posting_mid_game_the_bot_posts_the_board_again_when_it_may_post_again(make_bot, telegram):
+    """An admin takes the bot's right to post: the proposal made meanwhile never reaches the group, whose
+    players cannot vote on it. Given the right back, the bot posts the board as it is now, with its
+    buttons, and the vote goes on from there."""
+    group = SimulatedGroup(telegram, await make_bot(1), players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    chat = group.chat_id
+    await group.send(telegram.restrict_bot(chat))
+    seen_before = [(m.message_id, m.text, m.edits) for m in telegram.messages(chat)]
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    for seat in range(team_size(table)):
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    table = await group.table()
+    assert table.game.phase is Phase.VOTING
+    assert [(m.message_id, m.text, m.edits) for m in telegram.messages(chat)] == seen_before
+    assert await outbox_length(group) == 0
+
+    await group.send(telegram.allow_bot(chat))
+    text, buttons = board.board(group_scene(table))
+    reposted = telegram.messages(chat)[-1]
+    assert reposted.from_bot and reposted.text == text and reposted.buttons()
+    assert [m.message_id for m in telegram.messages(chat) if m.from_bot and m.buttons()] == [reposted.message_id]
+    await vote_all(group, approve=True)
+    assert (await group.table()).game.phase is Phase.MISSION
+
+
+async def test_commands_sent_over_and_over_leave_the_group_budget_to_the_game(make_bot, telegram):
+    """Telegram lets a bot post 20 messages a minute in a group, its answers to commands included. When
+    only the share left for the game's own messages remains, an answer to a command (here /join in a
+    running game) is not sent, and not kept waiting either; the game's board still goes out at once."""
+    application = await make_bot(1, rate_limited=True)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    await propose(group, range(team_size(table)))
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    for seat in range(4):
+        await group.press(table.players[seat].user_id, group.chat_id, "v:", ":r")
+    # Commands answered in the group used the budget down to the reserve, and two turns beyond it:
+    # an answer would wait two turns (6 s) for its own.
+    redis = group.store.redis
+    seconds, micros = await redis.time()
+    count, minute = RedisRateLimiter(redis).group_rate
+    turn_ms = minute * 1000 / count
+    spent = (count - 1 - ANSWER_RESERVE + 2) * turn_ms
+    await redis.set(keys.rate_chat(group.chat_id), seconds * 1000 + micros // 1000 + spent, px=int(spent + 60_000))
+
+    in_group = texts(telegram, group.chat_id)
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/join"))
+    assert texts(telegram, group.chat_id) == [*in_group, "/join"]  # no answer
+
+    await group.press(table.players[4].user_id, group.chat_id, "v:", ":r")
+    assert (await group.table()).game.proposal_number == 2
+    assert "Rejected 0–5." in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
+    assert await outbox_length(group) == 0
+
+
+async def test_a_press_is_answered_at_once_while_a_flood_pause_holds_the_messages(make_bot, telegram):
+    """A 429 pauses every worker's messages for its retry_after. Answering a press posts no message: it
+    is given while the pause lasts (waiting it out kept the presser's spinner on, in every group, and
+    each press's update open)."""
+    application = await make_bot(1, rate_limited=True)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    await propose(group, range(team_size(await group.table())))
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    redis = group.store.redis
+    await redis.set(PAUSE_KEY, "1", px=60_000)  # Telegram said: retry after 60 s
+
+    answer = await press(group, group.user_ids[1], ballot, button_data(ballot, ":a"))
+    assert answer == "You voted 👍 Approve (mission 1, «Demo group»)."
+    assert await redis.pttl(PAUSE_KEY) > 0  # answered within the pause
+    assert (await group.table()).game.pending_votes[1] is True

@@ -29,6 +29,7 @@ from tests.bot_helpers import (
     team_size,
     vote_all,
 )
+from tgbot.__main__ import configure_logging
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -700,9 +701,19 @@ async def test_secrets_stay_private(make_bot, telegram, caplog, players, variant
     )
 
     # The logs: no card or vote choice, no private text, no spy named as such.
-    private_texts = [text for _, chat, text, _ in sent if chat > 0]
     records = [r for r in caplog.records if r.levelno >= logging.INFO]
     assert records, "the bot logs its work at INFO"
+    assert_no_secret_in(records, telegram, table)
+
+
+def assert_no_secret_in(records, telegram, table) -> None:
+    """No log record holds a card or vote choice, a private text, or a spy named as such."""
+    spy_names = [table.name(s) for s in table.game.spies]
+    private_texts = [
+        str(p["text"])
+        for method, p in telegram.calls
+        if method in ("sendMessage", "editMessageText") and int(p["chat_id"]) > 0
+    ]
     for record in records:
         message = record.getMessage()
         if record.exc_info:
@@ -712,6 +723,24 @@ async def test_secrets_stay_private(make_bot, telegram, caplog, players, variant
         assert not any(phrase in message.lower() for phrase in PRIVATE_PHRASES), message
         if SPY_WORD.search(message):
             assert not any(re.search(rf"\b{re.escape(name)}\b", message) for name in spy_names), message
+
+
+async def test_with_debug_logs_on_the_logs_still_hold_no_secret(make_bot, telegram, caplog):
+    """LOG_LEVEL=DEBUG (an operator looking into a problem): python-telegram-bot's own debug lines show
+    every request's parameters and every update it processes, so every role, card prompt and card
+    press. They stay out of the logs, as the HTTP client's lines (which carry the token) stay out of INFO."""
+    kept = {name: logging.getLogger(name).level for name in ("", "telegram", "httpx", "apscheduler")}
+    try:
+        configure_logging("DEBUG")
+        caplog.set_level(logging.DEBUG)
+        group = await started(make_bot, telegram, seed=11)
+        table = await group.play(RandomWithSpiesFailing(rng=random.Random(11)))
+    finally:
+        for name, level in kept.items():
+            logging.getLogger(name).setLevel(level)
+    assert table.game.is_over and any(r.fails for r in table.game.rounds if r.fails is not None)
+    assert any(r.levelno == logging.DEBUG for r in caplog.records)
+    assert_no_secret_in(caplog.records, telegram, table)
 
 
 async def test_a_player_of_both_games_cannot_vote_there_from_here(make_bot, telegram):

@@ -36,7 +36,7 @@ from tgbot.indexes import PENDING_GRACE_MS
 from tgbot.offline.fake_server import FakeTelegramServer
 from tgbot.offline.fake_telegram import FakeTelegram
 from tgbot.offline.harness import start_offline_bot
-from tgbot.offline.simulation import SimulatedGroup
+from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.outbox import ATTEMPTS, LOCK_SECONDS
 from tgbot.outgoing import Button, Send
 from tgbot.redis_client import connect
@@ -137,6 +137,12 @@ def vote(group, seat: int) -> dict:
     """The update of the player at `seat` approving the current ballot."""
     ballot = group.latest_with_button(group.chat_id, "v:")
     return group.telegram.press(group.user_ids[seat], group.chat_id, ballot.message_id, button_data(ballot, ":a"))
+
+
+def reject(group, seat: int) -> dict:
+    """The update of the player at `seat` rejecting the current ballot."""
+    ballot = group.latest_with_button(group.chat_id, "v:")
+    return group.telegram.press(group.user_ids[seat], group.chat_id, ballot.message_id, button_data(ballot, ":r"))
 
 
 async def queued_without_delivery(application, group, monkeypatch) -> list[outgoing.Outgoing]:
@@ -407,6 +413,43 @@ async def test_a_drain_waiting_longer_than_its_lock_keeps_it_and_nothing_goes_tw
         assert "👍 Ann, Bob, Cy, Dan, Eve" in prompt, seat
     # An approved team's votes wait for its mission's result: the board is not edited now.
     assert [m for m, p in telegram.calls[calls:] if int(p.get("chat_id", 0)) == group.chat_id] == []
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
+
+
+# ---------------------------------------------------------------- /status sent again and again
+
+
+async def test_status_sent_over_and_over_while_the_group_waits_costs_the_game_one_copy(make_bot, telegram, redis):
+    """Someone sends /status again and again while the group's messages wait (Telegram lets a bot post 20
+    a minute in a group): the copies still queued are not posted one after another, each to lose its
+    buttons to the next, ahead of the game's own messages. Only the newest copy goes out, and the game's
+    messages queued behind follow it."""
+    group = await started_on(await make_bot(1), telegram)
+    chat = group.chat_id
+    await propose(group, range(team_size(await group.table())))
+    board = group.latest_with_button(chat, "v:")
+    rejecting = button_data(board, ":r")
+    for seat in range(4):
+        await group.send(vote(group, seat) if seat < 2 else reject(group, seat))
+    first_copy = Hold(telegram, lambda method, p: method == "sendMessage" and int(p["chat_id"]) == chat)
+    posting = asyncio.create_task(group.send(telegram.command(group.user_ids[0], chat, "/status")))
+    await first_copy.wait()  # the group's flood limit holds it
+    for n in range(8):
+        await group.send(telegram.command(group.user_ids[n % 5], chat, "/status"))
+    # The deciding vote, pressed before the buttons left the proposal's message: the game's messages queue behind.
+    await group.send(telegram.forged_press(group.user_ids[4], chat, board.message_id, rejecting))
+    assert (await group.table()).game.phase is Phase.PROPOSING
+    calls = len(telegram.calls)
+    first_copy.release()
+    await asyncio.wait_for(posting, 15)
+
+    group_calls = [m for m, p in telegram.calls[calls:] if int(p.get("chat_id", 0)) == chat]
+    # The copy on its way, the edit that takes its buttons, the newest copy, the votes revealed on it.
+    assert group_calls == ["sendMessage", "editMessageText", "sendMessage", "editMessageText"]
+    boards = [m for m in telegram.messages(chat) if m.from_bot and m.message_id >= board.message_id]
+    assert len(boards) == 3  # the proposal's message, and two copies
+    assert [m.buttons() for m in boards[:-1]] == [[], []]
+    assert "Rejected 2–3." in plain_text(boards[-1].text)
     assert await redis.llen(keys.outbox(group.game_id)) == 0
 
 

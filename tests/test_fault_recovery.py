@@ -470,7 +470,7 @@ async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them
 # ---------------------------------------------------------------- the outbox: in order, none lost
 
 
-def test_an_edit_is_skipped_only_when_the_next_item_of_its_key_is_an_edit():
+def test_an_item_is_skipped_only_when_a_later_item_of_its_key_makes_it_redundant():
     chat = -100
     first = Edit(chat, "board:1", "first message, final")
     # Edited again next: only the later edit needs to go out.
@@ -479,10 +479,20 @@ def test_an_edit_is_skipped_only_when_the_next_item_of_its_key_is_an_edit():
     # A new message takes the key first (/status posting the board again): the edit is still owed
     # to the old message, whatever edits the new one gets afterwards.
     assert not _superseded(first, [Send(chat, "again", key="board:1"), Edit(chat, "board:1", "again, edited")])
-    # Other keys, other chats and sends never make an edit redundant; a send is never skipped.
+    # Other keys, other chats and sends never make an edit redundant.
     assert not _superseded(first, [Edit(chat, "board:2", "x"), Edit(7, "board:1", "y"), Send(chat, "z")])
     assert not _superseded(first, [])
     assert not _superseded(Send(chat, "new", key="board:1"), [Edit(chat, "board:1", "edited")])
+    # A group message of a key is skipped only when a later copy takes the key (/status sent again while
+    # it waited), and so are the edits of it; the edit that takes the buttons off the copy before still goes.
+    copy = Send(chat, "copy", key="board:1")
+    assert _superseded(copy, [Edit(chat, "board:1", "copy, bare"), Send(chat, "newer copy", key="board:1")])
+    assert _superseded(first, [copy, Edit(chat, "board:1", "copy, bare"), Send(chat, "newer copy", key="board:1")])
+    assert not _superseded(first, [copy, Edit(chat, "board:1", "copy, edited")])
+    assert not _superseded(copy, [Send(chat, "other", key="board:2"), Send(chat, "copy", key="board:3")])
+    # Never a private message, nor a message without a key.
+    assert not _superseded(Send(7, "prompt", key="card:3:0"), [Send(7, "prompt", key="card:3:0")])
+    assert not _superseded(Send(chat, "note"), [Send(chat, "note")])
 
 
 async def test_an_edit_before_a_new_message_of_its_key_reaches_the_old_message(make_bot, telegram, redis):

@@ -8,7 +8,7 @@ import time
 import pytest
 from telegram.error import RetryAfter
 
-from tgbot.ratelimit import PAUSE_KEY, RedisRateLimiter
+from tgbot.ratelimit import PAUSE_KEY, Answer, Crowded, RedisRateLimiter
 
 
 def limiters(redis, count=2, **rates):
@@ -72,3 +72,29 @@ async def test_flood_answers_beyond_the_retries_are_raised(redis):
 
     with pytest.raises(RetryAfter):
         await limiter.process_request(always_flooded, (), {}, "sendMessage", {"chat_id": 5}, None)
+
+
+async def test_an_answer_leaves_the_group_its_reserve_and_is_dropped_rather_than_kept_waiting(redis):
+    (limiter,) = limiters(redis, count=1, group_rate=(4, 60.0), bot_rate=(1000, 1.0))
+    sent = []
+
+    async def answer(chat_id, label):
+        async def call():
+            sent.append(label)
+            return True
+
+        args = Answer(reserve=2, patience=5.0)
+        return await limiter.process_request(call, (), {}, "sendMessage", {"chat_id": chat_id}, args)
+
+    # Of the group's four at once, answers take two; the next is a turn (15 s) away: not waited for.
+    await answer(-100, "answer 1")
+    await answer(-100, "answer 2")
+    with pytest.raises(Crowded):
+        await answer(-100, "answer 3")
+    # The game's own messages still have the two left.
+    await send_through(limiter, -100, [], "board")
+    await send_through(limiter, -100, [], "result")
+    # Another group's budget is its own; a private chat counts against the bot's only.
+    await answer(-200, "elsewhere")
+    await answer(7, "in private")
+    assert sent == ["answer 1", "answer 2", "elsewhere", "in private"]

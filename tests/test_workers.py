@@ -332,7 +332,7 @@ async def test_both_workers_serve_and_exactly_one_registered_the_webhook(cluster
 
     registrations = [params for method, params in cluster.telegram.calls if method == "setWebhook"]
     assert registrations == [
-        {"url": WEBHOOK_URL, "secret_token": SECRET, "allowed_updates": ["message", "callback_query"]}
+        {"url": WEBHOOK_URL, "secret_token": SECRET, "allowed_updates": ["message", "callback_query", "my_chat_member"]}
     ]
     assert sum("webhook registered" in worker.log() for worker in cluster.workers) == 1
     # Both workers came up fully: each asked who it is and set the command menu.

@@ -22,7 +22,7 @@ from telegram.error import InvalidToken, NetworkError
 
 from deduction.heap import keep_freed_heap
 from engine.cli import quiet_when_output_closes
-from tgbot.app import build_application
+from tgbot.app import ALLOWED_UPDATES, build_application
 from tgbot.config import ConfigError, Settings, load_settings
 from tgbot.redis_client import connect
 
@@ -72,6 +72,9 @@ def configure_logging(level: str, secrets: dict[str, str] | None = None) -> None
     logging.basicConfig(level=level, handlers=[handler])
     # Request URLs carry the bot token; keep the HTTP client's own lines out of INFO.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # python-telegram-bot's debug lines show every request's parameters and every update: roles, card
+    # prompts, card presses. Even at DEBUG, its lines below INFO stay out.
+    logging.getLogger("telegram").setLevel(max(logging.INFO, logging.getLevelNamesMapping()[level]))
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
@@ -90,7 +93,7 @@ def run() -> int:
 
             asyncio.run(webhook.serve(application, settings.webhook, redis))
         else:
-            application.run_polling(allowed_updates=["message", "callback_query"])
+            application.run_polling(allowed_updates=ALLOWED_UPDATES)
     except InvalidToken:
         print(
             "resistance-bot: Telegram refused TELEGRAM_BOT_TOKEN: copy it again from @BotFather (/mybots, API Token)",

@@ -8,7 +8,15 @@ import logging
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from telegram import BotCommand, Update
-from telegram.ext import Application, ApplicationBuilder, CallbackQueryHandler, CommandHandler, MessageHandler, filters
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    ChatMemberHandler,
+    CommandHandler,
+    MessageHandler,
+    filters,
+)
 from telegram.request import BaseRequest
 
 from tgbot import handlers, migrate
@@ -22,6 +30,10 @@ from tgbot.service import RECOVERY_SECONDS, GameService
 from tgbot.store import Store
 
 log = logging.getLogger(__name__)
+
+# The updates the bot asks Telegram for: messages (commands, service messages), presses, and changes of
+# the bot's own membership of a group (`handlers.bot_member_changed`).
+ALLOWED_UPDATES = ["message", "callback_query", "my_chat_member"]
 
 # How often each worker looks for due deadlines and outboxes left with messages.
 CLOCK_SECONDS = 2.0
@@ -195,6 +207,8 @@ def build_application(
     application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_MEMBERS, handlers.bot_added))
     # Any other command in private (the commands above took theirs): a typo gets an answer, not silence.
     application.add_handler(MessageHandler(filters.COMMAND & filters.ChatType.PRIVATE, handlers.unknown_command))
+    # The bot's own rights in a group changed (an admin let it post again).
+    application.add_handler(ChatMemberHandler(handlers.bot_member_changed, ChatMemberHandler.MY_CHAT_MEMBER))
     for press, callback in handlers.BUTTON_HANDLERS.items():
         application.add_handler(ButtonHandler(callback, pattern=kind_of(press).pattern))
     application.add_handler(CallbackQueryHandler(handlers.invalid_button))

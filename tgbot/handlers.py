@@ -32,6 +32,7 @@ from tgbot.context import BotContext
 from tgbot.i18n import N_, supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
+from tgbot.ratelimit import Answer
 from tgbot.render import common, menus
 from tgbot.render.common import JOIN_PREFIX
 from tgbot.service import NOT_ALLOWED_TO_CONFIGURE, GameService
@@ -107,12 +108,24 @@ async def is_member(context: BotContext, chat_id: int, user_id: int) -> bool:
     return member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
 
 
+def answering(bot, chat: Chat | None) -> dict:
+    """The flood limits' arguments of an answer to someone's command in a group (`tgbot.ratelimit.Answer`:
+    in a busy group it leaves the game's messages their share, and is dropped rather than kept waiting;
+    in private it waits its turn). The shortcuts that answer (`Message.reply_text`,
+    `CallbackQuery.edit_message_text`) take no `rate_limit_args`; they pass `api_kwargs` on, where
+    `ExtBot` carries them itself."""
+    if not in_group(chat) or not getattr(getattr(bot, "rate_limiter", None), "takes_answers", False):
+        return {}
+    return {"api_kwargs": bot._merge_api_rl_kwargs(None, Answer())}
+
+
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
     """Answer a command. In a group the answer quotes the command, which may be gone by now (its
     sender, an admin or a bot that tidies commands away deleted it): then it goes without the quote."""
     if not text:
         return
     options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons), "protect_content": protected}
+    options |= answering(update.get_bot(), update.effective_chat)
     try:
         await update.effective_message.reply_text(text, allow_sending_without_reply=True, **options)
     except ChatMigrated as moved:
@@ -408,6 +421,26 @@ async def bot_added(update: Update, context: BotContext) -> None:
         await reply(update, menus.help_text(await language_of(update, context)))
 
 
+async def bot_member_changed(update: Update, context: BotContext) -> None:
+    """The bot's own membership of a group changed. Given back its right to post after an admin had
+    taken it (restricted, then let go), it posts the board again: nothing it said there meanwhile
+    arrived (Telegram refused it), and the game went on by its deadlines. (Added back after someone
+    removed it, it hears of it by the service message too: `bot_added`.)"""
+    change = update.my_chat_member
+    if change is None or not in_group(change.chat):
+        return
+    old, new = change.old_chat_member, change.new_chat_member
+    if old.status != ChatMemberStatus.RESTRICTED or not may_post(new) or may_post(old):
+        return
+    await context.service.board_again(await group_id(update, context))
+
+
+def may_post(member) -> bool:
+    if member.status == ChatMemberStatus.RESTRICTED:
+        return bool(member.is_member and member.can_send_messages)
+    return member.status in (ChatMemberStatus.MEMBER, ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
 # ---------------------------------------------------------------- buttons
 
 
@@ -653,7 +686,8 @@ async def edit_query_message(query, text: str, buttons=()) -> None:
     """Edit the message a button was on; a double tap ("not modified") or an odd message is not an error.
     A message left in a basic group that became a supergroup cannot be edited any more: what it would
     have shown is posted in the supergroup instead."""
-    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons)}
+    chat = query.message.chat if query.message is not None else None
+    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons)} | answering(query.get_bot(), chat)
     try:
         await query.edit_message_text(text, **options)
     except ChatMigrated as moved:

@@ -232,15 +232,39 @@ class Guarded:
 
 
 def _next_of_key(item: Edit, later: list[outgoing.Outgoing]) -> Edit | Send | None:
-    """The next queued edit or new message of the edit's key, if any."""
-    for other in later:
-        if isinstance(other, Edit | Send) and other.key == item.key and other.chat_id == item.chat_id:
-            return other
+    """The next queued edit or new message of the edit's key that goes out, if any: a copy of a group
+    message that a later copy takes the key of does not (`_posted_again`)."""
+    same = [other for other in later if isinstance(other, Edit | Send) and _same_key(item, other)]
+    last_copy = max((i for i, other in enumerate(same) if isinstance(other, Send)), default=None)
+    for i, other in enumerate(same):
+        if isinstance(other, Send) and other.chat_id < 0 and i != last_copy:
+            continue
+        return other
     return None
 
 
+def _same_key(item: Edit | Send, other: Edit | Send) -> bool:
+    return other.key == item.key and other.chat_id == item.chat_id
+
+
+def _posted_again(item: outgoing.Outgoing, later: list[outgoing.Outgoing]) -> bool:
+    """A group message of a key that a new message queued later takes the key of (/status sent again
+    while the first copy still waited, behind the group's flood limit): the later copy shows the board
+    as it reads then, and the first would lose its buttons to it at once. Posting each copy would put
+    the game's own messages behind all of them."""
+    return (
+        isinstance(item, Send)
+        and bool(item.key)
+        and item.chat_id < 0
+        and any(isinstance(other, Send) and _same_key(item, other) for other in later)
+    )
+
+
 def _superseded(item: outgoing.Outgoing, later: list[outgoing.Outgoing]) -> bool:
-    """An edit whose message is edited again later, before any new message takes its key."""
+    """An edit whose message is edited again later, before any new message takes its key; a group
+    message posted again later (`_posted_again`), and the edits of it before that."""
+    if isinstance(item, Send):
+        return _posted_again(item, later)
     return isinstance(item, Edit) and isinstance(_next_of_key(item, later), Edit)
 
 

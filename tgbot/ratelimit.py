@@ -13,11 +13,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
-from telegram.error import RetryAfter
+from telegram.error import RetryAfter, TelegramError
 from telegram.ext import BaseRateLimiter
 
 from tgbot import keys
@@ -43,11 +44,37 @@ return 0
 
 PAUSE_KEY = keys.RATE_PAUSE
 
+# What an answer to someone (a reply to a command, the pressed message edited) leaves of a group's
+# budget for the games' own messages, and how long it may wait for its turn (`Answer`).
+ANSWER_RESERVE = 5
+ANSWER_PATIENCE_SECONDS = 5.0
+# Calls that post no message: Telegram's flood limits are not theirs, nor a 429's pause (answering a
+# press that waited one out kept the presser's spinner on, in every group, and their update open).
+UNMETERED = frozenset({"answerCallbackQuery"})
 
-class RedisRateLimiter(BaseRateLimiter[int | Guarded]):
+
+@dataclass(frozen=True)
+class Answer:
+    """`rate_limit_args` of an answer to someone's command. It takes a group's budget only while
+    `reserve` messages of it remain for the games' own messages (a proposal's board, a result), and it
+    is not sent (`Crowded`) rather than wait longer than `patience` seconds for its turn. So commands
+    sent over and over in a group (each answered) neither put the game's messages behind their answers
+    nor hold their updates open for minutes: a webhook worker answers Telegram only once the handler is
+    done, and Telegram sends a bot at most 40 updates at a time."""
+
+    reserve: int = ANSWER_RESERVE
+    patience: float = ANSWER_PATIENCE_SECONDS
+
+
+class Crowded(TelegramError):
+    """An `Answer` would have waited longer than its patience: it was not sent."""
+
+
+class RedisRateLimiter(BaseRateLimiter[int | Guarded | Answer]):
     # `rate_limit_args` may be a `tgbot.outbox.Guarded`: its check runs after the wait, right before
-    # the request goes out (the outbox's lock, which a long wait could have let lapse).
+    # the request goes out (the outbox's lock, which a long wait could have let lapse); or an `Answer`.
     checks_before_send = True
+    takes_answers = True
 
     def __init__(
         self,
@@ -68,28 +95,41 @@ class RedisRateLimiter(BaseRateLimiter[int | Guarded]):
     async def shutdown(self) -> None:
         pass
 
-    async def _wait_turn(self, key: str, rate: tuple[int, float]) -> None:
+    async def _wait_turn(
+        self, key: str, rate: tuple[int, float], reserve: int = 0, give_up: float | None = None
+    ) -> None:
+        """Wait until the request may go, counted; `reserve`: messages of the budget it must leave;
+        `give_up`: `Crowded` if it would have to wait past that moment (the loop's clock)."""
         count, seconds = rate
         interval = seconds * 1000 / count
+        burst = interval * max(0, count - 1 - reserve)
         while True:
-            wait_ms = await self._take(keys=[key], args=[interval, interval * (count - 1)])
+            wait_ms = await self._take(keys=[key], args=[interval, burst])
             if not wait_ms:
                 return
-            await asyncio.sleep(int(wait_ms) / 1000)
+            await self._sleep(int(wait_ms) / 1000, give_up)
 
-    async def _wait_for_pause(self) -> None:
+    async def _wait_for_pause(self, give_up: float | None = None) -> None:
         remaining = await self.redis.pttl(PAUSE_KEY)
         if remaining and remaining > 0:
-            await asyncio.sleep(remaining / 1000)
+            await self._sleep(remaining / 1000, give_up)
 
-    async def _before(self, chat_id: Any) -> None:
+    @staticmethod
+    async def _sleep(seconds: float, give_up: float | None) -> None:
+        if give_up is not None and asyncio.get_running_loop().time() + seconds > give_up:
+            raise Crowded(f"an answer would wait {seconds:.1f} s for the flood limits")
+        await asyncio.sleep(seconds)
+
+    async def _before(self, chat_id: Any, answer: Answer | None = None) -> None:
+        give_up = None if answer is None else asyncio.get_running_loop().time() + answer.patience
         try:
-            await self._wait_for_pause()
+            await self._wait_for_pause(give_up)
             if chat_id is None:
                 return
             if isinstance(chat_id, int) and chat_id < 0 or isinstance(chat_id, str):
-                await self._wait_turn(keys.rate_chat(chat_id), self.group_rate)
-            await self._wait_turn(keys.RATE_BOT, self.bot_rate)
+                reserve = 0 if answer is None else answer.reserve
+                await self._wait_turn(keys.rate_chat(chat_id), self.group_rate, reserve, give_up)
+            await self._wait_turn(keys.RATE_BOT, self.bot_rate, 0, give_up)
         except RedisError as error:
             # Without Redis the bot can still say it is unavailable; it must not wait forever to do so.
             log.warning("rate limiter without storage (%s): sending unmetered", type(error).__name__)
@@ -103,15 +143,20 @@ class RedisRateLimiter(BaseRateLimiter[int | Guarded]):
         data: dict[str, Any],
         rate_limit_args: int | Guarded | None,
     ) -> Any:
+        if endpoint in UNMETERED:
+            return await callback(*args, **kwargs)
         chat_id = data.get("chat_id")
         with contextlib.suppress(TypeError, ValueError):
             chat_id = int(chat_id) if chat_id is not None else None
         check = None
+        answer = None
         if isinstance(rate_limit_args, Guarded):
             check, rate_limit_args = rate_limit_args.check, rate_limit_args.retries
+        elif isinstance(rate_limit_args, Answer):
+            answer, rate_limit_args = rate_limit_args, None
         retries = rate_limit_args if rate_limit_args is not None else self.max_retries
         for attempt in range(retries + 1):
-            await self._before(chat_id)
+            await self._before(chat_id, answer)
             if check is not None:
                 await check()
             try:

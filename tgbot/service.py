@@ -36,7 +36,7 @@ from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import absence, clock, computers, lobby, play
 from tgbot.moves import plot as plot_moves
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
-from tgbot.outgoing import Document, Keyboard, Send
+from tgbot.outgoing import Document, Edit, Keyboard, Send
 from tgbot.render import board
 from tgbot.render import hints as hints_render
 from tgbot.settings import GroupSettings
@@ -690,31 +690,40 @@ class GameService:
         return any(table.stage is Stage.PLAYING for table in await self._tables_of_user(user_id))
 
     async def resend_private(self, user_id: int) -> int:
-        """Send a player who just opened the private chat what their games expect of them and
-        never reached them (their role, a card to play, the leader's keyboard): once, however
-        often they press Start. They go through the game's outbox, behind whatever the game
-        queued before, and the outbox sends a private message of a key at most once (one on its
-        way when they pressed is not doubled). Returns how many were queued."""
+        """Send a player who just opened the private chat what their games expect of them (their
+        role, a card to play, the leader's keyboard, what a card showed them): what never reached
+        them, once, however often they press Start; and what reached them but is gone (they deleted
+        it, or cleared the chat), posted again. They go through the game's outbox, behind whatever
+        the game queued before: the outbox sends a private message of a key at most once (one on its
+        way when they pressed is not doubled), and what did arrive is queued as an edit of itself,
+        which changes nothing where it still is and posts it again where it is not. Returns how many
+        were queued."""
         queued = 0
         for table in await self._tables_of_user(user_id):
             game_id = table.id
             wanted = play.pending_private(table, user_id, self.bot_username)
+            if not wanted:
+                continue
             delivered = await self.store.delivered_keys(game_id, [item.key for item in wanted])
-            if all(item.key in delivered for item in wanted):
-                continue  # it all arrived: the player has it already
 
-            def missing(current: Table, delivered: set[str] = delivered) -> Change:
+            def owed(current: Table, delivered: set[str] = delivered) -> Change:
                 items = play.pending_private(current, user_id, self.bot_username)
-                return Change(current, [item for item in items if item.key not in delivered])
+                return Change(current, [_put_back(item) if item.key in delivered else item for item in items])
 
             try:
-                change = await self.store.update(game_id, missing)
+                change = await self.store.update(game_id, owed)
             except (GameGone, DamagedGame):
                 continue
             if change.outgoing:
                 queued += len(change.outgoing)
                 await drain_quietly(self.outbox, game_id)
         return queued
+
+
+def _put_back(item: Send) -> Edit:
+    """A private message that reached its player, as an edit of itself: where it still is, Telegram
+    finds nothing to change; where they deleted it, the outbox posts it again (`Outbox._edit`)."""
+    return Edit(item.chat_id, item.key, item.text, item.buttons, protected=item.protected)
 
 
 def _busy_answer(current: Table | None, lang: str) -> Reply:

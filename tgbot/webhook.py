@@ -38,7 +38,7 @@ from telegram import Update
 from telegram.ext import Application
 
 from tgbot import keys, once
-from tgbot.app import prepare
+from tgbot.app import ALLOWED_UPDATES, prepare
 from tgbot.config import Webhook
 
 log = logging.getLogger(__name__)
@@ -279,7 +279,7 @@ async def register_once(application: Application, webhook: Webhook, redis: Redis
     if not await redis.set(REGISTRAR_KEY, "1", nx=True, ex=300):
         return False
     await application.bot.set_webhook(
-        url=webhook.url, secret_token=webhook.secret, allowed_updates=["message", "callback_query"]
+        url=webhook.url, secret_token=webhook.secret, allowed_updates=ALLOWED_UPDATES
     )
     log.info("webhook registered")
     return True

@@ -11,7 +11,7 @@ from engine import rules as game_rules
 from engine.actions import ChanceTimedOut
 from engine.deadlines import draw_deal, draw_immediate
 from tgbot.changes import Change
-from tgbot.moves import absence, announcements, computers, plot_announcements
+from tgbot.moves import absence, announcements, computers, plot_announcements, prompts
 from tgbot.moves.lobby import LOBBY_KEY, start_game
 from tgbot.moves.play import step
 from tgbot.outgoing import Edit, Outgoing, Send
@@ -95,10 +95,20 @@ def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
         text = board.lobby_reminder(len(table.players), table.language, table.rematch)
         return [Send(table.chat_id, text)]
     return [
-        announcements.to_player(table, seat, private.reminder(seat_scene(table, seat)), (), "", bot_username)
+        _reminder(table, seat, bot_username)
         for seat in public_view(table.game).waiting_for
         if not table.played_by_computer(seat)
     ]
+
+
+def _reminder(table: Table, seat: int, bot_username: str) -> Send:
+    """A player's private reminder. If it cannot reach them, the group hears so only when the decision
+    is one they make in private (and it repeats what the group heard when its keyboard did not reach
+    them): a vote is cast on the group's board, and nothing in private would help them cast it."""
+    reminder = announcements.to_player(table, seat, private.reminder(seat_scene(table, seat)), (), "", bot_username)
+    if prompts.decision_prompts(table, seat, bot_username):
+        return reminder
+    return replace(reminder, notice_chat_id=None, notice_text="", notice_buttons=())
 
 
 def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:

@@ -181,6 +181,7 @@ class FakeTelegram:
         self._upgraded: dict[int, int] = {}  # a basic group's id -> the id of the supergroup it became
         self._without_bot: set[int] = set()  # groups the bot was removed from
         self._outsiders: dict[int, set[int]] = {}  # group -> users who are not its members
+        self._muted: set[int] = set()  # groups where an admin took the bot's right to post
         self._open: set[int] = set()
         self._blocked: set[int] = set()
         self._chats: dict[int, dict[int, FakeMessage]] = {}
@@ -286,6 +287,18 @@ class FakeTelegram:
         """Someone deletes a message: its sender, an admin, or a bot that tidies commands away."""
         self.message(chat_id, message_id).deleted = True
 
+    def restrict_bot(self, chat_id: int, by_user_id: int | None = None) -> dict:
+        """An admin takes the bot's right to post in the supergroup: until `allow_bot`, what it sends
+        there is refused (400, as Telegram answers); its messages stay, and their buttons can be
+        pressed. Returns the `my_chat_member` update, not yet handed to any bot."""
+        self._muted.add(chat_id)
+        return self._bot_member_update(chat_id, by_user_id, "member", "restricted")
+
+    def allow_bot(self, chat_id: int, by_user_id: int | None = None) -> dict:
+        """An admin gives the bot its right to post back. Returns the `my_chat_member` update."""
+        self._muted.discard(chat_id)
+        return self._bot_member_update(chat_id, by_user_id, "restricted", "member")
+
     def block(self, user_id: int) -> None:
         self._user(user_id)
         self._blocked.add(user_id)
@@ -390,6 +403,9 @@ class FakeTelegram:
             return ApiError(400, UPGRADED, migrate_to_chat_id=upgraded).reply()
         if _chat_id_of(params) in self._without_bot:
             return ApiError(403, "Forbidden: bot was kicked from the group chat").reply()
+        if _chat_id_of(params) in self._muted and key in ("sendmessage", "senddocument"):
+            what = "text messages" if key == "sendmessage" else "documents"
+            return ApiError(400, f"Bad Request: not enough rights to send {what} to the chat").reply()
         if key == "getupdates":
             # Returning at once would let a polling Application spin and starve the event loop.
             await asyncio.sleep(min(float(params.get("timeout") or 0), 0.05))
@@ -666,6 +682,31 @@ class FakeTelegram:
         topic = self._topic(chat_id, topic)
         message = self._store(chat_id, text, from_bot=False, sender_id=user_id, entities=entities, topic=topic)
         return {"update_id": next(self._update_ids), "message": self._to_dict(message)}
+
+    def _bot_member_update(self, chat_id: int, by_user_id: int | None, old: str, new: str) -> dict:
+        group = self._groups[chat_id]
+        by_user_id = group["admins"][0] if by_user_id is None else by_user_id
+
+        def member(status: str) -> dict[str, Any]:
+            if status != "restricted":
+                return {"status": status, "user": self._bot_user()}
+            rights = ("can_send_messages", "can_send_audios", "can_send_documents", "can_send_photos")
+            rights += ("can_send_videos", "can_send_video_notes", "can_send_voice_notes", "can_send_polls")
+            rights += ("can_send_other_messages", "can_add_web_page_previews", "can_change_info")
+            rights += ("can_invite_users", "can_pin_messages", "can_manage_topics", "can_edit_tag")
+            rights += ("can_react_to_messages",)
+            return {"status": status, "user": self._bot_user(), "is_member": True, "until_date": 0} | dict.fromkeys(
+                rights, False
+            )
+
+        change = {
+            "chat": self._chat(chat_id),
+            "from": self._users[by_user_id].to_dict(),
+            "date": int(time.time()),
+            "old_chat_member": member(old),
+            "new_chat_member": member(new),
+        }
+        return {"update_id": next(self._update_ids), "my_chat_member": change}
 
     def _service_message(self, user_id: int, chat_id: int, **event: Any) -> dict:
         message = self._store(chat_id, None, from_bot=False, sender_id=user_id)
