@@ -962,3 +962,17 @@ async def test_a_play_again_lobby_is_not_started_by_the_clock(make_bot, telegram
     await group.send(telegram.command(presser, group.chat_id, "/startgame"))
     second = await group.store.load(await group.store.game_of_chat(group.chat_id))
     assert second.rematch and second.stage is Stage.PLAYING and second.id != rematch_id
+
+
+async def test_play_again_leaves_out_who_left_the_group(make_bot, telegram):
+    """Someone who left the group since the game could not see the boards they would vote on: Play
+    again seats the others, and whoever pressed it is told why the table is smaller."""
+    group, service, now = await started_game(make_bot, telegram)
+    finished = await group.play(RejectEverything())
+    gone = group.user_ids[4]
+    telegram.leave_group(group.chat_id, gone)
+    over = group.latest_with_button(group.chat_id, f"r:{finished.id}")
+    answer = await press(group, group.user_ids[2], over, f"r:{finished.id}")
+    assert answer == "A new game is open with the same players, but for those who left the group."
+    rematch = await group.store.load(await group.store.game_of_chat(group.chat_id))
+    assert [p.user_id for p in rematch.players] == [u for u in group.user_ids if u != gone]

@@ -588,7 +588,9 @@ async def rematch_button(update: Update, context: BotContext) -> None:
     """🔁 Play again under a finished game."""
     query, press, user_id, chat_id = pressed(update, RematchPress)
     lang = await language_of(update, context, game_id=press.game_id)
-    answer = await context.service.rematch(press.game_id, user_id, chat_id, lang)
+    answer = await context.service.rematch(
+        press.game_id, user_id, chat_id, lang, lambda group, user: is_member(context, group, user)
+    )
     await answer_query(query, answer.text)
 
 

@@ -189,8 +189,17 @@ class GameService:
         await self._send_queued(game_id)
         return None
 
-    async def rematch(self, game_id: str, user_id: int, chat_id: int | None, lang: str) -> Reply:
-        """Play again: a new lobby in the same group with the same players already seated."""
+    async def rematch(
+        self,
+        game_id: str,
+        user_id: int,
+        chat_id: int | None,
+        lang: str,
+        is_member_of: Callable[[int, int], Awaitable[bool]] | None = None,
+    ) -> Reply:
+        """Play again: a new lobby in the same group with the same players already seated, but for
+        those who left the group since (`is_member_of(group, user)` asks Telegram): they could not
+        see the boards they would vote on."""
         finished = await self._load(game_id)
         if finished is None:
             # Its Play again button outlives it: a finished game is kept `tgbot.store.FINISHED_GAME_SECONDS`.
@@ -207,10 +216,19 @@ class GameService:
         # A game that ended in a basic group since upgraded to a supergroup: the new lobby is the supergroup's.
         chat_id = await self.chat_now(finished.chat_id)
         title, players = finished.chat_title, finished.players
+        if is_member_of is not None:
+            people = [p for p in players if not p.computer and p.user_id != user_id]
+            stayed = await asyncio.gather(*(is_member_of(chat_id, p.user_id) for p in people))
+            gone = {p.user_id for p, member in zip(people, stayed, strict=True) if not member}
+            players = tuple(p for p in players if p.user_id not in gone)
         # In the topic the last game was played in (a basic group since upgraded had none).
         topic = finished.topic if chat_id == finished.chat_id else None
         refusal = await self.open_lobby(chat_id, title, host, lang, players=players, rematch=True, topic=topic)
-        return refusal or Reply(t(lang, "A new game is open with the same players."))
+        if refusal is not None:
+            return refusal
+        if len(players) < len(finished.players):
+            return Reply(t(lang, "A new game is open with the same players, but for those who left the group."))
+        return Reply(t(lang, "A new game is open with the same players."))
 
     async def join(
         self,
