@@ -590,6 +590,16 @@ async def test_an_unknown_command_in_private_is_answered_and_in_a_group_left_alo
     assert (await command_text(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
 
 
+async def test_words_written_to_the_bot_in_private_get_a_pointer_and_in_a_group_nothing(make_bot, telegram):
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1)
+    user = group.user_ids[0]
+    await group.send(telegram.text(user, user, "hi, how do I play?"))
+    assert plain_text(telegram.messages(user)[-1].text) == "I read only commands and buttons. /help lists the commands."
+    await group.send(telegram.text(user, group.chat_id, "who is the spy?"))
+    assert [m for m in telegram.messages(group.chat_id) if m.from_bot] == []
+
+
 async def test_record_before_and_after_a_finished_game(make_bot, telegram):
     application = await make_bot(2)
     group = SimulatedGroup(telegram, application, players=5)

@@ -207,6 +207,7 @@ def build_application(
     application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_MEMBERS, handlers.bot_added))
     # Any other command in private (the commands above took theirs): a typo gets an answer, not silence.
     application.add_handler(MessageHandler(filters.COMMAND & filters.ChatType.PRIVATE, handlers.unknown_command))
+    application.add_handler(MessageHandler(filters.TEXT & filters.ChatType.PRIVATE, handlers.private_text))
     # The bot's own rights in a group changed (an admin let it post again).
     application.add_handler(ChatMemberHandler(handlers.bot_member_changed, ChatMemberHandler.MY_CHAT_MEMBER))
     for press, callback in handlers.BUTTON_HANDLERS.items():

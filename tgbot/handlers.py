@@ -399,6 +399,13 @@ async def unknown_command(update: Update, context: BotContext) -> None:
     await reply(update, t(lang, "I do not know this command. /help lists the ones I know."))
 
 
+async def private_text(update: Update, context: BotContext) -> None:
+    """Words written to the bot in private, where it reads only commands and buttons: a newcomer's
+    "hi" or question gets a pointer, not silence. (In a group, talk is the players'.)"""
+    lang = await language_of(update, context)
+    await reply(update, t(lang, "I read only commands and buttons. /help lists the commands."))
+
+
 async def chat_migrated(update: Update, context: BotContext) -> None:
     """Telegram's service message that the group became a supergroup under a new chat id: one comes
     in the old chat (`migrate_to_chat_id`), one in the new (`migrate_from_chat_id`)."""
