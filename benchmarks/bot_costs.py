@@ -69,7 +69,20 @@ CLIENT_NAME = "bot-costs"  # every connection of this script is named so, the bo
 GROUP_MESSAGES = ("sendMessage", "editMessageText")
 
 
-class CountingConnection(Connection):
+class OwnConnection(Connection):
+    """Every connection this script opens counts itself, so that the server's count of connections
+    received tells another client's from one more of ours (a pool grows when two commands overlap)."""
+
+    opened = 0
+
+    async def _connect(self) -> None:
+        # The socket being opened (each try of it), which is what the server counts as a
+        # connection received; redis-py has no public hook at that point.
+        OwnConnection.opened += 1
+        await super()._connect()
+
+
+class CountingConnection(OwnConnection):
     """The bot's connections: every request written to Redis is one round trip (a command, a
     pipeline, a MULTI/EXEC block or an EVALSHA, whatever its script runs)."""
 
@@ -176,8 +189,8 @@ async def commandstats(redis: Redis) -> Counter[str]:
 
 
 async def others(admin: Redis) -> tuple[int, dict[str, int]]:
-    """Connections the server has received, and the clients not ours: id -> idle seconds."""
-    received = int((await admin.info("stats"))["total_connections_received"])
+    """Connections the server has received from other clients, and the clients not ours: id -> idle seconds."""
+    received = int((await admin.info("stats"))["total_connections_received"]) - OwnConnection.opened
     clients = await admin.client_list()
     return received, {c["id"]: int(c["idle"]) for c in clients if not c.get("name", "").startswith(CLIENT_NAME)}
 
@@ -264,7 +277,9 @@ async def start_own_server(data_dir: str) -> tuple[subprocess.Popen, str]:
 
 async def measure(url: str, args) -> None:
     def client(role: str, cls=Redis) -> Redis:
-        return cls.from_url(url, decode_responses=True, client_name=f"{CLIENT_NAME}-{role}")
+        return cls.from_url(
+            url, decode_responses=True, client_name=f"{CLIENT_NAME}-{role}", connection_class=OwnConnection
+        )
 
     admin = client("admin")
     await admin.flushdb()
