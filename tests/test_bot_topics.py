@@ -37,6 +37,10 @@ async def test_a_game_opened_in_a_topic_is_played_and_played_again_there(make_bo
     await group.send(telegram.command(group.user_ids[0], group.chat_id, "/record", group.topic))
     record = bot_messages(telegram, group)[-1]
     assert record.document is not None and record.topic == group.topic
+    # A command's answer goes where the command was sent.
+    await group.send(telegram.command(group.user_ids[1], group.chat_id, "/join", group.topic))
+    answer = bot_messages(telegram, group)[-1]
+    assert plain_text(answer.text) == "You are already in this game." and answer.topic == group.topic
 
 
 async def test_a_game_opened_in_general_stays_in_general(make_bot, telegram):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from html import escape, unescape
 
-from telegram import Chat, Update, User
+from telegram import Chat, ReplyParameters, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ParseMode
 from telegram.error import BadRequest, ChatMigrated, Forbidden, TelegramError
 
@@ -108,26 +108,27 @@ async def is_member(context: BotContext, chat_id: int, user_id: int) -> bool:
     return member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
 
 
-def answering(bot, chat: Chat | None) -> dict:
-    """The flood limits' arguments of an answer to someone's command in a group (`tgbot.ratelimit.Answer`:
-    in a busy group it leaves the game's messages their share, and is dropped rather than kept waiting;
-    in private it waits its turn). The shortcuts that answer (`Message.reply_text`,
-    `CallbackQuery.edit_message_text`) take no `rate_limit_args`; they pass `api_kwargs` on, where
-    `ExtBot` carries them itself."""
+def answer_limits(bot, chat: Chat | None) -> dict:
+    """The flood limits' arguments of an answer to someone's command or press in a group
+    (`tgbot.ratelimit.Answer`: in a busy group it leaves the game's messages their share, and is
+    dropped rather than kept waiting); in private it waits its turn like any message."""
     if not in_group(chat) or not getattr(getattr(bot, "rate_limiter", None), "takes_answers", False):
         return {}
-    return {"api_kwargs": bot._merge_api_rl_kwargs(None, Answer())}
+    return {"rate_limit_args": Answer()}
 
 
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
-    """Answer a command. In a group the answer quotes the command, which may be gone by now (its
-    sender, an admin or a bot that tidies commands away deleted it): then it goes without the quote."""
+    """Answer a command where it was sent (in a forum group, in its topic). In a group the answer
+    quotes the command, as Telegram's clients do, and goes without the quote if the command is gone
+    by now (its sender, an admin or a bot that tidies commands away deleted it)."""
     if not text:
         return
+    bot, chat, message = update.get_bot(), update.effective_chat, update.effective_message
     options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons), "protect_content": protected}
-    options |= answering(update.get_bot(), update.effective_chat)
+    options |= answer_limits(bot, chat)
+    quote = ReplyParameters(message.message_id, allow_sending_without_reply=True) if in_group(chat) else None
     try:
-        await update.effective_message.reply_text(text, allow_sending_without_reply=True, **options)
+        await bot.send_message(chat.id, text, reply_parameters=quote, message_thread_id=topic_of(update), **options)
     except ChatMigrated as moved:
         # The group became a supergroup after the command was sent: answer there. (The group's
         # settings and game move with Telegram's service messages, or with the game's next message.)
@@ -695,10 +696,12 @@ async def edit_query_message(query, text: str, buttons=()) -> None:
     """Edit the message a button was on; a double tap ("not modified") or an odd message is not an error.
     A message left in a basic group that became a supergroup cannot be edited any more: what it would
     have shown is posted in the supergroup instead."""
-    chat = query.message.chat if query.message is not None else None
-    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons)} | answering(query.get_bot(), chat)
+    if query.message is None:
+        return  # too old for Telegram to show it to the bot: nothing to edit
+    bot, chat = query.get_bot(), query.message.chat
+    options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons)} | answer_limits(bot, chat)
     try:
-        await query.edit_message_text(text, **options)
+        await bot.edit_message_text(text, chat_id=chat.id, message_id=query.message.message_id, **options)
     except ChatMigrated as moved:
         try:
             await query.get_bot().send_message(moved.new_chat_id, text, **options)
