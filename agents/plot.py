@@ -2,7 +2,9 @@
 
 The choices come from `AgentView.choices`, what the seat's own keyboard offers (the engine's
 legal actions for that seat, which depend only on what the seat knows). No Confidence is used
-against a team the seat expects to fail (a Resistance member) or to succeed (a spy); the other
+against a team the seat expects to fail (a Resistance member) or to succeed (a spy), and on a
+mission's fifth proposal, where it wins the game for the spies, by a spy always and by the
+Resistance never; the other
 cards are used now and then, on a target drawn at random, and the leader deals at random.
 """
 
@@ -41,6 +43,9 @@ def _overturn(view: AgentView, belief: Belief) -> bool:
     mission = view.public.current_mission
     if not team or mission is None:
         return False
+    if view.public.proposal_number >= rules.MAX_PROPOSALS_PER_MISSION:
+        # No Confidence makes this the fifth failed proposal: the spies win the game at once.
+        return view.is_spy
     matrix = np.zeros((1, view.players), dtype=bool)
     matrix[0, list(team)] = True
     succeeds = float(belief.success_chance(matrix, rules.fails_required(view.players, mission))[0])

@@ -418,3 +418,27 @@ def test_a_seats_plot_choice_does_not_depend_on_what_others_saw():
         assert act(twin, seat, random.Random(3)) == act(state, seat, random.Random(3))
         return
     pytest.fail("no game with a private result in 40 seeds")
+
+
+@pytest.mark.parametrize(("holder", "team"), [(2, (1, 3)), (2, (0, 2)), (5, (0, 2)), (5, (1, 3))])
+def test_no_confidence_on_a_fifth_proposal_is_used_by_a_spy_and_never_by_the_resistance(holder, team):
+    """On a mission's fifth proposal No Confidence ends the game for the spies: a Resistance holder
+    who expects the team to fail still lets it play, and a spy holder always uses it."""
+    from collections import Counter
+
+    from engine import DealCard, UseNoConfidence
+    from engine.plot import Card, full_deck
+
+    first = (Card.NO_CONFIDENCE, Card.OPINION_MAKER)
+    deck = first + tuple((Counter(full_deck(7)) - Counter(first)).elements())
+    state = new_game(7, variants=Variants(plot_cards=True), spies=(1, 3, 5), first_leader=4, deck=deck)
+    for action in (DealCard(4, Card.NO_CONFIDENCE, holder), DealCard(4, Card.OPINION_MAKER, 6)):
+        state, _ = apply(state, action)
+    for approve in (False, False, False, False, True):
+        state, _ = apply(state, ProposeTeam(state.leader, team))
+        while state.phase is Phase.VOTING:
+            for seat in waiting_for(state):
+                state, _ = apply(state, CastVote(seat, approve))
+    assert state.phase is Phase.OVERTURN and state.proposal_number == 5 and waiting_for(state) == (holder,)
+    used = [isinstance(act(state, holder, random.Random(seed)), UseNoConfidence) for seed in range(20)]
+    assert used == [holder in state.spies] * 20
