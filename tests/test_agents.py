@@ -442,3 +442,29 @@ def test_no_confidence_on_a_fifth_proposal_is_used_by_a_spy_and_never_by_the_res
     assert state.phase is Phase.OVERTURN and state.proposal_number == 5 and waiting_for(state) == (holder,)
     used = [isinstance(act(state, holder, random.Random(seed)), UseNoConfidence) for seed in range(20)]
     assert used == [holder in state.spies] * 20
+
+
+@pytest.mark.parametrize("spotlighted", [1, 3])
+def test_spies_who_know_each_other_leave_the_fail_to_the_one_out_of_the_spotlight(spotlighted):
+    """A card In the Spotlight is played face up: with another known spy on the team to fail it,
+    the spotlighted spy plays Success, and the team still fails as often as before."""
+    from collections import Counter
+
+    from engine import DealCard, Spotlight
+    from engine.plot import Card, full_deck
+
+    first = (Card.IN_THE_SPOTLIGHT, Card.OPINION_MAKER)
+    deck = first + tuple((Counter(full_deck(7)) - Counter(first)).elements())
+    state = new_game(7, variants=Variants(plot_cards=True), spies=(1, 3, 5), first_leader=4, deck=deck)
+    for action in (DealCard(4, Card.IN_THE_SPOTLIGHT, 0), DealCard(4, Card.OPINION_MAKER, 6)):
+        state, _ = apply(state, action)
+    state, _ = apply(state, ProposeTeam(4, (1, 3)))
+    while state.phase is Phase.VOTING:
+        for seat in waiting_for(state):
+            state, _ = apply(state, CastVote(seat, True))
+    state, _ = apply(state, Spotlight(0, spotlighted))
+    assert state.phase is Phase.MISSION
+    other = 4 - spotlighted
+    shown = [act(state, spotlighted, random.Random(seed)).fail for seed in range(40)]
+    hidden = [act(state, other, random.Random(seed)).fail for seed in range(40)]
+    assert not any(shown) and any(hidden)
