@@ -468,3 +468,30 @@ def test_spies_who_know_each_other_leave_the_fail_to_the_one_out_of_the_spotligh
     shown = [act(state, spotlighted, random.Random(seed)).fail for seed in range(40)]
     hidden = [act(state, other, random.Random(seed)).fail for seed in range(40)]
     assert not any(shown) and any(hidden)
+
+
+def test_a_blind_spy_counts_what_its_plot_cards_showed_it():
+    """Under Blind Spies, a spy who overheard that its neighbour is a spy too, or saw a seat's role
+    through Open Up, believes it as surely as a Resistance member would."""
+    from collections import Counter
+
+    from agents.beliefs import own_belief
+    from engine import DealCard, OpenUp, Overhear
+    from engine.plot import Card, full_deck
+
+    first = (Card.OVERHEARD_CONVERSATION, Card.OPEN_UP)
+    deck = first + tuple((Counter(full_deck(7)) - Counter(first)).elements())
+    variants = Variants(plot_cards=True, blind_spies=True)
+    state = new_game(7, variants=variants, spies=(1, 2, 5), first_leader=4, deck=deck)
+    for action in (
+        DealCard(4, Card.OVERHEARD_CONVERSATION, 1),
+        Overhear(1, 2),
+        DealCard(4, Card.OPEN_UP, 6),
+        OpenUp(6, 1),
+    ):
+        state, _ = apply(state, action)
+    assert state.phase is Phase.PROPOSING
+    belief = own_belief(view_of(state, 1), Deductions())
+    assert belief.spy_probability[1] == pytest.approx(1.0) and belief.spy_probability[2] == pytest.approx(1.0)
+    assert belief.spy_probability[6] == pytest.approx(0.0)
+    assert all(row[1] and row[2] and not row[6] for row in belief.rows)
