@@ -495,3 +495,28 @@ def test_a_blind_spy_counts_what_its_plot_cards_showed_it():
     assert belief.spy_probability[1] == pytest.approx(1.0) and belief.spy_probability[2] == pytest.approx(1.0)
     assert belief.spy_probability[6] == pytest.approx(0.0)
     assert all(row[1] and row[2] and not row[6] for row in belief.rows)
+
+
+def test_a_spy_who_knows_the_other_spies_shows_its_role_only_to_one_of_them():
+    """Open Up and Establish Confidence show the giver's role: a computer spy who knows the other
+    spies shows it to one of them, never to a Resistance member, who would then know a spy."""
+    from collections import Counter
+
+    from engine import DealCard, OpenUp
+    from engine.plot import Card, full_deck
+
+    first = (Card.OPEN_UP, Card.ESTABLISH_CONFIDENCE)
+    deck = first + tuple((Counter(full_deck(7)) - Counter(first)).elements())
+    for blind in (False, True):
+        variants = Variants(plot_cards=True, blind_spies=blind)
+        state = new_game(7, variants=variants, spies=(1, 3, 5), first_leader=1, deck=deck)
+        deals = [act(state, 1, random.Random(seed)) for seed in range(60)]
+        given = {d.to for d in deals if isinstance(d, DealCard) and d.card is Card.ESTABLISH_CONFIDENCE}
+        state, _ = apply(state, DealCard(1, Card.OPEN_UP, 5))
+        opened = [act(state, 5, random.Random(seed)) for seed in range(60)]
+        assert all(isinstance(action, OpenUp) for action in opened)
+        shown = {action.to for action in opened}
+        if blind:  # a blind spy knows no other spy: anyone may be shown
+            assert given - {3, 5} and shown - {1, 3}
+        else:
+            assert given and given <= {3, 5} and shown <= {1, 3}
