@@ -36,9 +36,12 @@ class Belief:
         """For each team, the chance that it holds too few spies to fail its mission."""
         return 1.0 - self.reaching(teams, fails_required)
 
-    def restricted(self, seat: int) -> Belief:
-        """The belief of someone who also knows that `seat` is a spy (a blind spy about themselves)."""
-        keep = self.rows[:, seat]
+    def restricted(self, seat: int, known_roles: tuple[tuple[int, bool], ...] = ()) -> Belief:
+        """The belief of someone who also knows that `seat` is a spy (a blind spy about themselves),
+        and the side of each seat in `known_roles` (seat, is a spy)."""
+        keep = self.rows[:, seat].copy()
+        for other, spy in known_roles:
+            keep &= self.rows[:, other] == spy
         weights = self.weights[keep]
         total = weights.sum()
         weights = weights / total if total > 0 else np.full(len(weights), 1.0 / max(len(weights), 1))
@@ -96,13 +99,17 @@ def _belief(record: GameRecord, viewer: Viewer) -> Belief:
 
 def own_belief(view: AgentView, deductions: Deductions) -> Belief:
     """What the seat itself believes: a Resistance member from the record and its own role, a spy
-    who knows every spy exactly, a blind spy as the table sees it plus that it is a spy."""
+    who knows every spy exactly, a blind spy as the table sees it plus that it is a spy and the
+    sides its Plot cards showed it."""
     if not view.is_spy:
         # With Plot cards, what the seat alone saw (a role, a mission card) counts as certain.
         return deductions.belief(view.record, viewer_of(view.own))
     if view.knows_all_spies:
         return exact_belief(view.players, view.own.known_spies)
-    return deductions.belief(view.record, Viewer.outsider()).restricted(view.seat)
+    # A blind spy: what Plot cards showed it alone counts too (a role it saw, a Fail it watched).
+    known = tuple((seen.seat, seen.spy) for seen in view.own.seen_roles)
+    known += tuple((seen.seat, True) for seen in view.own.seen_cards if seen.fail)
+    return deductions.belief(view.record, Viewer.outsider()).restricted(view.seat, known)
 
 
 def table_belief(view: AgentView, deductions: Deductions) -> Belief:

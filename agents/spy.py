@@ -104,14 +104,21 @@ def decisive(view: AgentView) -> bool:
 
 def failers(view: AgentView) -> tuple[int, ...]:
     """The known spies on the team who play Fail if the team sabotages: as many as the mission
-    needs, taken in turn from a rotation every spy who knows the others can work out alike."""
+    needs, taken in turn from a rotation every spy who knows the others can work out alike (the
+    member In the Spotlight last, whose card everyone sees)."""
     assert view.public.team is not None and view.public.current_mission is not None
     on_team = [s for s in view.public.team if s in view.own.known_spies]
     needed = rules.fails_required(view.players, view.public.current_mission)
     if len(on_team) < needed:
         return ()
     start = (view.public.current_mission + view.public.ballot) % len(on_team)
-    return tuple(on_team[(start + i) % len(on_team)] for i in range(needed))
+    turn = [on_team[(start + i) % len(on_team)] for i in range(len(on_team))]
+    # A member In the Spotlight plays face up: a Fail there shows the whole table a spy, so
+    # another spy on the team fails instead when there is one.
+    plot = view.public.plot
+    spotlighted = plot.spotlight[1] if plot is not None and plot.spotlight is not None else None
+    turn.sort(key=lambda seat: seat == spotlighted)
+    return tuple(turn[:needed])
 
 
 def shared_draw(view: AgentView) -> float:

@@ -418,3 +418,105 @@ def test_a_seats_plot_choice_does_not_depend_on_what_others_saw():
         assert act(twin, seat, random.Random(3)) == act(state, seat, random.Random(3))
         return
     pytest.fail("no game with a private result in 40 seeds")
+
+
+@pytest.mark.parametrize(("holder", "team"), [(2, (1, 3)), (2, (0, 2)), (5, (0, 2)), (5, (1, 3))])
+def test_no_confidence_on_a_fifth_proposal_is_used_by_a_spy_and_never_by_the_resistance(holder, team):
+    """On a mission's fifth proposal No Confidence ends the game for the spies: a Resistance holder
+    who expects the team to fail still lets it play, and a spy holder always uses it."""
+    from collections import Counter
+
+    from engine import DealCard, UseNoConfidence
+    from engine.plot import Card, full_deck
+
+    first = (Card.NO_CONFIDENCE, Card.OPINION_MAKER)
+    deck = first + tuple((Counter(full_deck(7)) - Counter(first)).elements())
+    state = new_game(7, variants=Variants(plot_cards=True), spies=(1, 3, 5), first_leader=4, deck=deck)
+    for action in (DealCard(4, Card.NO_CONFIDENCE, holder), DealCard(4, Card.OPINION_MAKER, 6)):
+        state, _ = apply(state, action)
+    for approve in (False, False, False, False, True):
+        state, _ = apply(state, ProposeTeam(state.leader, team))
+        while state.phase is Phase.VOTING:
+            for seat in waiting_for(state):
+                state, _ = apply(state, CastVote(seat, approve))
+    assert state.phase is Phase.OVERTURN and state.proposal_number == 5 and waiting_for(state) == (holder,)
+    used = [isinstance(act(state, holder, random.Random(seed)), UseNoConfidence) for seed in range(20)]
+    assert used == [holder in state.spies] * 20
+
+
+@pytest.mark.parametrize("spotlighted", [1, 3])
+def test_spies_who_know_each_other_leave_the_fail_to_the_one_out_of_the_spotlight(spotlighted):
+    """A card In the Spotlight is played face up: with another known spy on the team to fail it,
+    the spotlighted spy plays Success, and the team still fails as often as before."""
+    from collections import Counter
+
+    from engine import DealCard, Spotlight
+    from engine.plot import Card, full_deck
+
+    first = (Card.IN_THE_SPOTLIGHT, Card.OPINION_MAKER)
+    deck = first + tuple((Counter(full_deck(7)) - Counter(first)).elements())
+    state = new_game(7, variants=Variants(plot_cards=True), spies=(1, 3, 5), first_leader=4, deck=deck)
+    for action in (DealCard(4, Card.IN_THE_SPOTLIGHT, 0), DealCard(4, Card.OPINION_MAKER, 6)):
+        state, _ = apply(state, action)
+    state, _ = apply(state, ProposeTeam(4, (1, 3)))
+    while state.phase is Phase.VOTING:
+        for seat in waiting_for(state):
+            state, _ = apply(state, CastVote(seat, True))
+    state, _ = apply(state, Spotlight(0, spotlighted))
+    assert state.phase is Phase.MISSION
+    other = 4 - spotlighted
+    shown = [act(state, spotlighted, random.Random(seed)).fail for seed in range(40)]
+    hidden = [act(state, other, random.Random(seed)).fail for seed in range(40)]
+    assert not any(shown) and any(hidden)
+
+
+def test_a_blind_spy_counts_what_its_plot_cards_showed_it():
+    """Under Blind Spies, a spy who overheard that its neighbour is a spy too, or saw a seat's role
+    through Open Up, believes it as surely as a Resistance member would."""
+    from collections import Counter
+
+    from agents.beliefs import own_belief
+    from engine import DealCard, OpenUp, Overhear
+    from engine.plot import Card, full_deck
+
+    first = (Card.OVERHEARD_CONVERSATION, Card.OPEN_UP)
+    deck = first + tuple((Counter(full_deck(7)) - Counter(first)).elements())
+    variants = Variants(plot_cards=True, blind_spies=True)
+    state = new_game(7, variants=variants, spies=(1, 2, 5), first_leader=4, deck=deck)
+    for action in (
+        DealCard(4, Card.OVERHEARD_CONVERSATION, 1),
+        Overhear(1, 2),
+        DealCard(4, Card.OPEN_UP, 6),
+        OpenUp(6, 1),
+    ):
+        state, _ = apply(state, action)
+    assert state.phase is Phase.PROPOSING
+    belief = own_belief(view_of(state, 1), Deductions())
+    assert belief.spy_probability[1] == pytest.approx(1.0) and belief.spy_probability[2] == pytest.approx(1.0)
+    assert belief.spy_probability[6] == pytest.approx(0.0)
+    assert all(row[1] and row[2] and not row[6] for row in belief.rows)
+
+
+def test_a_spy_who_knows_the_other_spies_shows_its_role_only_to_one_of_them():
+    """Open Up and Establish Confidence show the giver's role: a computer spy who knows the other
+    spies shows it to one of them, never to a Resistance member, who would then know a spy."""
+    from collections import Counter
+
+    from engine import DealCard, OpenUp
+    from engine.plot import Card, full_deck
+
+    first = (Card.OPEN_UP, Card.ESTABLISH_CONFIDENCE)
+    deck = first + tuple((Counter(full_deck(7)) - Counter(first)).elements())
+    for blind in (False, True):
+        variants = Variants(plot_cards=True, blind_spies=blind)
+        state = new_game(7, variants=variants, spies=(1, 3, 5), first_leader=1, deck=deck)
+        deals = [act(state, 1, random.Random(seed)) for seed in range(60)]
+        given = {d.to for d in deals if isinstance(d, DealCard) and d.card is Card.ESTABLISH_CONFIDENCE}
+        state, _ = apply(state, DealCard(1, Card.OPEN_UP, 5))
+        opened = [act(state, 5, random.Random(seed)) for seed in range(60)]
+        assert all(isinstance(action, OpenUp) for action in opened)
+        shown = {action.to for action in opened}
+        if blind:  # a blind spy knows no other spy: anyone may be shown
+            assert given - {3, 5} and shown - {1, 3}
+        else:
+            assert given and given <= {3, 5} and shown <= {1, 3}

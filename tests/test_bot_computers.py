@@ -242,3 +242,25 @@ async def test_a_person_cannot_pass_for_a_computer_player(make_bot, telegram, na
     (ann, person, computer) = (await group.table()).players
     assert (ann.name, computer.name, computer.computer) == ("Ann", "🤖 Ada", True)
     assert "🤖" not in person.name and person.name.strip("\u3164 ") == "Ada" and not person.computer
+
+
+def test_a_person_whose_plot_decision_a_computer_player_made_is_told_what_it_chose():
+    """A computer player deals the Plot cards of a person it took over: the person's closed
+    keyboard says which card went to whom in their name, not only that it is done."""
+    from engine import Variants
+    from tgbot.outgoing import Edit
+    from tgbot.render.plot import card_name, plot_key
+
+    people = tuple(Player(100 + i, f"P{i}") for i in range(7))
+    game = new_game(7, random.Random(3), Variants(plot_cards=True), first_leader=0)
+    assert game.phase is Phase.DEAL and public_view(game).waiting_for == (0,)
+    settings = GroupSettings(language="en", computer_takeover=True, plot_cards=True)
+    table = Table("a1b2c3d4e5", -100, "G", 100, people, Stage.PLAYING, settings, game, autopilot=(0,))
+    table = clock.settled(Change(table), 0.0, random.Random(1)).table
+    ballot = public_view(table.game).ballot
+    change = clock.on_clock(table, table.computer_at, random.Random(2), "resistance_test_bot")
+    [deal] = [use for use in change.table.game.plot.uses[0] if use.kind.value == "deal"][:1]
+    closed = [item for item in change.outgoing if isinstance(item, Edit) and item.key == plot_key(ballot, 0)]
+    assert [item.chat_id for item in closed] == [100]
+    given = f"you gave {card_name(deal.card, 'en')} to P{deal.target}."
+    assert plain_text(closed[0].text) == f"🤖 A computer player chose for you:\n«G»: {given}"

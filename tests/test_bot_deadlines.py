@@ -976,3 +976,26 @@ async def test_play_again_leaves_out_who_left_the_group(make_bot, telegram):
     assert answer == "A new game is open with the same players, but for those who left the group."
     rematch = await group.store.load(await group.store.game_of_chat(group.chat_id))
     assert [p.user_id for p in rematch.players] == [u for u in group.user_ids if u != gone]
+
+
+async def test_the_group_is_not_told_the_game_waits_for_a_person_a_computer_player_took_over(make_bot, telegram):
+    """A person who blocked the bot misses their deadlines and a computer player takes their turns:
+    their team and card keyboards still go to them (a press gives the seat back), but the group is
+    no longer told that the game waits for them when those cannot reach them: it does not."""
+    group, service, now = await started_game(make_bot, telegram, computer_takeover=True)
+    cy = group.user_ids[2]
+    telegram.block(cy)
+    notice = "Cy, I cannot write to you in private, so the game is waiting for you."
+    table = await group.table()
+    seat = table.seat_of(cy)
+    asked = 0
+    while table.stage is Stage.PLAYING:
+        before, calls = table, len(telegram.calls)
+        now[0] = table.next_wake
+        await service.fire_due()
+        table = await group.table()
+        if seat in before.autopilot:
+            assert not [text for text in sends(telegram, calls, group.chat_id) if notice in text]
+            # The game asked for a decision of theirs in private: a team to propose, a card to play.
+            asked += any(int(p["chat_id"]) == cy for _, p in message_calls(telegram, calls))
+    assert seat in table.autopilot and asked >= 1

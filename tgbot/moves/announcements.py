@@ -97,8 +97,11 @@ def to_player(
 ) -> Send:
     """A private message that the group hears about if the player cannot be reached. Every
     private message of a game holds something only its player may see, so none may be forwarded.
-    `waits`: whether it asks for a decision the game waits for (the group is told which)."""
+    `waits`: whether it asks for a decision the game waits for (the group is told which). A
+    person whose turns a computer player takes is not waited for: the group hears nothing then."""
     player = table.players[seat]
+    if waits and seat in table.autopilot:
+        return Send(player.user_id, text, buttons, key=key, protected=True)
     notice, notice_buttons = board.unreachable_notice(player, table.language, bot_username, waits)
     return Send(
         player.user_id,

@@ -67,7 +67,8 @@ def remove(table: Table, user_id: int, is_admin: bool, lang: str, bot_username: 
 
 def _keyboards_closed(game, table: Table, seat: int, action) -> list[Outgoing]:
     """The keyboard of the decision a computer player just made for a person on autopilot keeps no
-    live buttons (a leader's is closed by the step itself, as every leader's is)."""
+    live buttons and says what it chose for them (a leader's is closed by the step itself, as
+    every leader's is)."""
     ballot = public_view(game).ballot
     scene = seat_scene(table, seat)
     user = table.players[seat].user_id
@@ -75,7 +76,8 @@ def _keyboards_closed(game, table: Table, seat: int, action) -> list[Outgoing]:
         text = private.card_played_for_you(scene, game.current_round.mission, action.fail)
         return [Edit(user, private.card_key(ballot, seat), text, protected=True)]
     if game.phase in PLOT_PHASES:
-        return [Edit(user, plot_render.plot_key(ballot, seat), plot_render.prompt_closed(scene), protected=True)]
+        text = plot_render.prompt_closed_for_you(scene, action)
+        return [Edit(user, plot_render.plot_key(ballot, seat), text, protected=True)]
     return []
 
 

@@ -200,7 +200,7 @@ def immediate_prompt(
 
 def prompt_closed(scene: SeatScene, action=None) -> str:
     """A Plot keyboard once its decision is made: what this player chose (`action`, an engine
-    action), or only that it is done (a computer player chose for them)."""
+    action), or only that it is done."""
     lang, players = scene.lang, scene.group.players
     group = title(scene.group.chat_title)
 
@@ -231,6 +231,12 @@ def prompt_closed(scene: SeatScene, action=None) -> str:
     if isinstance(action, OpenUp):
         return t(lang, "«%(group)s»: you showed your role to %(name)s.", group=group, name=name(action.to))
     return t(lang, "«%(group)s»: done.", group=group)
+
+
+def prompt_closed_for_you(scene: SeatScene, action) -> str:
+    """A Plot keyboard whose decision a computer player made for a person whose turns it takes:
+    what it chose in their name (a card used or passed, a card dealt, a target), told to them alone."""
+    return "\n".join([t(scene.lang, "🤖 A computer player chose for you:"), prompt_closed(scene, action)])
 
 
 def prompt_timed_out(scene: SeatScene) -> str:
