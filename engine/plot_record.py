@@ -247,8 +247,10 @@ def parse_private(raw: Any, players: int) -> dict[int, tuple[Seen, ...]]:
     private: dict[int, tuple[Seen, ...]] = {}
     for key, entries in raw.items():
         field = f"private.{key}"
-        _require(key.isdigit() and int(key) < players and str(int(key)) == key, field, "must be a seat")
-        viewer = int(key)
+        # A seat written plainly in ASCII digits: str.isdigit() also takes "²", which int() refuses.
+        seats = {str(seat): seat for seat in range(players)}
+        _require(key in seats, field, "must be a seat")
+        viewer = seats[key]
         _require(isinstance(entries, list), field, "must be a list")
         seen: list[Seen] = []
         for i, entry in enumerate(entries):

@@ -459,6 +459,10 @@ BROKEN_PLOT_RECORDS = {
         lambda r: r.update(private={"0": [], "1": []}),
         "private",
     ),
+    "private keyed by a digit that is no seat number": (
+        lambda r: r.update(private={"²": []}),
+        "private.²",
+    ),
     "private role of oneself": (
         lambda r: r.update(private={"0": [{"role_of": 0, "spy": False}]}),
         "private.0[0]",
