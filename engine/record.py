@@ -405,8 +405,9 @@ def _parse_proposal(
         f"{field}.auto_votes",
         "the votes missed on one proposal are all filled in with the group's one setting",
     )
+    # The Opinion Makers reveal their votes together: the list is a set of seats, in any order.
     open_votes = _parse_seats(raw["open_votes"], f"{field}.open_votes", players) if "open_votes" in raw else ()
-    _require(list(open_votes) == sorted(open_votes), f"{field}.open_votes", "must be in seat order")
+    open_votes = tuple(sorted(open_votes))
     no_confidence = raw.get("no_confidence")
     if "no_confidence" in raw:
         _require(_is_int(no_confidence) and 0 <= no_confidence < players, f"{field}.no_confidence", "must be a seat")

@@ -4,6 +4,7 @@ window and effect, what each seat is shown, the refusals, and the record's Plot 
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 
 import pytest
@@ -57,6 +58,7 @@ from engine import (
     waiting_for,
 )
 from engine.plot import full_deck
+from engine.simulate import random_action
 
 SPIES = (1, 3, 5)  # at the 7-player table, as in the rules' example
 PLOT = Variants(plot_cards=True)
@@ -496,3 +498,27 @@ def test_the_command_line_plays_a_plot_game_whose_record_validates_and_replays(p
     assert main(["validate", str(games)]) == 0
     parsed = parse_record(record)
     assert export_record(replay(parsed, tuple(record["outcome"]["spies"])), record["id"]) == record
+
+
+def test_open_votes_are_a_set_of_seats_in_any_order():
+    """Two Opinion Makers reveal their votes together: the record may list them in any order."""
+    for seed in range(200):
+        rng = random.Random(seed)
+        state = new_game(10, rng, PLOT)
+        while not state.is_over:
+            state, _ = apply(state, random_action(state, rng, plot_use_rate=0.2))
+        record = export_record(state, "g")
+        both = [
+            (i, j)
+            for i, m in enumerate(record["missions"])
+            for j, p in enumerate(m["proposals"])
+            if len(p.get("open_votes", [])) == 2
+        ]
+        if both:
+            break
+    else:
+        pytest.fail("no game with two Opinion Makers voting")
+    reordered = json.loads(json.dumps(record))
+    for i, j in both:
+        reordered["missions"][i]["proposals"][j]["open_votes"].reverse()
+    assert parse_record(reordered) == parse_record(record)
