@@ -290,7 +290,7 @@ def _check_mission_cards(
 
 def parse_private(raw: Any, players: int) -> dict[int, tuple[Seen, ...]]:
     """`private`: what one seat alone was shown."""
-    _require(isinstance(raw, dict) and len(raw) <= 1, "private", "must be an object with one seat's entry")
+    _require(isinstance(raw, dict) and len(raw) == 1, "private", "must be an object with one seat's entry")
     private: dict[int, tuple[Seen, ...]] = {}
     for key, entries in raw.items():
         field = f"private.{key}"

@@ -34,7 +34,7 @@ from engine.actions import (
 )
 from engine.errors import RecordError
 from engine.game import apply, new_game
-from engine.plot import Card, PlotUse, RoleSeen, Seen, UseKind, clockwise_from, full_deck
+from engine.plot import Card, CardSeen, PlotUse, RoleSeen, Seen, UseKind, clockwise_from, full_deck
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side, Variants
 
 RECORD_FORMAT = "resistance-record/1"
@@ -194,6 +194,7 @@ def parse_record(data: Any) -> GameRecord:
     if fields.at("private", required=False):
         _require(variants is not None and variants.plot_cards, "private", "only a game with Plot cards has one")
         private = plot_record.parse_private(data["private"], players)
+        _check_private_against_missions(private, missions, data["spies"])
         if outcome is not None:
             _check_private_against_outcome(private, outcome)
     fields.done()
@@ -209,6 +210,39 @@ def parse_record(data: Any) -> GameRecord:
         played_at=played_at,
         private=private,
     )
+
+
+def _check_private_against_missions(
+    private: dict[int, tuple[Seen, ...]], missions: list[MissionRound], spy_count: int
+) -> None:
+    """What one seat was shown must be possible in the public record: a card watched was played
+    on that mission by a member of its team (a missed card counts as Success, and a mission
+    without a Fail card shows none), and no seat is seen on both sides or more seats as spies
+    than the game has (a Fail card, seen or played in the spotlight, shows a spy)."""
+    rounds = {m.mission: m for m in missions if m.proposals[-1].approved}
+    public_spies = {use.target for m in missions for use in m.plot if use.kind is UseKind.SPOTLIGHT and use.fail}
+    for viewer, entries in private.items():
+        sides = dict.fromkeys(public_spies, True)
+        for i, seen in enumerate(entries):
+            field = f"private.{viewer}[{i}]"
+            if isinstance(seen, CardSeen):
+                m = rounds.get(seen.mission)
+                _require(
+                    m is not None and seen.seat in m.proposals[-1].team,
+                    field,
+                    f"seat {seen.seat} played no card on mission {seen.mission}",
+                )
+                assert m is not None
+                _require(
+                    not seen.fail or (seen.seat not in m.auto_cards and m.fails != 0),
+                    f"{field}.fail",
+                    "no Fail card was played there",
+                )
+            spy = seen.spy if isinstance(seen, RoleSeen) else True if seen.fail else None
+            if spy is not None:
+                _require(sides.get(seen.seat, spy) == spy, field, f"seat {seen.seat} is seen on both sides")
+                sides[seen.seat] = spy
+                _require(sum(sides.values()) <= spy_count, field, f"more than {spy_count} spies seen")
 
 
 def _check_private_against_outcome(private: dict[int, tuple[Seen, ...]], outcome: Outcome) -> None:

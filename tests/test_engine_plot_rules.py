@@ -153,8 +153,9 @@ def test_the_rules_example_deal_overheard_vote_and_watch():
     assert record["variants"]["plot_cards"] is True
 
 
-def test_the_rules_example_record_parses():
-    record = {
+def rules_example_record() -> dict:
+    """The record of the rules' example (mission 2 at 7 players), after a first mission that deals the cards."""
+    return {
         "format": "resistance-record/1",
         "id": "example",
         "players": 7,
@@ -195,6 +196,10 @@ def test_the_rules_example_record_parses():
         ],
         "private": {"6": [{"card_of": 5, "mission": 2, "fail": True}]},
     }
+
+
+def test_the_rules_example_record_parses():
+    record = rules_example_record()
     parsed = parse_record(record)
     assert parsed.private == {6: (CardSeen(viewer=6, seat=5, mission=2, fail=True),)}
     assert [use.kind.value for use in parsed.missions[1].plot] == ["deal", "deal", "overheard", "watch"]
@@ -530,3 +535,29 @@ def test_open_votes_are_a_set_of_seats_in_any_order():
     for i, j in both:
         reordered["missions"][i]["proposals"][j]["open_votes"].reverse()
     assert parse_record(reordered) == parse_record(record)
+
+
+IMPOSSIBLE_PRIVATE_RESULTS = {
+    "no seat's entry": ({}, "private"),
+    "a card of a seat not on the team": ({"6": [{"card_of": 3, "mission": 2, "fail": False}]}, "private.6[0]"),
+    "a card of a mission not played": ({"6": [{"card_of": 5, "mission": 4, "fail": False}]}, "private.6[0]"),
+    "a Fail on a mission without one": ({"6": [{"card_of": 3, "mission": 1, "fail": True}]}, "private.6[0].fail"),
+    "a seat seen on both sides": (
+        {"6": [{"card_of": 5, "mission": 2, "fail": True}, {"role_of": 5, "spy": False}]},
+        "private.6[1]",
+    ),
+    "more spies seen than the game has": (
+        {"6": [{"role_of": s, "spy": True} for s in (0, 1, 2, 3)]},
+        "private.6[3]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(IMPOSSIBLE_PRIVATE_RESULTS))
+def test_a_private_result_the_public_record_rules_out_is_refused(case):
+    private, field = IMPOSSIBLE_PRIVATE_RESULTS[case]
+    record = rules_example_record()
+    record["private"] = private
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field == field
