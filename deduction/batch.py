@@ -148,9 +148,14 @@ def _read_request(line: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise BadRequest(f"not UTF-8: byte {exc.start + 1} of the line") from None
     try:
-        return json.loads(line, object_pairs_hook=_object_once, parse_constant=_no_constant)
+        return read_json(line)
     except RecursionError:
         raise BadRequest("not readable: nested too deeply") from None
+
+
+def read_json(text: str) -> Any:
+    """JSON as the format means it: every name of an object given once, no NaN or Infinity."""
+    return json.loads(text, object_pairs_hook=_object_once, parse_constant=_no_constant)
 
 
 def _in_request(record_field: str, where: str = "record") -> str:

@@ -634,3 +634,22 @@ def test_what_a_history_holds_is_not_read() -> None:
     plain = batch.answer(json.dumps({"record": data, "viewer": 0}), "behaviour")
     odd = [1, {**earlier_game(), "players": 8}, {"id": "unfinished"}]
     assert batch.answer(json.dumps({"record": data, "viewer": 0, "history": odd}), "behaviour") == plain
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"format": "resistance-record/1", "id": "a", "id": "b"}', '"id" given twice'),
+        ('{"format": "resistance-record/1", "id": "a", "source": {"weight": NaN}}', "NaN is not a JSON number"),
+    ],
+)
+def test_evaluate_and_fit_read_their_records_as_strictly_as_a_request(tmp_path: Path, line: str, problem: str) -> None:
+    """A record line with a name given twice (which value counts is not guessed) or NaN (not JSON)
+    stops `python -m deduction evaluate` and `fit` at that line, as it gets a batch request an error."""
+    from deduction.__main__ import read_games
+
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(record_to_dict(parse_record(impossible_record()))) + "\n" + line + "\n")
+    with pytest.raises(SystemExit) as stopped:
+        read_games(str(games))
+    assert str(stopped.value).startswith(f"{games}:2: ") and problem in str(stopped.value)
