@@ -270,6 +270,13 @@ def _check_mission_cards(
         _require(use.target in proposal.team and use.target != use.by, f"{efield}.target", "another team member")
         _require(not use.fail or use.target not in auto_cards, f"{efield}.fail", "a missed card counts as Success")
         _require(not use.fail or fails is None or fails >= 1, f"{efield}.fail", "a spotlighted Fail is in `fails`")
+        # A Success shown is one of the cards: the Fail cards came from the other members who played.
+        others = set(proposal.team) - set(auto_cards) - {use.target}
+        _require(
+            use.fail or fails is None or fails <= len(others),
+            f"{efield}.fail",
+            f"a Success shown: only {len(others)} other members played a card that could be a Fail",
+        )
         held = held.discard(use.by, Card.IN_THE_SPOTLIGHT)
         spotlighted = use.target
         kept.append(use)

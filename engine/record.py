@@ -507,7 +507,10 @@ def _parse_outcome(
     )
     for i, m in enumerate(missions):
         if m.played:
-            played_by = set(m.proposals[-1].team) - set(m.auto_cards)
+            # Who could have played the Fail cards: not a member whose card the deadline played,
+            # nor one whose card was shown a Success in the spotlight.
+            shown_success = {use.target for use in m.plot if use.kind is UseKind.SPOTLIGHT and not use.fail}
+            played_by = set(m.proposals[-1].team) - set(m.auto_cards) - shown_success
             _require(
                 len(set(spies) & played_by) >= m.fails,
                 "outcome.spies",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from itertools import combinations
 
 import pytest
 
@@ -561,3 +562,70 @@ def test_a_private_result_the_public_record_rules_out_is_refused(case):
     with pytest.raises(RecordError) as refused:
         parse_record(record)
     assert refused.value.field == field
+
+
+def _a_mission_with_a_success_shown() -> tuple[dict, int, dict]:
+    """A finished 7-player Plot game's record, and a played mission of it where the spotlight showed a Success."""
+    for seed in range(500):
+        rng = random.Random(seed)
+        state = new_game(7, rng, PLOT)
+        while not state.is_over:
+            state, _ = apply(state, random_action(state, rng, plot_use_rate=1.0))
+        record = export_record(state, "g")
+        for i, m in enumerate(record["missions"]):
+            shown = [e for e in m["plot"] if e["kind"] == "spotlight" and not e["fail"] and "fails" in m]
+            if shown and not m.get("auto_cards"):
+                return record, i, shown[0]
+    raise AssertionError("no spotlighted Success in 500 games")
+
+
+def test_a_success_shown_in_the_spotlight_leaves_fewer_members_to_play_the_fails():
+    record, i, shown = _a_mission_with_a_success_shown()
+    del record["outcome"]
+    record["missions"] = record["missions"][: i + 1]
+    mission = record["missions"][i]
+    mission["fails"] = mission["team_size"] - 1
+    parse_record(record)  # as many Fail cards as the other members: possible
+    mission["fails"] = mission["team_size"]  # one of them would be the card shown a Success
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field == f"missions[{i}].plot[{mission['plot'].index(shown)}].fail"
+
+
+def test_the_outcome_spies_play_the_fails_without_the_card_shown_a_success():
+    """Spies who could explain a mission's Fail cards only if the member shown a Success had
+    played one of them do not fit the record."""
+    for seed in range(500):
+        rng = random.Random(seed)
+        state = new_game(7, rng, PLOT)
+        while not state.is_over:
+            state, _ = apply(state, random_action(state, rng, plot_use_rate=1.0))
+        record = export_record(state, "g")
+        shown = [
+            (m, e)
+            for m in record["missions"]
+            for e in m["plot"]
+            if e["kind"] == "spotlight" and not e["fail"] and m.get("fails")
+        ]
+        for m, e in shown:
+            played = set(m["proposals"][-1]["team"]) - set(m.get("auto_cards", []))
+            for spies in combinations(range(7), 3):
+                short = len(set(spies) & (played - {e["target"]})) < m["fails"] <= len(set(spies) & played)
+                record["outcome"]["spies"] = list(spies)
+                if short and _fits_but_for_the_spotlight(record):
+                    with pytest.raises(RecordError) as refused:
+                        parse_record(record)
+                    assert refused.value.field == "outcome.spies"
+                    return
+    raise AssertionError("no such game in 500")
+
+
+def _fits_but_for_the_spotlight(record: dict) -> bool:
+    """Whether the outcome's spies explain every mission's Fail cards counting every member who played."""
+    spies = set(record["outcome"]["spies"])
+    for m in record["missions"]:
+        played = set(m["proposals"][-1]["team"]) - set(m.get("auto_cards", []))
+        shown_fail = {e["target"] for e in m["plot"] if e["kind"] == "spotlight" and e["fail"]}
+        if "fails" in m and (len(spies & played) < m["fails"] or not shown_fail <= spies):
+            return False
+    return True
