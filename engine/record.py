@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cache
+from itertools import combinations
 from typing import Any
 
 from engine import plot_record, rules
@@ -156,6 +158,7 @@ def parse_record(data: Any) -> GameRecord:
     successes = failures = 0
     ended = False
     table = plot_record.PlotTable.start(players)
+    seatings = _spy_seatings(players, data["spies"])
     for i, raw in enumerate(data["missions"]):
         field = f"missions[{i}]"
         _require(not ended, field, "the game was already over")
@@ -165,6 +168,12 @@ def parse_record(data: Any) -> GameRecord:
         )
         missions.append(mission)
         if mission.played:
+            seatings = _explained(seatings, mission)
+            _require(
+                bool(seatings),
+                f"{field}.fails",
+                f"no way to seat {data['spies']} spies explains the Fail cards of this mission and those before it",
+            )
             successes += bool(mission.succeeded)
             failures += not mission.succeeded
             ended = successes >= rules.MISSIONS_TO_WIN or failures >= rules.MISSIONS_TO_WIN
@@ -210,6 +219,25 @@ def parse_record(data: Any) -> GameRecord:
         played_at=played_at,
         private=private,
     )
+
+
+@cache
+def _spy_seatings(players: int, spies: int) -> tuple[int, ...]:
+    """Every way to seat the spies, each a bit mask of their seats."""
+    return tuple(sum(1 << seat for seat in seats) for seats in combinations(range(players), spies))
+
+
+def _explained(seatings: tuple[int, ...], m: MissionRound) -> tuple[int, ...]:
+    """The seatings of the spies that explain a played mission's Fail cards: enough spies among the
+    members whose card was shuffled in (a card the deadline played was a Success), and a spy in a
+    spotlighted member whose card was shown a Fail."""
+    assert m.fails is not None
+    spotlight = next((use for use in m.plot if use.kind is UseKind.SPOTLIGHT), None)
+    shown = set() if spotlight is None else {spotlight.target}
+    hidden = sum(1 << seat for seat in set(m.proposals[-1].team) - set(m.auto_cards) - shown)
+    shown_fail = 0 if spotlight is None or not spotlight.fail else 1 << spotlight.target
+    hidden_fails = m.fails - bool(shown_fail)
+    return tuple(s for s in seatings if (s & hidden).bit_count() >= hidden_fails and s & shown_fail == shown_fail)
 
 
 def _check_private_against_missions(

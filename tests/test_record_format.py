@@ -856,3 +856,31 @@ def test_a_field_not_in_the_format_written_last_never_hides_an_earlier_fault(
         with pytest.raises(RecordError) as error:
             parse_record(written_last)
         assert error.value.field == fault
+
+
+def test_a_record_no_seating_of_the_spies_explains_is_refused_at_the_mission_that_rules_the_last_one_out():
+    """5 players, 2 spies: mission 1's two Fail cards make seats 0 and 1 the spies; mission 2's Fail
+    card, played by seats 2, 3 and 4, then has nobody left to play it."""
+    missions = [
+        first_mission([{"leader": 0, "team": [0, 1], "votes": [T, T, T, F, F]}], fails=2),
+        {
+            "mission": 2,
+            "team_size": 3,
+            "fails_required": 1,
+            "proposals": [{"leader": 1, "team": [2, 3, 4], "votes": [T, T, T, F, F]}],
+            "fails": 1,
+        },
+    ]
+    data = record_dict("no-seating", 5, 2, missions)
+    with pytest.raises(RecordError) as refused:
+        parse_record(data)
+    assert refused.value.field == "missions[1].fails"
+    # The batch protocol names it in the request, as it names any other broken field.
+    from deduction.batch import answer
+
+    assert answer(json.dumps({"record": data, "viewer": None}), "behaviour") == {
+        "error": "record.missions[1].fails: no way to seat 2 spies explains the Fail cards of this mission "
+        "and those before it"
+    }
+    missions[1]["fails"] = 0
+    parse_record(data)
