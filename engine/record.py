@@ -203,7 +203,7 @@ def parse_record(data: Any) -> GameRecord:
     if fields.at("private", required=False):
         _require(variants is not None and variants.plot_cards, "private", "only a game with Plot cards has one")
         private = plot_record.parse_private(data["private"], players)
-        _check_private_against_missions(private, missions, data["spies"])
+        _check_private_against_missions(private, missions, data["spies"], seatings)
         if outcome is not None:
             _check_private_against_outcome(private, outcome)
     fields.done()
@@ -241,7 +241,7 @@ def _explained(seatings: tuple[int, ...], m: MissionRound) -> tuple[int, ...]:
 
 
 def _check_private_against_missions(
-    private: dict[int, tuple[Seen, ...]], missions: list[MissionRound], spy_count: int
+    private: dict[int, tuple[Seen, ...]], missions: list[MissionRound], spy_count: int, seatings: tuple[int, ...]
 ) -> None:
     """What one seat was shown must be possible in the public record: a card watched was played
     on that mission by a member of its team (a missed card counts as Success, and a mission
@@ -271,6 +271,9 @@ def _check_private_against_missions(
                 _require(sides.get(seen.seat, spy) == spy, field, f"seat {seen.seat} is seen on both sides")
                 sides[seen.seat] = spy
                 _require(sum(sides.values()) <= spy_count, field, f"more than {spy_count} spies seen")
+                bit = 1 << seen.seat
+                seatings = tuple(s for s in seatings if bool(s & bit) == spy)
+                _require(bool(seatings), field, "no way to seat the spies explains it with the missions' Fail cards")
 
 
 def _check_private_against_outcome(private: dict[int, tuple[Seen, ...]], outcome: Outcome) -> None:

@@ -547,9 +547,14 @@ IMPOSSIBLE_PRIVATE_RESULTS = {
         {"6": [{"card_of": 5, "mission": 2, "fail": True}, {"role_of": 5, "spy": False}]},
         "private.6[1]",
     ),
+    # Mission 2's Fail card was played by seat 4, 5 or 6.
+    "every member of a failed mission seen in the Resistance": (
+        {"0": [{"role_of": s, "spy": False} for s in (4, 5, 6)]},
+        "private.0[2]",
+    ),
     "more spies seen than the game has": (
-        {"6": [{"role_of": s, "spy": True} for s in (0, 1, 2, 3)]},
-        "private.6[3]",
+        {"0": [{"role_of": s, "spy": True} for s in (1, 4, 5, 6)]},
+        "private.0[3]",
     ),
 }
 
