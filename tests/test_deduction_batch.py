@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deduction import batch
 from deduction.analysis import deduce
@@ -653,3 +655,42 @@ def test_evaluate_and_fit_read_their_records_as_strictly_as_a_request(tmp_path: 
     with pytest.raises(SystemExit) as stopped:
         read_games(str(games))
     assert str(stopped.value).startswith(f"{games}:2: ") and problem in str(stopped.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(5, 10),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([0.0, 0.15]),
+    st.integers(0, 2**32),
+    st.integers(1, 300),
+)
+def test_every_exported_record_round_trips_and_gets_an_answer_for_every_viewer(
+    players, targeting, blind_spies, plot_cards, deadline_rate, seed, steps
+):
+    """The engine's export and the batch protocol agree, all variants and deadlines, mid-game or over:
+    the record parses and writes back the same; every Resistance member and an outsider get an answer
+    whose probabilities sum to the spies, the same `consistent`, and the same with or without the
+    outcome and a seat's private results."""
+    rng = random.Random(seed)
+    variants = Variants(targeting=targeting, blind_spies=blind_spies, plot_cards=plot_cards)
+    state = new_game(players, rng, variants)
+    for _ in range(steps):
+        if state.is_over:
+            break
+        state, _ = apply(state, random_action(state, rng, deadline_rate=deadline_rate))
+    full = json.loads(json.dumps(export_record(state, "g", private_for=0 if plot_cards else None)))
+    assert record_to_dict(parse_record(full)) == full
+    public = {key: value for key, value in full.items() if key not in ("outcome", "private")}
+    consistent = set()
+    for viewer in [None, *(s for s in range(players) if s not in state.spies)]:
+        answered = batch.answer(json.dumps({"record": public, "viewer": viewer}), "behaviour")
+        assert "error" not in answered, answered
+        assert batch.answer(json.dumps({"record": full, "viewer": viewer}), "behaviour") == answered
+        probabilities = answered["spy_probability"]
+        assert abs(sum(probabilities) - state.spy_count) < 1e-9
+        assert viewer is None or probabilities[viewer] == 0.0
+        consistent.add(answered["consistent"])
+    assert len(consistent) == 1
