@@ -38,8 +38,9 @@ def read_games(path: str) -> list[GameRecord]:
         for number, line in enumerate(lines, 1):
             if line.strip():
                 try:
-                    games.append(parse_record(json.loads(line)))
-                except (json.JSONDecodeError, RecordError) as exc:
+                    # Read as strictly as a batch request: a name given twice, or NaN, is no record.
+                    games.append(parse_record(batch.read_json(line)))
+                except (json.JSONDecodeError, RecordError, batch.BadRequest) as exc:
                     raise SystemExit(f"{path}:{number}: {exc}") from None
     return games
 

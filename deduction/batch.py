@@ -9,6 +9,7 @@ from typing import Any
 from deduction.analysis import deduce
 from deduction.exact import ImpossibleRecord
 from deduction.knowledge import SeenCard, Viewer
+from deduction.missions import SPOTLIGHT, mission_facts
 from engine import GameRecord, RecordError, parse_record
 
 
@@ -41,6 +42,7 @@ def parse_viewer(request: dict, record: GameRecord) -> Viewer:
         raise BadRequest(f"viewer: must be a seat from 0 to {players - 1}, or null")
     if (roles or cards) and not (record.variants is not None and record.variants.plot_cards):
         raise BadRequest("known, seen_cards: only a game with Plot cards shows a player a role or a card")
+    _check_seen_against_record(cards, record)
     if not knows_spies:
         return Viewer.resistance(seat, roles, cards)
     # A spy knows every side already: what Plot cards showed them adds nothing.
@@ -96,6 +98,35 @@ def _seen_cards(raw: Any, players: int) -> tuple[SeenCard, ...]:
     return tuple(cards)
 
 
+def _check_seen_against_record(cards: tuple[SeenCard, ...], record: GameRecord) -> None:
+    """Cards a viewer watched must fit together with the mission they were played on: each card
+    is seen once, one played face up in the spotlight is what the table saw, and the cards seen
+    among the shuffled ones hold no more Fail cards, nor Success cards, than the mission had.
+    (Each card alone is checked against the record where the answer is computed.)"""
+    seen: dict[tuple[int, int], int] = {}
+    for i, card in enumerate(cards):
+        if (card.mission, card.seat) in seen:
+            first = seen[(card.mission, card.seat)]
+            raise BadRequest(
+                f"seen_cards[{i}]: the card of seat {card.seat} on mission {card.mission} is also seen_cards[{first}]"
+            )
+        seen[(card.mission, card.seat)] = i
+    for m in record.played_missions:
+        facts = mission_facts(m)
+        on_mission = [(i, card) for i, card in enumerate(cards) if card.mission == m.mission]
+        for i, card in on_mission:
+            shown = next((use for use in m.plot if use.kind == SPOTLIGHT and use.target == card.seat), None)
+            if shown is not None and bool(shown.fail) != card.fail:
+                raise BadRequest(f"seen_cards[{i}].fail: seat {card.seat} played that card face up in the spotlight")
+        hidden = [(i, card) for i, card in on_mission if card.seat in facts.hidden_players]
+        fails = [i for i, card in hidden if card.fail]
+        successes = [i for i, card in hidden if not card.fail]
+        if len(fails) > facts.hidden_fails:
+            raise BadRequest(f"seen_cards[{fails[-1]}]: more Fail cards seen than mission {m.mission} had")
+        if len(successes) > len(facts.hidden_players) - facts.hidden_fails:
+            raise BadRequest(f"seen_cards[{successes[-1]}]: more Success cards seen than mission {m.mission} had")
+
+
 def _object_once(pairs: list[tuple[str, Any]]) -> dict:
     """A JSON object whose every name is given once: which of two values counts is not guessed."""
     names = set()
@@ -117,9 +148,14 @@ def _read_request(line: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise BadRequest(f"not UTF-8: byte {exc.start + 1} of the line") from None
     try:
-        return json.loads(line, object_pairs_hook=_object_once, parse_constant=_no_constant)
+        return read_json(line)
     except RecursionError:
         raise BadRequest("not readable: nested too deeply") from None
+
+
+def read_json(text: str) -> Any:
+    """JSON as the format means it: every name of an object given once, no NaN or Infinity."""
+    return json.loads(text, object_pairs_hook=_object_once, parse_constant=_no_constant)
 
 
 def _in_request(record_field: str, where: str = "record") -> str:

@@ -58,6 +58,44 @@ def _is_seat(value: Any, players: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < players
 
 
+class Fields:
+    """The fields of one object of the record, checked in the format's document order.
+
+    The caller asks for each field in `order` in turn with `at` before checking its value, so
+    that a field is reported missing at its own place, not before an earlier field's fault. A
+    field the format does not have is reported at its place in the object as written: just
+    before the first field of `order` that comes after the known fields preceding it (a record
+    written in the format's order is read in the order it is written)."""
+
+    def __init__(self, obj: Any, order: tuple[str, ...], field: str, what: str = "must be an object") -> None:
+        _require(isinstance(obj, dict), field, what)
+        self.obj, self.order, self.field = obj, order, field
+        self.unknown: list[tuple[int, str]] = []  # (the place in `order` it follows, name), as written
+        after = -1
+        for key in obj:
+            if key in order:
+                after = max(after, order.index(key))
+            else:
+                self.unknown.append((after, key))
+
+    def name(self, key: str) -> str:
+        return f"{self.field}.{key}" if self.field else key
+
+    def at(self, key: str, required: bool = True) -> bool:
+        """Whether `key` is given; first, any unknown field written before it is refused, and
+        a required `key` left out."""
+        index = self.order.index(key)
+        for after, unknown in self.unknown:
+            _require(after >= index, self.name(unknown), "unknown field")
+        _require(key in self.obj or not required, self.name(key), "missing")
+        return key in self.obj
+
+    def done(self) -> None:
+        """Refuse an unknown field written after every known one."""
+        for _, unknown in self.unknown:
+            raise RecordError(self.name(unknown), "unknown field")
+
+
 @dataclass(frozen=True)
 class PlotTable:
     """The Plot cards as the record has shown them so far: who holds what, how many were dealt."""
@@ -75,36 +113,45 @@ class PlotTable:
 
 def parse_events(raw: Any, field: str, players: int) -> list[tuple[PlotUse, str]]:
     """The events of a mission's `plot` list, each with its field name; `by` of a deal is
-    filled in later from its proposal's leader."""
+    filled in later from its proposal's leader. An event's fields are checked in the order the
+    format writes them: `kind`, the kind's own fields, `proposal`."""
     _require(isinstance(raw, list), field, "must be a list")
     events = []
+    every_name = {name for names in _EVENT_FIELDS.values() for name in names} | {"kind", "proposal"}
     for i, entry in enumerate(raw):
         efield = f"{field}[{i}]"
         _require(isinstance(entry, dict), efield, "must be an object")
+        # Until the kind is known, only a name that no kind of event has is surely unknown.
+        for key in entry:
+            if key == "kind":
+                break
+            _require(key in every_name, f"{efield}.{key}", "unknown field")
+        _require("kind" in entry, f"{efield}.kind", "missing")
         try:
-            kind = UseKind(entry.get("kind"))
-        except ValueError:
+            kind = UseKind(entry["kind"])
+        except (ValueError, TypeError):
             raise RecordError(f"{efield}.kind", f"must be one of {[k.value for k in UseKind]}") from None
         names = _EVENT_FIELDS[kind]
-        for key in entry:
-            _require(key in ("kind", *names, "proposal"), f"{efield}.{key}", "unknown field")
-        for key in (*names, "proposal"):
-            _require(key in entry, f"{efield}.{key}", "missing")
+        fields = Fields(entry, ("kind", *names, "proposal"), efield)
+        fields.at("kind")
+        card = None
+        for key in names:
+            fields.at(key)
+            if key == "card":
+                try:
+                    card = Card(entry["card"])
+                except (ValueError, TypeError):
+                    raise RecordError(f"{efield}.card", "unknown Plot card") from None
+            elif key == "fail":
+                _require(isinstance(entry["fail"], bool), f"{efield}.fail", "must be true or false")
+            else:
+                _require(_is_seat(entry[key], players), f"{efield}.{key}", f"must be a seat from 0 to {players - 1}")
+        fields.at("proposal")
         proposal = entry["proposal"]
         _require(_is_seat(proposal, rules.MAX_PROPOSALS_PER_MISSION), f"{efield}.proposal", "must be a proposal index")
-        card = None
-        if "card" in entry:
-            try:
-                card = Card(entry["card"])
-            except ValueError:
-                raise RecordError(f"{efield}.card", "unknown Plot card") from None
-        for key in ("by", "to", "target", "from"):
-            if key in entry:
-                _require(_is_seat(entry[key], players), f"{efield}.{key}", f"must be a seat from 0 to {players - 1}")
-        fail = entry.get("fail")
-        _require(kind is not UseKind.SPOTLIGHT or isinstance(fail, bool), f"{efield}.fail", "must be true or false")
+        fields.done()
         other = entry.get("to", entry.get("target", entry.get("from")))
-        events.append((PlotUse(kind, proposal, entry.get("by", -1), other, card=card, fail=fail), efield))
+        events.append((PlotUse(kind, proposal, entry.get("by", -1), other, card=card, fail=entry.get("fail")), efield))
     return events
 
 
@@ -223,6 +270,13 @@ def _check_mission_cards(
         _require(use.target in proposal.team and use.target != use.by, f"{efield}.target", "another team member")
         _require(not use.fail or use.target not in auto_cards, f"{efield}.fail", "a missed card counts as Success")
         _require(not use.fail or fails is None or fails >= 1, f"{efield}.fail", "a spotlighted Fail is in `fails`")
+        # A Success shown is one of the cards: the Fail cards came from the other members who played.
+        others = set(proposal.team) - set(auto_cards) - {use.target}
+        _require(
+            use.fail or fails is None or fails <= len(others),
+            f"{efield}.fail",
+            f"a Success shown: only {len(others)} other members played a card that could be a Fail",
+        )
         held = held.discard(use.by, Card.IN_THE_SPOTLIGHT)
         spotlighted = use.target
         kept.append(use)
@@ -243,12 +297,14 @@ def _check_mission_cards(
 
 def parse_private(raw: Any, players: int) -> dict[int, tuple[Seen, ...]]:
     """`private`: what one seat alone was shown."""
-    _require(isinstance(raw, dict) and len(raw) <= 1, "private", "must be an object with one seat's entry")
+    _require(isinstance(raw, dict) and len(raw) == 1, "private", "must be an object with one seat's entry")
     private: dict[int, tuple[Seen, ...]] = {}
     for key, entries in raw.items():
         field = f"private.{key}"
-        _require(key.isdigit() and int(key) < players and str(int(key)) == key, field, "must be a seat")
-        viewer = int(key)
+        # A seat written plainly in ASCII digits: str.isdigit() also takes "²", which int() refuses.
+        seats = {str(seat): seat for seat in range(players)}
+        _require(key in seats, field, "must be a seat")
+        viewer = seats[key]
         _require(isinstance(entries, list), field, "must be a list")
         seen: list[Seen] = []
         for i, entry in enumerate(entries):

@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import cache
+from itertools import combinations
 from typing import Any
 
 from engine import plot_record, rules
@@ -34,7 +36,7 @@ from engine.actions import (
 )
 from engine.errors import RecordError
 from engine.game import apply, new_game
-from engine.plot import Card, PlotUse, RoleSeen, Seen, UseKind, clockwise_from, full_deck
+from engine.plot import Card, CardSeen, PlotUse, RoleSeen, Seen, UseKind, clockwise_from, full_deck
 from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side, Variants
 
 RECORD_FORMAT = "resistance-record/1"
@@ -54,7 +56,6 @@ _RECORD_KEYS = (
     "private",
 )
 _MISSION_KEYS = ("mission", "team_size", "fails_required", "proposals", "fails", "auto_cards", "plot")
-_MISSION_OPTIONAL = ("fails", "auto_cards", "plot")
 _PROPOSAL_KEYS = (
     "leader",
     "mission",
@@ -66,8 +67,6 @@ _PROPOSAL_KEYS = (
     "open_votes",
     "no_confidence",
 )
-_PROPOSAL_OPTIONAL = ("mission", "auto_team", "auto_votes", "strong_leader", "open_votes", "no_confidence")
-_PLOT_FIELDS = ("plot", "strong_leader", "open_votes", "no_confidence")
 _VARIANT_KEYS = ("targeting", "blind_spies", "plot_cards")
 _OUTCOME_KEYS = ("winner", "reason", "spies")
 
@@ -125,35 +124,33 @@ def _require(condition: bool, field: str, problem: str) -> None:
         raise RecordError(field, problem)
 
 
-def _check_keys(obj: Any, allowed: tuple[str, ...], optional: tuple[str, ...], field: str) -> None:
-    _require(isinstance(obj, dict), field, "must be an object")
-    for key in obj:
-        _require(key in allowed, f"{field}.{key}", "unknown field")
-    for key in allowed:
-        _require(key in obj or key in optional, f"{field}.{key}", "missing")
-
-
 def parse_record(data: Any) -> GameRecord:
-    """Validate plain JSON data as a `resistance-record/1` record; raise `RecordError` if broken."""
+    """Validate plain JSON data as a `resistance-record/1` record; raise `RecordError` if broken.
+
+    Fields are checked in document order (the order the format lists them and `record_to_dict`
+    writes them), each with everything inside it before the next, so that the error names the
+    first offending field."""
     _require(isinstance(data, dict), "record", "must be a JSON object")
-    for key in data:
-        _require(key in _RECORD_KEYS, key, "unknown field")
-    for key in ("format", "id", "players", "spies", "missions"):
-        _require(key in data, key, "missing")
+    fields = plot_record.Fields(data, _RECORD_KEYS, "")
+    fields.at("format")
     _require(data["format"] == RECORD_FORMAT, "format", f"must be {RECORD_FORMAT!r}")
+    fields.at("id")
     _require(isinstance(data["id"], str) and data["id"] != "", "id", "must be a non-empty string")
+    fields.at("players")
     players = data["players"]
     _require(
         _is_int(players) and rules.MIN_PLAYERS <= players <= rules.MAX_PLAYERS,
         "players",
         f"must be a whole number from {rules.MIN_PLAYERS} to {rules.MAX_PLAYERS}",
     )
+    fields.at("spies")
     _require(
         _is_int(data["spies"]) and data["spies"] == rules.spy_count(players),
         "spies",
         f"a game of {players} has {rules.spy_count(players)} spies",
     )
-    variants = _parse_variants(data["variants"]) if "variants" in data else None
+    variants = _parse_variants(data["variants"]) if fields.at("variants", required=False) else None
+    fields.at("missions")
     _require(isinstance(data["missions"], list), "missions", "must be a list")
 
     missions: list[MissionRound] = []
@@ -161,48 +158,55 @@ def parse_record(data: Any) -> GameRecord:
     successes = failures = 0
     ended = False
     table = plot_record.PlotTable.start(players)
+    seatings = _spy_seatings(players, data["spies"])
     for i, raw in enumerate(data["missions"]):
         field = f"missions[{i}]"
         _require(not ended, field, "the game was already over")
-        mission, expected_leader = _parse_mission(raw, field, players, variants, expected_leader, successes, missions)
-        if variants is not None and variants.plot_cards:
-            mission, table = _parse_plot(raw, field, players, mission, table)
+        last = i == len(data["missions"]) - 1
+        mission, expected_leader, table = _parse_mission(
+            raw, field, players, variants, expected_leader, successes, missions, table, last
+        )
         missions.append(mission)
         if mission.played:
+            seatings = _explained(seatings, mission)
+            _require(
+                bool(seatings),
+                f"{field}.fails",
+                f"no way to seat {data['spies']} spies explains the Fail cards of this mission and those before it",
+            )
             successes += bool(mission.succeeded)
             failures += not mission.succeeded
             ended = successes >= rules.MISSIONS_TO_WIN or failures >= rules.MISSIONS_TO_WIN
         else:
             ended = mission.rejections >= rules.MAX_PROPOSALS_PER_MISSION
-            _require(
-                ended or i == len(data["missions"]) - 1, f"{field}.fails", "missing on a mission that is not the last"
-            )
 
     outcome = None
-    if "outcome" in data:
+    if fields.at("outcome", required=False):
         outcome = _parse_outcome(data["outcome"], players, data["spies"], missions, successes, failures)
     # An optional field is either left out or of its kind: null is neither.
     source = data.get("source")
-    _require("source" not in data or isinstance(source, dict), "source", "must be an object")
+    if fields.at("source", required=False):
+        _require(isinstance(source, dict), "source", "must be an object")
     seat_players = data.get("seat_players")
-    _require(
-        "seat_players" not in data
-        or (
+    if fields.at("seat_players", required=False):
+        _require(
             isinstance(seat_players, list)
             and len(seat_players) == players
-            and all(isinstance(p, str) and p for p in seat_players)
-        ),
-        "seat_players",
-        f"must be a list of {players} non-empty strings",
-    )
+            and all(isinstance(p, str) and p for p in seat_players),
+            "seat_players",
+            f"must be a list of {players} non-empty strings",
+        )
     played_at = data.get("played_at")
-    _require("played_at" not in data or _is_iso_time(played_at), "played_at", "must be an ISO 8601 time")
+    if fields.at("played_at", required=False):
+        _require(_is_iso_time(played_at), "played_at", "must be an ISO 8601 time")
     private = None
-    if "private" in data:
+    if fields.at("private", required=False):
         _require(variants is not None and variants.plot_cards, "private", "only a game with Plot cards has one")
         private = plot_record.parse_private(data["private"], players)
+        _check_private_against_missions(private, missions, data["spies"], seatings)
         if outcome is not None:
             _check_private_against_outcome(private, outcome)
+    fields.done()
     return GameRecord(
         id=data["id"],
         players=players,
@@ -217,14 +221,59 @@ def parse_record(data: Any) -> GameRecord:
     )
 
 
-def _parse_plot(
-    raw: dict, field: str, players: int, mission: MissionRound, table: plot_record.PlotTable
-) -> tuple[MissionRound, plot_record.PlotTable]:
-    events = plot_record.parse_events(raw.get("plot", []), f"{field}.plot", players)
-    uses, table = plot_record.check_mission(
-        events, field, list(mission.proposals), mission.fails, mission.auto_cards, table, players
-    )
-    return replace(mission, plot=uses), table
+@cache
+def _spy_seatings(players: int, spies: int) -> tuple[int, ...]:
+    """Every way to seat the spies, each a bit mask of their seats."""
+    return tuple(sum(1 << seat for seat in seats) for seats in combinations(range(players), spies))
+
+
+def _explained(seatings: tuple[int, ...], m: MissionRound) -> tuple[int, ...]:
+    """The seatings of the spies that explain a played mission's Fail cards: enough spies among the
+    members whose card was shuffled in (a card the deadline played was a Success), and a spy in a
+    spotlighted member whose card was shown a Fail."""
+    assert m.fails is not None
+    spotlight = next((use for use in m.plot if use.kind is UseKind.SPOTLIGHT), None)
+    shown = set() if spotlight is None else {spotlight.target}
+    hidden = sum(1 << seat for seat in set(m.proposals[-1].team) - set(m.auto_cards) - shown)
+    shown_fail = 0 if spotlight is None or not spotlight.fail else 1 << spotlight.target
+    hidden_fails = m.fails - bool(shown_fail)
+    return tuple(s for s in seatings if (s & hidden).bit_count() >= hidden_fails and s & shown_fail == shown_fail)
+
+
+def _check_private_against_missions(
+    private: dict[int, tuple[Seen, ...]], missions: list[MissionRound], spy_count: int, seatings: tuple[int, ...]
+) -> None:
+    """What one seat was shown must be possible in the public record: a card watched was played
+    on that mission by a member of its team (a missed card counts as Success, and a mission
+    without a Fail card shows none), and no seat is seen on both sides or more seats as spies
+    than the game has (a Fail card, seen or played in the spotlight, shows a spy)."""
+    rounds = {m.mission: m for m in missions if m.proposals[-1].approved}
+    public_spies = {use.target for m in missions for use in m.plot if use.kind is UseKind.SPOTLIGHT and use.fail}
+    for viewer, entries in private.items():
+        sides = dict.fromkeys(public_spies, True)
+        for i, seen in enumerate(entries):
+            field = f"private.{viewer}[{i}]"
+            if isinstance(seen, CardSeen):
+                m = rounds.get(seen.mission)
+                _require(
+                    m is not None and seen.seat in m.proposals[-1].team,
+                    field,
+                    f"seat {seen.seat} played no card on mission {seen.mission}",
+                )
+                assert m is not None
+                _require(
+                    not seen.fail or (seen.seat not in m.auto_cards and m.fails != 0),
+                    f"{field}.fail",
+                    "no Fail card was played there",
+                )
+            spy = seen.spy if isinstance(seen, RoleSeen) else True if seen.fail else None
+            if spy is not None:
+                _require(sides.get(seen.seat, spy) == spy, field, f"seat {seen.seat} is seen on both sides")
+                sides[seen.seat] = spy
+                _require(sum(sides.values()) <= spy_count, field, f"more than {spy_count} spies seen")
+                bit = 1 << seen.seat
+                seatings = tuple(s for s in seatings if bool(s & bit) == spy)
+                _require(bool(seatings), field, "no way to seat the spies explains it with the missions' Fail cards")
 
 
 def _check_private_against_outcome(private: dict[int, tuple[Seen, ...]], outcome: Outcome) -> None:
@@ -247,9 +296,11 @@ def _is_iso_time(value: Any) -> bool:
 
 
 def _parse_variants(raw: Any) -> Variants:
-    _check_keys(raw, _VARIANT_KEYS, _VARIANT_KEYS, "variants")
-    for key, value in raw.items():
-        _require(isinstance(value, bool), f"variants.{key}", "must be true or false")
+    fields = plot_record.Fields(raw, _VARIANT_KEYS, "variants")
+    for key in _VARIANT_KEYS:
+        if fields.at(key, required=False):
+            _require(isinstance(raw[key], bool), f"variants.{key}", "must be true or false")
+    fields.done()
     return Variants(
         targeting=raw.get("targeting", False),
         blind_spies=raw.get("blind_spies", False),
@@ -265,22 +316,27 @@ def _parse_mission(
     expected_leader: int | None,
     successes: int,
     earlier: list[MissionRound],
-) -> tuple[MissionRound, int | None]:
-    _check_keys(raw, _MISSION_KEYS, _MISSION_OPTIONAL, field)
+    table: plot_record.PlotTable,
+    last: bool,
+) -> tuple[MissionRound, int | None, plot_record.PlotTable]:
+    fields = plot_record.Fields(raw, _MISSION_KEYS, field)
     plot_cards = variants is not None and variants.plot_cards
-    _require(plot_cards or "plot" not in raw, f"{field}.plot", "only a game with Plot cards has one")
+    fields.at("mission")
     number = raw["mission"]
     _require(_is_int(number) and 1 <= number <= rules.MISSION_COUNT, f"{field}.mission", "must be 1 to 5")
     opened = _mission_opener(field, players, variants, successes, earlier)
     opened(number, f"{field}.mission")
+    fields.at("team_size")
     size = rules.team_size(players, number)
     _require(raw["team_size"] == size and _is_int(raw["team_size"]), f"{field}.team_size", f"must be {size}")
+    fields.at("fails_required")
     needed = rules.fails_required(players, number)
     _require(
         _is_int(raw["fails_required"]) and raw["fails_required"] == needed,
         f"{field}.fails_required",
         f"must be {needed}",
     )
+    fields.at("proposals")
     raw_proposals = raw["proposals"]
     _require(
         isinstance(raw_proposals, list) and 1 <= len(raw_proposals) <= rules.MAX_PROPOSALS_PER_MISSION,
@@ -308,16 +364,18 @@ def _parse_mission(
     )
     fails = raw.get("fails")
     auto_cards: tuple[int, ...] = ()
-    if "fails" in raw:
+    if fields.at("fails", required=False):
         _require(proposals[-1].approved, f"{field}.fails", "present, but no proposal was approved")
         _require(_is_int(fails) and 0 <= fails <= size, f"{field}.fails", f"must be a whole number from 0 to {size}")
         _require(fails <= rules.spy_count(players), f"{field}.fails", "more Fail cards than spies")
-        if "auto_cards" in raw:
-            auto_cards = _parse_seats(raw["auto_cards"], f"{field}.auto_cards", players)
-            _require(set(auto_cards) <= set(proposals[-1].team), f"{field}.auto_cards", "names a seat not on the team")
-            _require(fails <= size - len(auto_cards), f"{field}.fails", "more Fail cards than members who played")
     else:
-        _require("auto_cards" not in raw, f"{field}.auto_cards", "present, but the mission was not played")
+        rejected = sum(not p.approved for p in proposals) >= rules.MAX_PROPOSALS_PER_MISSION
+        _require(rejected or last, f"{field}.fails", "missing on a mission that is not the last")
+    if fields.at("auto_cards", required=False):
+        _require(fails is not None, f"{field}.auto_cards", "present, but the mission was not played")
+        auto_cards = _parse_seats(raw["auto_cards"], f"{field}.auto_cards", players)
+        _require(set(auto_cards) <= set(proposals[-1].team), f"{field}.auto_cards", "names a seat not on the team")
+        _require(fails <= size - len(auto_cards), f"{field}.fails", "more Fail cards than members who played")
     mission = MissionRound(
         mission=number,
         team_size=size,
@@ -326,7 +384,14 @@ def _parse_mission(
         fails=fails,
         auto_cards=auto_cards,
     )
-    return mission, expected_leader
+    if fields.at("plot", required=False):
+        _require(plot_cards, f"{field}.plot", "only a game with Plot cards has one")
+    if plot_cards:
+        events = plot_record.parse_events(raw.get("plot", []), f"{field}.plot", players)
+        uses, table = plot_record.check_mission(events, field, proposals, fails, auto_cards, table, players)
+        mission = replace(mission, plot=uses)
+    fields.done()
+    return mission, expected_leader, table
 
 
 def _mission_opener(field: str, players: int, variants: Variants | None, successes: int, earlier: list[MissionRound]):
@@ -367,23 +432,23 @@ def _parse_proposal(
     expected_leader: int | None,
     plot_cards: bool = False,
 ) -> Proposal:
-    _check_keys(raw, _PROPOSAL_KEYS, tuple(k for k in _PROPOSAL_OPTIONAL if not (targeting and k == "mission")), field)
-    for key in _PLOT_FIELDS:
-        _require(plot_cards or key not in raw, f"{field}.{key}", "only a game with Plot cards has one")
+    fields = plot_record.Fields(raw, _PROPOSAL_KEYS, field)
+    fields.at("leader")
     leader = raw["leader"]
     _require(_is_int(leader) and 0 <= leader < players, f"{field}.leader", f"must be a seat from 0 to {players - 1}")
-    strong_leader = raw.get("strong_leader", False)
-    _require(isinstance(strong_leader, bool), f"{field}.strong_leader", "must be true or false")
+    # Only a Strong Leader (a Plot card, used as `strong_leader: true`) leads out of turn.
+    took_lead = plot_cards and raw.get("strong_leader") is True
     _require(
-        expected_leader is None or leader == expected_leader or strong_leader,
+        expected_leader is None or leader == expected_leader or took_lead,
         f"{field}.leader",
         f"out of turn: seat {expected_leader} leads this proposal",
     )
     mission = raw.get("mission", round_mission)
-    if "mission" in raw:
+    if fields.at("mission", required=targeting):
         _require(_is_int(mission) and 1 <= mission <= rules.MISSION_COUNT, f"{field}.mission", "must be 1 to 5")
         opened(mission, f"{field}.mission")
     size = rules.team_size(players, mission)
+    fields.at("team")
     team = raw["team"]
     _require(isinstance(team, list), f"{field}.team", "must be a list of seats")
     _require(
@@ -391,6 +456,7 @@ def _parse_proposal(
     )
     _require(len(set(team)) == len(team), f"{field}.team", "names a player twice")
     _require(len(team) == size, f"{field}.team", f"must have {size} members")
+    fields.at("votes")
     votes = raw["votes"]
     _require(
         isinstance(votes, list) and len(votes) == players and all(isinstance(v, bool) for v in votes),
@@ -398,19 +464,31 @@ def _parse_proposal(
         f"must be a list of {players} booleans",
     )
     auto_team = raw.get("auto_team", False)
-    _require(isinstance(auto_team, bool), f"{field}.auto_team", "must be true or false")
-    auto_votes = _parse_seats(raw["auto_votes"], f"{field}.auto_votes", players) if "auto_votes" in raw else ()
-    _require(
-        len({votes[seat] for seat in auto_votes}) <= 1,
-        f"{field}.auto_votes",
-        "the votes missed on one proposal are all filled in with the group's one setting",
-    )
-    open_votes = _parse_seats(raw["open_votes"], f"{field}.open_votes", players) if "open_votes" in raw else ()
-    _require(list(open_votes) == sorted(open_votes), f"{field}.open_votes", "must be in seat order")
+    if fields.at("auto_team", required=False):
+        _require(isinstance(auto_team, bool), f"{field}.auto_team", "must be true or false")
+    auto_votes: tuple[int, ...] = ()
+    if fields.at("auto_votes", required=False):
+        auto_votes = _parse_seats(raw["auto_votes"], f"{field}.auto_votes", players)
+        _require(
+            len({votes[seat] for seat in auto_votes}) <= 1,
+            f"{field}.auto_votes",
+            "the votes missed on one proposal are all filled in with the group's one setting",
+        )
+    strong_leader = raw.get("strong_leader", False)
+    if fields.at("strong_leader", required=False):
+        _require(plot_cards, f"{field}.strong_leader", "only a game with Plot cards has one")
+        _require(isinstance(strong_leader, bool), f"{field}.strong_leader", "must be true or false")
+    open_votes: tuple[int, ...] = ()
+    if fields.at("open_votes", required=False):
+        _require(plot_cards, f"{field}.open_votes", "only a game with Plot cards has one")
+        # The Opinion Makers reveal their votes together: the list is a set of seats, in any order.
+        open_votes = tuple(sorted(_parse_seats(raw["open_votes"], f"{field}.open_votes", players)))
     no_confidence = raw.get("no_confidence")
-    if "no_confidence" in raw:
+    if fields.at("no_confidence", required=False):
+        _require(plot_cards, f"{field}.no_confidence", "only a game with Plot cards has one")
         _require(_is_int(no_confidence) and 0 <= no_confidence < players, f"{field}.no_confidence", "must be a seat")
         _require(rules.is_approved(votes), f"{field}.no_confidence", "only an approved team can be overturned")
+    fields.done()
     return Proposal(
         leader=leader,
         team=tuple(team),
@@ -427,24 +505,28 @@ def _parse_proposal(
 def _parse_outcome(
     raw: Any, players: int, spy_count: int, missions: list[MissionRound], successes: int, failures: int
 ) -> Outcome:
-    _check_keys(raw, _OUTCOME_KEYS, (), "outcome")
-    try:
-        reason = EndReason(raw["reason"])
-    except ValueError:
-        raise RecordError("outcome.reason", "unknown reason") from None
-    try:
-        winner = Side(raw["winner"])
-    except ValueError:
-        raise RecordError("outcome.winner", "must be 'resistance' or 'spies'") from None
+    fields = plot_record.Fields(raw, _OUTCOME_KEYS, "outcome")
     five_rejections = bool(missions) and missions[-1].rejections >= rules.MAX_PROPOSALS_PER_MISSION
     actual = {
         EndReason.THREE_SUCCESSFUL_MISSIONS: successes >= rules.MISSIONS_TO_WIN,
         EndReason.THREE_FAILED_MISSIONS: failures >= rules.MISSIONS_TO_WIN,
         EndReason.FIVE_REJECTIONS: five_rejections,
     }
+    fields.at("winner")
+    try:
+        winner = Side(raw["winner"])
+    except (ValueError, TypeError):
+        raise RecordError("outcome.winner", "must be 'resistance' or 'spies'") from None
+    if any(actual.values()):  # the missions say who won
+        expected_winner = Side.RESISTANCE if actual[EndReason.THREE_SUCCESSFUL_MISSIONS] else Side.SPIES
+        _require(winner is expected_winner, "outcome.winner", f"must be {expected_winner.value!r}: see the missions")
+    fields.at("reason")
+    try:
+        reason = EndReason(raw["reason"])
+    except (ValueError, TypeError):
+        raise RecordError("outcome.reason", "unknown reason") from None
     _require(actual[reason], "outcome.reason", "does not match the missions")
-    expected_winner = Side.RESISTANCE if reason is EndReason.THREE_SUCCESSFUL_MISSIONS else Side.SPIES
-    _require(winner is expected_winner, "outcome.winner", f"must be {expected_winner.value!r} for {reason.value}")
+    fields.at("spies")
     spies = raw["spies"]
     _require(
         isinstance(spies, list)
@@ -456,7 +538,10 @@ def _parse_outcome(
     )
     for i, m in enumerate(missions):
         if m.played:
-            played_by = set(m.proposals[-1].team) - set(m.auto_cards)
+            # Who could have played the Fail cards: not a member whose card the deadline played,
+            # nor one whose card was shown a Success in the spotlight.
+            shown_success = {use.target for use in m.plot if use.kind is UseKind.SPOTLIGHT and not use.fail}
+            played_by = set(m.proposals[-1].team) - set(m.auto_cards) - shown_success
             _require(
                 len(set(spies) & played_by) >= m.fails,
                 "outcome.spies",
@@ -468,6 +553,7 @@ def _parse_outcome(
                 "outcome.spies",
                 f"seat {use.target} played a Fail in the spotlight at missions[{i}]",
             )
+    fields.done()
     return Outcome(winner=winner, reason=reason, spies=tuple(spies))
 
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deduction import batch
 from deduction.analysis import deduce
@@ -634,3 +636,61 @@ def test_what_a_history_holds_is_not_read() -> None:
     plain = batch.answer(json.dumps({"record": data, "viewer": 0}), "behaviour")
     odd = [1, {**earlier_game(), "players": 8}, {"id": "unfinished"}]
     assert batch.answer(json.dumps({"record": data, "viewer": 0, "history": odd}), "behaviour") == plain
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"format": "resistance-record/1", "id": "a", "id": "b"}', '"id" given twice'),
+        ('{"format": "resistance-record/1", "id": "a", "source": {"weight": NaN}}', "NaN is not a JSON number"),
+    ],
+)
+def test_evaluate_and_fit_read_their_records_as_strictly_as_a_request(tmp_path: Path, line: str, problem: str) -> None:
+    """A record line with a name given twice (which value counts is not guessed) or NaN (not JSON)
+    stops `python -m deduction evaluate` and `fit` at that line, as it gets a batch request an error."""
+    from deduction.__main__ import read_games
+
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(record_to_dict(parse_record(impossible_record()))) + "\n" + line + "\n")
+    with pytest.raises(SystemExit) as stopped:
+        read_games(str(games))
+    assert str(stopped.value).startswith(f"{games}:2: ") and problem in str(stopped.value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(5, 10),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([0.0, 0.15]),
+    st.integers(0, 2**32),
+    st.integers(1, 300),
+)
+def test_every_exported_record_round_trips_and_gets_an_answer_for_every_viewer(
+    players, targeting, blind_spies, plot_cards, deadline_rate, seed, steps
+):
+    """The engine's export and the batch protocol agree, all variants and deadlines, mid-game or over:
+    the record parses and writes back the same; every Resistance member and an outsider get an answer
+    whose probabilities sum to the spies, the same `consistent`, and the same with or without the
+    outcome and a seat's private results."""
+    rng = random.Random(seed)
+    variants = Variants(targeting=targeting, blind_spies=blind_spies, plot_cards=plot_cards)
+    state = new_game(players, rng, variants)
+    for _ in range(steps):
+        if state.is_over:
+            break
+        state, _ = apply(state, random_action(state, rng, deadline_rate=deadline_rate))
+    full = json.loads(json.dumps(export_record(state, "g", private_for=0 if plot_cards else None)))
+    assert record_to_dict(parse_record(full)) == full
+    public = {key: value for key, value in full.items() if key not in ("outcome", "private")}
+    consistent = set()
+    for viewer in [None, *(s for s in range(players) if s not in state.spies)]:
+        answered = batch.answer(json.dumps({"record": public, "viewer": viewer}), "behaviour")
+        assert "error" not in answered, answered
+        assert batch.answer(json.dumps({"record": full, "viewer": viewer}), "behaviour") == answered
+        probabilities = answered["spy_probability"]
+        assert abs(sum(probabilities) - state.spy_count) < 1e-9
+        assert viewer is None or probabilities[viewer] == 0.0
+        consistent.add(answered["consistent"])
+    assert len(consistent) == 1

@@ -236,3 +236,77 @@ def test_a_card_of_a_seat_not_on_that_mission_is_refused():
     viewer = next(s for s in range(state.players) if s not in state.spies)
     with pytest.raises(ValueError, match="played no card"):
         deduce(record, Viewer.resistance(viewer, (), (SeenCard(mission.mission, outsider, False),)))
+
+
+def _example_request(viewer: int, seen_cards: list[dict]) -> str:
+    from tests.test_engine_plot_rules import rules_example_record
+
+    record = rules_example_record()
+    del record["private"]
+    return json.dumps({"record": record, "viewer": viewer, "seen_cards": seen_cards})
+
+
+IMPOSSIBLE_SEEN_CARDS = {
+    # Mission 1 (seats 3 and 6) had no Fail card.
+    "a Fail on a mission without one": ([{"mission": 1, "seat": 3, "fail": True}], "seen_cards[0]"),
+    # Mission 2 (seats 4, 5 and 6) had one Fail card: at most two Success cards to see.
+    "every card of a mission with a Fail a Success": (
+        [{"mission": 2, "seat": s, "fail": False} for s in (4, 5, 6)],
+        "seen_cards[2]",
+    ),
+    "one card seen as both": (
+        [{"mission": 2, "seat": 5, "fail": True}, {"mission": 2, "seat": 5, "fail": False}],
+        "seen_cards[1]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(IMPOSSIBLE_SEEN_CARDS))
+def test_seen_cards_that_cannot_go_together_with_the_mission_are_refused(case):
+    """Each card alone fits the record; together with the mission's count of Fail cards they do not."""
+    cards, where = IMPOSSIBLE_SEEN_CARDS[case]
+    answered = answer(_example_request(0, cards), "behaviour")
+    assert answered.get("error", "").startswith(where), answered
+
+
+def test_a_spotlighted_card_seen_otherwise_than_the_table_saw_it_is_refused():
+    spotlighted = [
+        (state, m, use)
+        for seed in range(60)
+        for state in plot_game(8, seed, plot_use_rate=1.0)[-1:]
+        for m in state.played_rounds
+        for use in state.plot.uses[state.rounds.index(m)]
+        if use.kind.value == "spotlight"
+    ]
+    state, m, use = spotlighted[0]
+    record = export_record(state, "g")
+    del record["outcome"]
+    viewer = next(s for s in range(state.players) if s not in state.spies)
+    as_shown = {"mission": m.mission, "seat": use.target, "fail": bool(use.fail)}
+    otherwise = as_shown | {"fail": not use.fail}
+    request = {"record": record, "viewer": viewer}
+    assert "error" not in answer(json.dumps(request | {"seen_cards": [as_shown]}), "behaviour")
+    refused = answer(json.dumps(request | {"seen_cards": [otherwise]}), "behaviour")
+    assert refused == {"error": f"seen_cards[0].fail: seat {use.target} played that card face up in the spotlight"}
+
+
+@SETTINGS
+@given(st.integers(0, 2**32), st.sampled_from([7, 8, 9, 10]))
+def test_what_a_resistance_player_really_saw_is_never_refused(seed, players):
+    state = plot_game(players, seed, plot_use_rate=0.9)[-1]
+    record = export_record(state, "g")
+    del record["outcome"]
+    for viewer in (s for s in range(players) if s not in state.spies):
+        mine = [seen for seen in state.plot.seen if seen.viewer == viewer]
+        request = {
+            "record": record,
+            "viewer": viewer,
+            "known": {str(s.seat): "spy" if s.spy else "resistance" for s in mine if isinstance(s, RoleSeen)},
+            "seen_cards": [
+                {"mission": s.mission, "seat": s.seat, "fail": s.fail} for s in mine if isinstance(s, CardSeen)
+            ],
+        }
+        answered = answer(json.dumps(request), "behaviour")
+        assert "error" not in answered, answered
+        assert answered["spy_probability"][viewer] == 0.0
+        assert abs(sum(answered["spy_probability"]) - state.spy_count) < 1e-9

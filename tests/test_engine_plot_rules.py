@@ -4,7 +4,9 @@ window and effect, what each seat is shown, the refusals, and the record's Plot 
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
+from itertools import combinations
 
 import pytest
 
@@ -57,6 +59,7 @@ from engine import (
     waiting_for,
 )
 from engine.plot import full_deck
+from engine.simulate import random_action
 
 SPIES = (1, 3, 5)  # at the 7-player table, as in the rules' example
 PLOT = Variants(plot_cards=True)
@@ -151,8 +154,9 @@ def test_the_rules_example_deal_overheard_vote_and_watch():
     assert record["variants"]["plot_cards"] is True
 
 
-def test_the_rules_example_record_parses():
-    record = {
+def rules_example_record() -> dict:
+    """The record of the rules' example (mission 2 at 7 players), after a first mission that deals the cards."""
+    return {
         "format": "resistance-record/1",
         "id": "example",
         "players": 7,
@@ -193,6 +197,10 @@ def test_the_rules_example_record_parses():
         ],
         "private": {"6": [{"card_of": 5, "mission": 2, "fail": True}]},
     }
+
+
+def test_the_rules_example_record_parses():
+    record = rules_example_record()
     parsed = parse_record(record)
     assert parsed.private == {6: (CardSeen(viewer=6, seat=5, mission=2, fail=True),)}
     assert [use.kind.value for use in parsed.missions[1].plot] == ["deal", "deal", "overheard", "watch"]
@@ -435,7 +443,15 @@ def _plot_record() -> dict:
 
 
 BROKEN_PLOT_RECORDS = {
-    "plot in a plain record": (lambda r: r["variants"].update(plot_cards=False), "missions[0].plot"),
+    # The proposal's open_votes come before the mission's plot events.
+    "plot fields in a plain record": (
+        lambda r: r["variants"].update(plot_cards=False),
+        "missions[0].proposals[0].open_votes",
+    ),
+    "plot events in a plain record": (
+        lambda r: (r["variants"].update(plot_cards=False), r["missions"][0]["proposals"][0].pop("open_votes")),
+        "missions[0].plot",
+    ),
     "watch by nobody": (
         lambda r: r["missions"][0]["plot"].append({"kind": "watch", "by": 3, "target": 0, "proposal": 0}),
         "missions[0].plot[3].kind",
@@ -458,6 +474,10 @@ BROKEN_PLOT_RECORDS = {
     "two seats in private": (
         lambda r: r.update(private={"0": [], "1": []}),
         "private",
+    ),
+    "private keyed by a digit that is no seat number": (
+        lambda r: r.update(private={"²": []}),
+        "private.²",
     ),
     "private role of oneself": (
         lambda r: r.update(private={"0": [{"role_of": 0, "spy": False}]}),
@@ -492,3 +512,125 @@ def test_the_command_line_plays_a_plot_game_whose_record_validates_and_replays(p
     assert main(["validate", str(games)]) == 0
     parsed = parse_record(record)
     assert export_record(replay(parsed, tuple(record["outcome"]["spies"])), record["id"]) == record
+
+
+def test_open_votes_are_a_set_of_seats_in_any_order():
+    """Two Opinion Makers reveal their votes together: the record may list them in any order."""
+    for seed in range(200):
+        rng = random.Random(seed)
+        state = new_game(10, rng, PLOT)
+        while not state.is_over:
+            state, _ = apply(state, random_action(state, rng, plot_use_rate=0.2))
+        record = export_record(state, "g")
+        both = [
+            (i, j)
+            for i, m in enumerate(record["missions"])
+            for j, p in enumerate(m["proposals"])
+            if len(p.get("open_votes", [])) == 2
+        ]
+        if both:
+            break
+    else:
+        pytest.fail("no game with two Opinion Makers voting")
+    reordered = json.loads(json.dumps(record))
+    for i, j in both:
+        reordered["missions"][i]["proposals"][j]["open_votes"].reverse()
+    assert parse_record(reordered) == parse_record(record)
+
+
+IMPOSSIBLE_PRIVATE_RESULTS = {
+    "no seat's entry": ({}, "private"),
+    "a card of a seat not on the team": ({"6": [{"card_of": 3, "mission": 2, "fail": False}]}, "private.6[0]"),
+    "a card of a mission not played": ({"6": [{"card_of": 5, "mission": 4, "fail": False}]}, "private.6[0]"),
+    "a Fail on a mission without one": ({"6": [{"card_of": 3, "mission": 1, "fail": True}]}, "private.6[0].fail"),
+    "a seat seen on both sides": (
+        {"6": [{"card_of": 5, "mission": 2, "fail": True}, {"role_of": 5, "spy": False}]},
+        "private.6[1]",
+    ),
+    # Mission 2's Fail card was played by seat 4, 5 or 6.
+    "every member of a failed mission seen in the Resistance": (
+        {"0": [{"role_of": s, "spy": False} for s in (4, 5, 6)]},
+        "private.0[2]",
+    ),
+    "more spies seen than the game has": (
+        {"0": [{"role_of": s, "spy": True} for s in (1, 4, 5, 6)]},
+        "private.0[3]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(IMPOSSIBLE_PRIVATE_RESULTS))
+def test_a_private_result_the_public_record_rules_out_is_refused(case):
+    private, field = IMPOSSIBLE_PRIVATE_RESULTS[case]
+    record = rules_example_record()
+    record["private"] = private
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field == field
+
+
+def _a_mission_with_a_success_shown() -> tuple[dict, int, dict]:
+    """A finished 7-player Plot game's record, and a played mission of it where the spotlight showed a Success."""
+    for seed in range(500):
+        rng = random.Random(seed)
+        state = new_game(7, rng, PLOT)
+        while not state.is_over:
+            state, _ = apply(state, random_action(state, rng, plot_use_rate=1.0))
+        record = export_record(state, "g")
+        for i, m in enumerate(record["missions"]):
+            shown = [e for e in m["plot"] if e["kind"] == "spotlight" and not e["fail"] and "fails" in m]
+            if shown and not m.get("auto_cards"):
+                return record, i, shown[0]
+    raise AssertionError("no spotlighted Success in 500 games")
+
+
+def test_a_success_shown_in_the_spotlight_leaves_fewer_members_to_play_the_fails():
+    record, i, shown = _a_mission_with_a_success_shown()
+    del record["outcome"]
+    record["missions"] = record["missions"][: i + 1]
+    mission = record["missions"][i]
+    mission["fails"] = mission["team_size"] - 1
+    parse_record(record)  # as many Fail cards as the other members: possible
+    mission["fails"] = mission["team_size"]  # one of them would be the card shown a Success
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field == f"missions[{i}].plot[{mission['plot'].index(shown)}].fail"
+
+
+def test_the_outcome_spies_play_the_fails_without_the_card_shown_a_success():
+    """Spies who could explain a mission's Fail cards only if the member shown a Success had
+    played one of them do not fit the record."""
+    for seed in range(500):
+        rng = random.Random(seed)
+        state = new_game(7, rng, PLOT)
+        while not state.is_over:
+            state, _ = apply(state, random_action(state, rng, plot_use_rate=1.0))
+        record = export_record(state, "g")
+        shown = [
+            (m, e)
+            for m in record["missions"]
+            for e in m["plot"]
+            if e["kind"] == "spotlight" and not e["fail"] and m.get("fails")
+        ]
+        for m, e in shown:
+            played = set(m["proposals"][-1]["team"]) - set(m.get("auto_cards", []))
+            for spies in combinations(range(7), 3):
+                short = len(set(spies) & (played - {e["target"]})) < m["fails"] <= len(set(spies) & played)
+                record["outcome"]["spies"] = list(spies)
+                if short and _fits_but_for_the_spotlight(record):
+                    with pytest.raises(RecordError) as refused:
+                        parse_record(record)
+                    assert refused.value.field == "outcome.spies"
+                    return
+    raise AssertionError("no such game in 500")
+
+
+def _fits_but_for_the_spotlight(record: dict) -> bool:
+    """Whether the outcome's spies explain every mission's Fail cards counting every member who played."""
+    spies = set(record["outcome"]["spies"])
+    for m in record["missions"]:
+        played = set(m["proposals"][-1]["team"]) - set(m.get("auto_cards", []))
+        shown_fail = {e["target"] for e in m["plot"] if e["kind"] == "spotlight" and e["fail"]}
+        if "fails" in m and (len(spies & played) < m["fails"] or not shown_fail <= spies):
+            return False
+    return True

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import (
     CastVote,
@@ -25,6 +27,7 @@ from engine import (
     record_to_dict,
     rules,
 )
+from engine.simulate import random_action
 from tests.records import first_mission, record_dict
 
 TRAIN = Path(__file__).resolve().parents[2] / "shared" / "data" / "human-games" / "train.jsonl"
@@ -420,8 +423,12 @@ BROKEN_RECORDS: dict[str, tuple[Callable[[], dict], str]] = {
     "unknown outcome field": (broken(set_in(["outcome", "merlin"], 0)), "outcome.merlin"),
     "outcome missing spies": (broken(delete(["outcome", "spies"])), "outcome.spies"),
     "unknown reason": (broken(set_in(["outcome", "reason"], "assassination")), "outcome.reason"),
-    "reason contradicts the missions": (
+    "winner and reason contradict the missions: the winner comes first": (
         broken(lambda d: d["outcome"].update(winner="resistance", reason="three_successful_missions")),
+        "outcome.winner",
+    ),
+    "reason contradicts the missions": (
+        broken(lambda d: d["outcome"].update(reason="three_successful_missions")),
         "outcome.reason",
     ),
     "five rejections that did not happen": (broken(set_in(["outcome", "reason"], "five_rejections")), "outcome.reason"),
@@ -722,3 +729,158 @@ def test_missing_fields_are_named_in_document_order_whatever_the_hash_seed(hash_
         env={"PYTHONHASHSEED": hash_seed, "PYTHONPATH": str(root)},
     )
     assert out.stdout.strip() == "missions[0].team_size"
+
+
+# ----------------------------------------------------------------------------- document order
+
+
+def _proposal_of(data: dict, mission: int = 0, proposal: int = 0) -> dict:
+    return data["missions"][mission]["proposals"][proposal]
+
+
+ORDERED_FAULTS: dict[str, tuple[Callable[[dict], object], str]] = {
+    # A field the format does not have, written after a broken one, is not the first fault.
+    "a newer format with a field of its own": (
+        lambda d: d.update(format="resistance-record/2", rounds_revealed=True),
+        "format",
+    ),
+    "an unknown field written after a broken one in a proposal": (
+        lambda d: _proposal_of(d).update(leader=99, comment="late"),
+        "missions[0].proposals[0].leader",
+    ),
+    "an unknown field written before a broken one": (
+        lambda d: d["missions"].__setitem__(0, {"comment": "early", **d["missions"][0], "team_size": 9}),
+        "missions[0].comment",
+    ),
+    # A field left out is missing at its own place, not before the faults of the fields ahead of it.
+    "missions left out, format broken": (lambda d: d.update(format="x") or d.pop("missions"), "format"),
+    "votes left out, leader broken": (
+        lambda d: _proposal_of(d).update(leader=-1) or _proposal_of(d).pop("votes"),
+        "missions[0].proposals[0].leader",
+    ),
+    "fails_required left out, mission broken": (
+        lambda d: d["missions"][0].update(mission=0) or d["missions"][0].pop("fails_required"),
+        "missions[0].mission",
+    ),
+    "spies of the outcome left out, winner broken": (
+        lambda d: d["outcome"].update(winner="nobody") or d["outcome"].pop("spies"),
+        "outcome.winner",
+    ),
+    # Within the outcome, the winner comes before the reason.
+    "winner and reason both unknown": (
+        lambda d: d["outcome"].update(winner="nobody", reason="boredom"),
+        "outcome.winner",
+    ),
+    # A Plot field in a plain record is out of place where it is written, after the leader.
+    "a leader out of turn who says he used a Strong Leader in a plain record": (
+        lambda d: _proposal_of(d, 0, 1).update(leader=0, strong_leader=True),
+        "missions[0].proposals[1].leader",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ORDERED_FAULTS))
+def test_the_first_fault_in_document_order_is_named(case):
+    breaks, field = ORDERED_FAULTS[case]
+    data = spec_example()
+    breaks(data)
+    with pytest.raises(RecordError) as error:
+        parse_record(data)
+    assert error.value.field == field
+
+
+def test_a_plot_event_is_checked_in_the_order_it_is_written():
+    """kind, the kind's own fields, then proposal: as the format and the export write them."""
+    from engine.plot_record import parse_events
+
+    event = {"kind": "deal", "card": "joker", "to": 3, "proposal": "first"}
+    with pytest.raises(RecordError) as error:
+        parse_events([event], "missions[0].plot", 7)
+    assert error.value.field == "missions[0].plot[0].card"
+    with pytest.raises(RecordError) as error:
+        parse_events([{"knd": "deal", "card": "open_up", "to": 3, "proposal": 0}], "missions[0].plot", 7)
+    assert error.value.field == "missions[0].plot[0].knd"
+    with pytest.raises(RecordError) as error:
+        parse_events([{"card": "open_up", "to": 3, "proposal": 0}], "missions[0].plot", 7)
+    assert error.value.field == "missions[0].plot[0].kind"
+
+
+def _paths(value, path=()):
+    yield path
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        yield from _paths(inner, (*path, key))
+
+
+def _at(data, path):
+    for key in path:
+        data = data[key]
+    return data
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(5, 10),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([0.0, 0.2]),
+    st.integers(0, 2**32),
+    st.data(),
+)
+def test_a_field_not_in_the_format_written_last_never_hides_an_earlier_fault(
+    players, targeting, blind_spies, plot_cards, deadline_rate, seed, data
+):
+    """Any record of any game, with one field broken: an unknown field written after it, in the same
+    object or at the end of the record, leaves the error as it was."""
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(targeting=targeting, blind_spies=blind_spies, plot_cards=plot_cards))
+    for _ in range(data.draw(st.integers(1, 400))):
+        if state.is_over:
+            break
+        state, _ = apply(state, random_action(state, rng, deadline_rate=deadline_rate))
+    private_for = data.draw(st.sampled_from([None, 0])) if plot_cards else None
+    record = json.loads(json.dumps(export_record(state, "g", private_for=private_for)))
+    path = data.draw(st.sampled_from(list(_paths(record))[1:]))
+    _at(record, path[:-1])[path[-1]] = None
+    try:
+        parse_record(record)
+    except RecordError as error:
+        fault = error.field
+    else:
+        return  # null is a fine value there (inside `source`)
+    holder = max((path[:n] for n in range(len(path)) if isinstance(_at(record, path[:n]), dict)), key=len)
+    for where in {holder, ()}:
+        written_last = copy.deepcopy(record)
+        _at(written_last, where)["zz_not_in_the_format"] = 1
+        with pytest.raises(RecordError) as error:
+            parse_record(written_last)
+        assert error.value.field == fault
+
+
+def test_a_record_no_seating_of_the_spies_explains_is_refused_at_the_mission_that_rules_the_last_one_out():
+    """5 players, 2 spies: mission 1's two Fail cards make seats 0 and 1 the spies; mission 2's Fail
+    card, played by seats 2, 3 and 4, then has nobody left to play it."""
+    missions = [
+        first_mission([{"leader": 0, "team": [0, 1], "votes": [T, T, T, F, F]}], fails=2),
+        {
+            "mission": 2,
+            "team_size": 3,
+            "fails_required": 1,
+            "proposals": [{"leader": 1, "team": [2, 3, 4], "votes": [T, T, T, F, F]}],
+            "fails": 1,
+        },
+    ]
+    data = record_dict("no-seating", 5, 2, missions)
+    with pytest.raises(RecordError) as refused:
+        parse_record(data)
+    assert refused.value.field == "missions[1].fails"
+    # The batch protocol names it in the request, as it names any other broken field.
+    from deduction.batch import answer
+
+    assert answer(json.dumps({"record": data, "viewer": None}), "behaviour") == {
+        "error": "record.missions[1].fails: no way to seat 2 spies explains the Fail cards of this mission "
+        "and those before it"
+    }
+    missions[1]["fails"] = 0
+    parse_record(data)
