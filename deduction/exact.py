@@ -76,6 +76,7 @@ def _seen_mask(viewer: Viewer, assignments: np.ndarray, record: GameRecord | Non
     if record is None:
         raise ValueError("the record is needed to read watched mission cards")
     rounds = {m.mission: m for m in record.missions}  # under Targeting too, a mission is played once
+    watched: dict[int, dict[int, bool]] = {}  # per played mission, the hidden cards seen: seat -> a Fail
     for card in viewer.seen_cards:
         mission = rounds.get(card.mission)
         if mission is None or card.seat not in (mission.team or ()):
@@ -84,13 +85,20 @@ def _seen_mask(viewer: Viewer, assignments: np.ndarray, record: GameRecord | Non
             mask &= assignments[:, card.seat]
         if not mission.played:
             continue
-        facts = mission_facts(mission)
-        if card.seat not in facts.hidden_players:
+        if card.seat not in mission_facts(mission).hidden_players:
             if card.fail and card.seat in mission.auto_cards:
                 raise ValueError(f"seen_cards: the deadline played seat {card.seat}'s card, a Success")
             continue
-        others = tuple(s for s in facts.hidden_players if s != card.seat)
-        mask &= spies_on(assignments, others) >= facts.hidden_fails - card.fail
+        seen = watched.setdefault(card.mission, {})
+        if seen.get(card.seat, card.fail) != card.fail:
+            raise ValueError(f"seen_cards: seat {card.seat}'s card on mission {card.mission} seen both ways")
+        seen[card.seat] = card.fail
+    # Two cards watched on one mission (two Keeping a Close Eye on You cards) tell more together
+    # than apart: the Fails not seen lie among the members whose cards were not seen.
+    for number, seen in watched.items():
+        facts = mission_facts(rounds[number])
+        unseen = tuple(s for s in facts.hidden_players if s not in seen)
+        mask &= spies_on(assignments, unseen) >= facts.hidden_fails - sum(seen.values())
     return mask
 
 

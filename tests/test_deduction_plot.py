@@ -118,6 +118,52 @@ def test_a_watched_success_puts_the_fail_on_the_others():
     assert "error" in answer(json.dumps(wrong), "behaviour")
 
 
+def test_two_watched_successes_of_one_mission_put_its_fail_on_the_member_left():
+    """Three members, one Fail; the viewer watched two of them play Success (two Keeping a Close Eye
+    on You cards): the third is certainly a spy. Read one card at a time, each only said the Fail
+    lay among the other two."""
+    plot = {"targeting": False, "blind_spies": False, "plot_cards": True}
+    record = {
+        "format": "resistance-record/1",
+        "id": "watch2",
+        "players": 7,
+        "spies": 3,
+        "variants": plot,
+        "missions": [
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [{"leader": 0, "team": [0, 1], "votes": [True] * 7}],
+                "fails": 0,
+                "plot": [
+                    {"kind": "deal", "card": "keeping_a_close_eye_on_you", "to": 6, "proposal": 0},
+                    {"kind": "deal", "card": "no_confidence", "to": 5, "proposal": 0},
+                ],
+            },
+            {
+                "mission": 2,
+                "team_size": 3,
+                "fails_required": 1,
+                "proposals": [{"leader": 1, "team": [1, 2, 3], "votes": [True] * 7}],
+                "fails": 1,
+                "plot": [
+                    {"kind": "deal", "card": "keeping_a_close_eye_on_you", "to": 6, "proposal": 0},
+                    {"kind": "deal", "card": "no_confidence", "to": 4, "proposal": 0},
+                    {"kind": "watch", "by": 6, "target": 1, "proposal": 0},
+                    {"kind": "watch", "by": 6, "target": 2, "proposal": 0},
+                ],
+            },
+        ],
+    }
+    seen = [{"mission": 2, "seat": 1, "fail": False}, {"mission": 2, "seat": 2, "fail": False}]
+    both = answer(json.dumps({"record": record, "viewer": 6, "seen_cards": seen}), "behaviour")
+    assert both["spy_probability"][3] == 1.0
+    assert 0.0 < both["spy_probability"][1] < 1.0 and 0.0 < both["spy_probability"][2] < 1.0
+    one = answer(json.dumps({"record": record, "viewer": 6, "seen_cards": seen[:1]}), "behaviour")
+    assert 0.0 < one["spy_probability"][3] < 1.0
+
+
 def test_a_spotlighted_fail_is_public():
     states = [s for seed in range(40) for s in plot_game(8, seed, plot_use_rate=1.0)]
     shown = [
