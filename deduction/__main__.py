@@ -28,6 +28,7 @@ from deduction.models import DEFAULT_MODEL, MODELS
 from deduction.reasons import Reason, explain
 from engine import GameRecord, RecordError, parse_record
 from engine.cli import quiet_when_output_closes
+from engine.record import NotJSON, read_json
 
 PACKAGE_PARAMS = Path(__file__).parent / "params" / "behaviour.json"
 
@@ -39,8 +40,8 @@ def read_games(path: str) -> list[GameRecord]:
             if line.strip():
                 try:
                     # Read as strictly as a batch request: a name given twice, or NaN, is no record.
-                    games.append(parse_record(batch.read_json(line)))
-                except (json.JSONDecodeError, RecordError, batch.BadRequest) as exc:
+                    games.append(parse_record(read_json(line)))
+                except (json.JSONDecodeError, RecordError, NotJSON) as exc:
                     raise SystemExit(f"{path}:{number}: {exc}") from None
     return games
 

@@ -11,6 +11,7 @@ from deduction.exact import ImpossibleRecord
 from deduction.knowledge import SeenCard, Viewer
 from deduction.missions import SPOTLIGHT, mission_facts
 from engine import GameRecord, RecordError, parse_record
+from engine.record import NotJSON, read_json
 
 
 class BadRequest(ValueError):
@@ -127,20 +128,6 @@ def _check_seen_against_record(cards: tuple[SeenCard, ...], record: GameRecord) 
             raise BadRequest(f"seen_cards[{successes[-1]}]: more Success cards seen than mission {m.mission} had")
 
 
-def _object_once(pairs: list[tuple[str, Any]]) -> dict:
-    """A JSON object whose every name is given once: which of two values counts is not guessed."""
-    names = set()
-    for name, _ in pairs:
-        if name in names:
-            raise BadRequest(f'not readable: "{name}" given twice in one object')
-        names.add(name)
-    return dict(pairs)
-
-
-def _no_constant(name: str) -> Any:
-    raise BadRequest(f"not JSON: {name} is not a JSON number")
-
-
 def _read_request(line: str | bytes) -> Any:
     if isinstance(line, bytes):
         try:
@@ -151,11 +138,8 @@ def _read_request(line: str | bytes) -> Any:
         return read_json(line)
     except RecursionError:
         raise BadRequest("not readable: nested too deeply") from None
-
-
-def read_json(text: str) -> Any:
-    """JSON as the format means it: every name of an object given once, no NaN or Infinity."""
-    return json.loads(text, object_pairs_hook=_object_once, parse_constant=_no_constant)
+    except NotJSON as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _in_request(record_field: str, where: str = "record") -> str:

@@ -38,6 +38,7 @@ from engine import (
     parse_record,
 )
 from engine.cli import quiet_when_output_closes
+from engine.record import NotJSON, read_json
 from engine.simulate import play_to_end
 
 
@@ -114,10 +115,13 @@ def _validate(args: argparse.Namespace) -> int:
                     continue
                 total += 1
                 try:
-                    parse_record(json.loads(line))
+                    parse_record(read_json(line))
                 except json.JSONDecodeError as exc:
                     broken += 1
                     print(f"{path}:{number}: not JSON: {exc}")
+                except NotJSON as exc:
+                    broken += 1
+                    print(f"{path}:{number}: {exc}")
                 except RecordError as exc:
                     broken += 1
                     print(f"{path}:{number}: {exc}")

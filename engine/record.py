@@ -7,6 +7,7 @@ first offending field; nothing is guessed or repaired.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -122,6 +123,30 @@ def _is_int(value: Any) -> bool:
 def _require(condition: bool, field: str, problem: str) -> None:
     if not condition:
         raise RecordError(field, problem)
+
+
+class NotJSON(ValueError):
+    """Text that is not JSON as the format means it (`read_json`)."""
+
+
+def read_json(text: str | bytes) -> Any:
+    """A record's (or a request's) JSON as the format means it: every name of an object given once
+    (which of two values counts is not guessed), and no NaN or Infinity. `NotJSON` otherwise, or
+    json.JSONDecodeError (a ValueError too) for text that is no JSON at all."""
+    return json.loads(text, object_pairs_hook=_object_once, parse_constant=_no_constant)
+
+
+def _object_once(pairs: list[tuple[str, Any]]) -> dict:
+    names = set()
+    for name, _ in pairs:
+        if name in names:
+            raise NotJSON(f'not readable: "{name}" given twice in one object')
+        names.add(name)
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise NotJSON(f"not JSON: {name} is not a JSON number")
 
 
 def parse_record(data: Any) -> GameRecord:

@@ -884,3 +884,22 @@ def test_a_record_no_seating_of_the_spies_explains_is_refused_at_the_mission_tha
     }
     missions[1]["fails"] = 0
     parse_record(data)
+
+
+def test_validate_reads_records_as_strictly_as_the_batch_protocol(tmp_path, capsys):
+    """A name given twice (which value counts?) or NaN is no record, whichever program reads it."""
+    from engine.__main__ import main
+
+    good = json.dumps(spec_example())
+    twice = good[:-1] + ', "id": "other"}'
+    nan = good.replace('"fails": 1', '"fails": NaN', 1)
+    assert nan != good
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join([good, twice, nan]) + "\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [
+        f'{path}:2: not readable: "id" given twice in one object',
+        f"{path}:3: not JSON: NaN is not a JSON number",
+        "1 of 3 records valid",
+    ]
