@@ -850,7 +850,8 @@ def test_a_field_not_in_the_format_written_last_never_hides_an_earlier_fault(
     else:
         return  # null is a fine value there (inside `source`)
     holder = max((path[:n] for n in range(len(path)) if isinstance(_at(record, path[:n]), dict)), key=len)
-    for where in {holder, ()}:
+    # `private` is keyed by seats, not fields: a name added there is a second entry, a fault of its own.
+    for where in {holder, ()} - {("private",)}:
         written_last = copy.deepcopy(record)
         _at(written_last, where)["zz_not_in_the_format"] = 1
         with pytest.raises(RecordError) as error:
