@@ -10,8 +10,6 @@ waits for, to whoever asks.
 
 from __future__ import annotations
 
-from html import escape
-
 from engine import EndReason, MissionRound, Phase, Side
 from engine import rules as game_rules
 from engine.plot import Card
@@ -29,6 +27,7 @@ from tgbot.render.common import (
     names,
     names_within,
     setup_line,
+    shown,
     track,
     utf16_length,
     vote_lines,
@@ -75,7 +74,7 @@ def lobby(
             )
         )
     else:
-        who = escape(creator.name) if creator else t(lang, "the host")
+        who = shown(creator.name) if creator else t(lang, "the host")
         lines.append(t(lang, "%(name)s or a group admin can start with /startgame.", name=who))
     lines.append(t(lang, "Press Join: it opens a private chat with me, where your role and cards will come."))
     computers = (Button(t(lang, "🤖 Add a computer player"), data=encode(ComputerPress(game_id, True))),)
@@ -259,7 +258,7 @@ def header(scene: GroupScene, mission_round: MissionRound, number: int) -> str:
                 "<b>Mission %(mission)d</b> · proposal %(number)d · leader %(leader)s",
                 mission=proposal.mission,
                 number=number,
-                leader=escape(scene.players[proposal.leader].name),
+                leader=shown(scene.players[proposal.leader].name),
             ),
         ]
     )
@@ -279,14 +278,14 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
             t(
                 lang,
                 "⏰ %(leader)s did not propose in time: this team was drawn at random.",
-                leader=escape(players[proposal.leader].name),
+                leader=shown(players[proposal.leader].name),
             )
         )
     round_index = scene.view.rounds.index(mission_round)
     uses = plot_render.proposal_uses(scene, round_index, number - 1)
     if proposal.strong_leader:
         lines.append(
-            t(lang, "⚡ %(leader)s took the lead with Strong Leader.", leader=escape(players[proposal.leader].name))
+            t(lang, "⚡ %(leader)s took the lead with Strong Leader.", leader=shown(players[proposal.leader].name))
         )
     # What happened before the team was named (the deal), then the team and what came after.
     after_approval = [line for line in uses if line.startswith(("🔦", "👁"))]
@@ -305,7 +304,7 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
                 "mission: %(count)d/5.",
                 yes=yes,
                 no=no,
-                name=escape(players[proposal.no_confidence].name),
+                name=shown(players[proposal.no_confidence].name),
                 count=_rejections(mission_round, number),
             )
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
@@ -19,6 +20,13 @@ JOIN_PREFIX = "join_"
 # code units, as Telegram counts text, which is never more than its characters): nothing at all is shown.
 ANSWER_LIMIT = 200
 ELLIPSIS = "…"
+# A name or title holding right-to-left letters or direction controls is set apart between these
+# (Unicode's first-strong isolate and its pop), so that it neither turns the line it is in right to
+# left nor reorders the words and numbers around it (a right-to-left override in a name would
+# otherwise reverse the rest of every line naming that player).
+FSI, PDI = "\u2068", "\u2069"
+_ISOLATE_OPENERS = frozenset("\u2066\u2067\u2068")
+_NOT_LEFT_TO_RIGHT = frozenset({"R", "AL", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 
 
 @dataclass(frozen=True)
@@ -70,14 +78,37 @@ def seat_scene(table: Table, seat: int) -> SeatScene:
     return SeatScene(group_scene(table), seat_view(table.game, seat), player_language(player, table.language))
 
 
+def isolated(text: str) -> str:
+    """`text` as shown among other words: as it is when written left to right, else set apart
+    between FSI and PDI, with any isolate it opens closed and any PDI that would close ours dropped
+    (the closing PDI also ends any embedding or override it holds)."""
+    if not any(unicodedata.bidirectional(character) in _NOT_LEFT_TO_RIGHT for character in text):
+        return text
+    kept, still_open = [], 0
+    for character in text:
+        if character in _ISOLATE_OPENERS:
+            still_open += 1
+        elif character == PDI:
+            if not still_open:
+                continue
+            still_open -= 1
+        kept.append(character)
+    return FSI + "".join(kept) + PDI * (still_open + 1)
+
+
+def shown(name: str) -> str:
+    """A player's name (or a group's title) as an HTML message shows it: set apart, escaped."""
+    return escape(isolated(name))
+
+
 def mention(player: Player) -> str:
     if player.computer:
-        return escape(player.name)  # no Telegram user to link to
-    return f'<a href="tg://user?id={player.user_id}">{escape(player.name)}</a>'
+        return shown(player.name)  # no Telegram user to link to
+    return f'<a href="tg://user?id={player.user_id}">{shown(player.name)}</a>'
 
 
 def names(players: tuple[Player, ...], seats: Iterable[int]) -> str:
-    return ", ".join(escape(players[s].name) for s in seats)
+    return ", ".join(shown(players[s].name) for s in seats)
 
 
 def utf16_length(text: str) -> int:
@@ -105,11 +136,11 @@ def names_within(players: tuple[Player, ...], seats: Iterable[int], room: int) -
     if utf16_length(", ".join(plain)) > room and plain:
         share = max(2, (room - separators) // len(plain))
         plain = [cut(name, share) for name in plain]
-    return ", ".join(escape(name) for name in plain)
+    return ", ".join(shown(name) for name in plain)
 
 
 def title(chat_title: str) -> str:
-    return escape(chat_title)
+    return shown(chat_title)
 
 
 def join_link(bot_username: str, game_id: str) -> str:

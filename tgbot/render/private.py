@@ -11,7 +11,7 @@ from engine import rules as game_rules
 from tgbot.buttons import CardPress, HintsPress, MissionPress, TeamPress, encode
 from tgbot.i18n import t, tn
 from tgbot.outgoing import Button, Keyboard
-from tgbot.render.common import SeatScene, mission_button_label, names, title, vote_lines
+from tgbot.render.common import SeatScene, isolated, mission_button_label, names, title, vote_lines
 
 
 def role_message(scene: SeatScene) -> str:
@@ -89,7 +89,10 @@ def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: 
         t(lang, "Chosen: %(names)s", names=names(players, sorted(ticked)) or "—"),
     ]
     seat_buttons = [
-        Button(("✔ " if seat in ticked else "") + player.name, data=encode(TeamPress(scene.game_id, ballot, seat)))
+        Button(
+            ("✔ " if seat in ticked else "") + isolated(player.name),
+            data=encode(TeamPress(scene.game_id, ballot, seat)),
+        )
         for seat, player in enumerate(players)
     ]
     rows = [tuple(seat_buttons[i : i + 2]) for i in range(0, len(seat_buttons), 2)]
