@@ -121,6 +121,27 @@ async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegr
     assert shown.format(id=group.user_ids[1]) in lobby_message(telegram, group.chat_id).text
 
 
+@pytest.mark.parametrize(
+    ("full_name", "seated"),
+    [
+        ("A" * 37 + "🇺🇦🇺🇦", "A" * 37 + "…"),  # not a lone regional indicator (a letter in a box)
+        ("B" * 35 + "👨\u200d👩\u200d👧", "B" * 35 + "…"),  # not half a family and a dangling joiner
+        ("C" * 38 + "e\u0301x", "C" * 38 + "…"),  # not an e that lost its accent
+        ("D" * 31 + " 👍🏽👍🏽👍🏽", "D" * 31 + " 👍🏽…"),  # not a hand without its skin tone
+    ],
+)
+async def test_a_long_name_is_cut_between_the_characters_a_reader_sees(make_bot, telegram, full_name, seated):
+    """A name over 40 characters is seated cut; the cut fell inside an emoji, a flag or a letter
+    with its accent, and every list of players showed a broken character before the ellipsis."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], full_name, language_code="en")
+    await group.open_lobby_and_join()
+    (_, player) = (await group.table()).players
+    assert player.name == seated
+    assert f", {seated}" in lobby_message(telegram, group.chat_id).text
+
+
 RESULT = re.compile(r"you (saw \S.*'s role|watched \S.*'s card):")
 
 

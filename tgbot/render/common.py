@@ -20,6 +20,7 @@ JOIN_PREFIX = "join_"
 # code units, as Telegram counts text, which is never more than its characters): nothing at all is shown.
 ANSWER_LIMIT = 200
 ELLIPSIS = "…"
+ZWJ = "\u200d"
 # A name or title holding right-to-left letters or direction controls is set apart between these
 # (Unicode's first-strong isolate and its pop), so that it neither turns the line it is in right to
 # left nor reorders the words and numbers around it (a right-to-left override in a name would
@@ -115,16 +116,50 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def _extends(character: str) -> bool:
+    """Whether `character` belongs to the one before it on screen: a combining mark, a joiner, a
+    variation selector, a skin tone, or a tag of a flag."""
+    code = ord(character)
+    return (
+        unicodedata.category(character) in ("Mn", "Mc", "Me")
+        or character == ZWJ
+        or 0xFE00 <= code <= 0xFE0F
+        or 0x1F3FB <= code <= 0x1F3FF
+        or 0xE0020 <= code <= 0xE007F
+        or 0xE0100 <= code <= 0xE01EF
+    )
+
+
+def clusters(text: str) -> list[str]:
+    """`text` in the pieces a reader sees as one character: a letter with its accents, an emoji
+    joined of several (👨‍👩‍👧), a flag (two regional indicators), an emoji with its skin tone."""
+    pieces: list[str] = []
+    indicators = 0  # regional indicators in a row just before
+    for character in text:
+        indicator = 0x1F1E6 <= ord(character) <= 0x1F1FF
+        if pieces and (_extends(character) or pieces[-1][-1] == ZWJ or (indicator and indicators % 2 == 1)):
+            pieces[-1] += character
+        else:
+            pieces.append(character)
+        indicators = indicators + 1 if indicator else 0
+    return pieces
+
+
 def cut(text: str, limit: int) -> str:
-    """`text` if it fits in `limit` UTF-16 code units, else as much of it as fits before an ellipsis."""
+    """`text` if it fits in `limit` UTF-16 code units, else as much of it as fits before an
+    ellipsis, cut between the characters a reader sees (never inside an emoji, a flag or a letter
+    with its accents, unless the first alone is too long)."""
     if utf16_length(text) <= limit:
         return text
+    pieces = clusters(text)
+    if utf16_length(pieces[0]) + utf16_length(ELLIPSIS) > limit:
+        pieces = list(text)
     kept, used = [], utf16_length(ELLIPSIS)
-    for character in text:
-        used += utf16_length(character)
+    for piece in pieces:
+        used += utf16_length(piece)
         if used > limit:
             break
-        kept.append(character)
+        kept.append(piece)
     return "".join(kept).rstrip() + ELLIPSIS
 
 
