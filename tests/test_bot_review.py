@@ -55,6 +55,24 @@ async def test_waiting_for_ten_long_names_is_still_answered(make_bot, telegram):
         assert name.startswith(part.removesuffix("…")) and len(part.removesuffix("…")) >= 10
 
 
+async def test_waiting_for_ten_long_right_to_left_names_names_everyone(make_bot, telegram):
+    """The marks that set a right-to-left name apart count in the answer's 200 characters: the
+    last name was cut off (its closing mark with it) to fit."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=10)
+    for i, user in enumerate(group.user_ids):
+        telegram.add_user(user, "אבגדהוזחטיכלמנסעפצקרשת"[i] * 30 + f" {i}", language_code="en")
+    await group.open_lobby_and_join()
+    await group.start()
+    await propose(group, range(team_size(await group.table())))
+    board = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
+    answer = await press(group, group.user_ids[3], board, f"w:{group.game_id}")
+    assert answer is not None and len(answer) <= ANSWER_LIMIT
+    shown = answer.removeprefix("Waiting for: ").split(", ")
+    assert len(shown) == 10
+    assert all(part.startswith("\u2068") and part.endswith("…\u2069") and len(part) > 10 for part in shown)
+
+
 async def test_a_refusal_naming_a_long_named_host_is_still_answered(make_bot, telegram):
     """A host seated with Telegram's longest name (as every name was before names were cut, and a
     lobby stored then still holds): a refusal that names them, in a language whose sentence is long,

@@ -168,9 +168,10 @@ def names_within(players: tuple[Player, ...], seats: Iterable[int], room: int) -
     whole, each long name is cut to an equal share, so every player is still named."""
     plain = [players[s].name for s in seats]
     separators = utf16_length(", ") * max(0, len(plain) - 1)
-    if utf16_length(", ".join(plain)) > room and plain:
+    if utf16_length(", ".join(isolated(name) for name in plain)) > room and plain:
         share = max(2, (room - separators) // len(plain))
-        plain = [cut(name, share) for name in plain]
+        # A name set apart takes its marks out of its share.
+        plain = [cut(name, max(2, share - utf16_length(isolated(name)) + utf16_length(name))) for name in plain]
     return ", ".join(shown(name) for name in plain)
 
 
