@@ -297,11 +297,21 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
     lines += [*([opinion] if opinion else []), *vote_lines(scene, proposal)]
     yes, no = sum(proposal.votes), len(proposal.votes) - sum(proposal.votes)
     if proposal.no_confidence is not None:
+        # Under Targeting the leaders of a round may each name another mission: the five count in a row.
+        if scene.view.variants.targeting:
+            template = N_(
+                "Approved %(yes)d–%(no)d, then thrown out by %(name)s's No Confidence. Rejected teams in a "
+                "row: %(count)d/5."
+            )
+        else:
+            template = N_(
+                "Approved %(yes)d–%(no)d, then thrown out by %(name)s's No Confidence. Rejected teams for this "
+                "mission: %(count)d/5."
+            )
         lines.append(
             t(
                 lang,
-                "Approved %(yes)d–%(no)d, then thrown out by %(name)s's No Confidence. Rejected teams for this "
-                "mission: %(count)d/5.",
+                template,
                 yes=yes,
                 no=no,
                 name=shown(players[proposal.no_confidence].name),
@@ -310,10 +320,14 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
         )
         return lines
     if not proposal.approved:
+        if scene.view.variants.targeting:
+            template = N_("Rejected %(yes)d–%(no)d. Rejected teams in a row: %(count)d/5.")
+        else:
+            template = N_("Rejected %(yes)d–%(no)d. Rejected teams for this mission: %(count)d/5.")
         lines.append(
             t(
                 lang,
-                "Rejected %(yes)d–%(no)d. Rejected teams for this mission: %(count)d/5.",
+                template,
                 yes=yes,
                 no=no,
                 count=_rejections(mission_round, number),
@@ -406,7 +420,11 @@ def game_over_lines(scene: GroupScene) -> list[str]:
     reasons = {
         EndReason.THREE_SUCCESSFUL_MISSIONS: t(lang, "three missions succeeded"),
         EndReason.THREE_FAILED_MISSIONS: t(lang, "three missions failed"),
-        EndReason.FIVE_REJECTIONS: t(lang, "five teams in a row were rejected for one mission"),
+        EndReason.FIVE_REJECTIONS: (
+            t(lang, "five teams in a row were rejected")
+            if view.variants.targeting
+            else t(lang, "five teams in a row were rejected for one mission")
+        ),
     }
     if view.winner is Side.RESISTANCE:
         headline = t(lang, "🏁 <b>The Resistance wins</b>: %(reason)s.", reason=reasons[view.end_reason])
