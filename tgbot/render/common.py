@@ -12,6 +12,7 @@ from telegram.helpers import create_deep_linked_url
 from engine import Proposal, PublicView, SeatView, public_view, seat_view
 from engine import rules as game_rules
 from tgbot.i18n import supported, t, tn
+from tgbot.outgoing import Keyboard
 from tgbot.table import Player, Table
 
 TRACK_MARKS = {True: "✅", False: "❌", None: "⬜"}
@@ -20,6 +21,9 @@ JOIN_PREFIX = "join_"
 # code units, as Telegram counts text, which is never more than its characters): nothing at all is shown.
 ANSWER_LIMIT = 200
 ELLIPSIS = "…"
+# About as many characters as a phone shows on a button half a row wide: a longer label is cut
+# short with an ellipsis, and its end (often the value it shows) is not seen.
+HALF_ROW = 18
 ZWJ = "\u200d"
 # A name or title holding right-to-left letters or direction controls is set apart between these
 # (Unicode's first-strong isolate and its pop), so that it neither turns the line it is in right to
@@ -173,6 +177,18 @@ def names_within(players: tuple[Player, ...], seats: Iterable[int], room: int) -
         # A name set apart takes its marks out of its share.
         plain = [cut(name, max(2, share - utf16_length(isolated(name)) + utf16_length(name))) for name in plain]
     return ", ".join(shown(name) for name in plain)
+
+
+def fitted(rows: Keyboard) -> Keyboard:
+    """`rows` as a phone can show them: a row of two whose labels do not both fit half a row
+    becomes two rows, one button each."""
+    laid_out: list[tuple] = []
+    for row in rows:
+        if len(row) > 1 and any(utf16_length(button.text) > HALF_ROW for button in row):
+            laid_out += [(button,) for button in row]
+        else:
+            laid_out.append(row)
+    return tuple(laid_out)
 
 
 def title(chat_title: str) -> str:

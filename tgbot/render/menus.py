@@ -8,7 +8,7 @@ from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render import plot as plot_render
 from tgbot.render.board import settings_line, variants_line
-from tgbot.render.common import minutes, team_sizes
+from tgbot.render.common import fitted, minutes, team_sizes
 from tgbot.settings import GroupSettings
 
 LANGUAGE_NAMES = {"en": "English", "es": "Español", "ru": "Русский", "bg": "Български", "eo": "Esperanto"}
@@ -94,7 +94,7 @@ def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str
             Button(t(lang, "Done"), data=press("done")),
         ),
     )
-    return text, buttons
+    return text, fitted(buttons)
 
 
 def settings_closed(settings: GroupSettings, lang: str) -> str:
