@@ -74,8 +74,10 @@ def lobby(
             )
         )
     else:
-        who = shown(creator.name) if creator else t(lang, "the host")
-        lines.append(t(lang, "%(name)s or a group admin can start with /startgame.", name=who))
+        if creator:
+            lines.append(t(lang, "%(name)s or a group admin can start with /startgame.", name=shown(creator.name)))
+        else:  # the host left the lobby (and may still start it)
+            lines.append(t(lang, "Whoever opened the game or a group admin can start with /startgame."))
     lines.append(t(lang, "Press Join: it opens a private chat with me, where your role and cards will come."))
     computers = (Button(t(lang, "🤖 Add a computer player"), data=encode(ComputerPress(game_id, True))),)
     if people < len(players):
