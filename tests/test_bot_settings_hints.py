@@ -736,3 +736,28 @@ async def test_settings_and_mission_buttons_show_their_whole_label_on_a_phone(ma
     keyboard = telegram.message(leader, keyboard.message_id)
     missions = [row for row in keyboard.reply_markup if row[0]["callback_data"].startswith("m:")]
     assert sum(len(row) for row in missions) == 3 and max(len(row) for row in missions) == 2
+
+
+async def test_the_leaders_keyboard_shows_long_names_whole_on_a_phone(make_bot, telegram):
+    """Two players to a row whatever their names: "Alexandra Konstantinopolskaya" and
+    "Alexandra Konstantinova" both read "Alexandra Konstant…" on the leader's phone."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=6)
+    names = ["Alexandra Konstantinopolskaya", "Alexandra Konstantinova", "Bo", "Cy", "Di", "Ed"]
+    for user, name in zip(group.user_ids, names, strict=True):
+        telegram.add_user(user, name, language_code="en")
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(leader, f"t:{group.game_id}:")
+    assert cut_on_a_phone(keyboard) == []
+    labels = [b["text"] for b in keyboard.buttons()]
+    assert all(name in labels for name in names)
+    assert any(len(row) == 2 for row in keyboard.reply_markup)  # short names still share a row
+    # Ticking a name keeps the keyboard's shape.
+    shape = [len(row) for row in keyboard.reply_markup]
+    await press(group, leader, keyboard, keyboard.buttons()[2]["callback_data"])
+    ticked = telegram.message(leader, keyboard.message_id)
+    assert "✔ Bo" in [b["text"] for b in ticked.buttons()]
+    assert [len(row) for row in ticked.reply_markup] == shape

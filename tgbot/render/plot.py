@@ -20,7 +20,7 @@ from engine.plot import Card, CardSeen, PlotUse, RoleSeen, UseKind
 from tgbot.buttons import PlotPress, encode
 from tgbot.i18n import N_, t
 from tgbot.outgoing import Button, Keyboard
-from tgbot.render.common import GroupScene, SeatScene, isolated, names, shown, title
+from tgbot.render.common import GroupScene, SeatScene, fitted, isolated, names, shown, title
 from tgbot.table import Player
 
 CARD_NAMES = {
@@ -87,7 +87,7 @@ def _press(scene: SeatScene, choice: str) -> str:
 def _seat_rows(scene: SeatScene, seats, prefix: str) -> list[tuple[Button, ...]]:
     players = scene.group.players
     buttons = [Button(isolated(players[s].name), data=_press(scene, f"{prefix}{s}")) for s in seats]
-    return [tuple(buttons[i : i + 2]) for i in range(0, len(buttons), 2)]
+    return list(fitted(tuple(tuple(buttons[i : i + 2]) for i in range(0, len(buttons), 2))))
 
 
 def _pass_row(scene: SeatScene) -> tuple[Button, ...]:

@@ -59,7 +59,7 @@ def role_buttons(scene: SeatScene) -> Keyboard:
 
 def in_pairs(buttons: list[Button]) -> Keyboard:
     """Buttons two to a row (five in one row showed each label cut to its first letters on a
-    phone), each alone where a label is too long for half a row."""
+    phone), each alone where a label (a long name) is too long for half a row."""
     return fitted(tuple(tuple(buttons[i : i + 2]) for i in range(0, len(buttons), 2)))
 
 
@@ -101,7 +101,9 @@ def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: 
         )
         for seat, player in enumerate(players)
     ]
-    rows = [tuple(seat_buttons[i : i + 2]) for i in range(0, len(seat_buttons), 2)]
+    # Laid out as if every name were ticked, so that the keyboard keeps its shape as the leader ticks.
+    widest = in_pairs([Button("✔ " + isolated(player.name), data=str(seat)) for seat, player in enumerate(players)])
+    rows = [tuple(seat_buttons[int(button.data)] for button in row) for row in widest]
     if view.variants.targeting:
         others = [
             Button(mission_button_label(lang, view.players, m), data=encode(MissionPress(scene.game_id, ballot, m)))
