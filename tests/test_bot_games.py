@@ -8,7 +8,16 @@ import random
 import pytest
 
 from engine import EndReason, Phase, Side, Variants, export_record, parse_record
-from tests.bot_helpers import CleanTeams, RejectEverything, SpiesAlwaysFail, press, propose, started, vote_all
+from tests.bot_helpers import (
+    CleanTeams,
+    RejectEverything,
+    SpiesAlwaysFail,
+    command_text,
+    press,
+    propose,
+    started,
+    vote_all,
+)
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -51,6 +60,30 @@ async def test_spies_win_by_five_rejections(make_bot, telegram, players):
     assert "five teams in a row were rejected" in group.transcript(group.chat_id)[-1]
     record = json.loads(await group.store.last_record(group.chat_id))
     assert parse_record(record).outcome.reason is EndReason.FIVE_REJECTIONS
+
+
+class RejectEachMission(RejectEverything):
+    """Every leader of the round names another mission, and every team is rejected."""
+
+    def choose_mission(self, table, seat, missions):
+        current = table.game.current_round
+        return missions[(len(current.proposals) if current else 0) % len(missions)]
+
+
+async def test_under_targeting_five_rejections_in_a_row_are_not_said_to_be_for_one_mission(make_bot, telegram):
+    """Under Targeting each leader of a round may name another mission and the five rejections
+    count in a row across them: the group read "Rejected teams for this mission: 2/5" under a
+    mission's first team, and "five teams in a row were rejected for one mission" at the end."""
+    group, table = await play(make_bot, telegram, 5, RejectEachMission(), variants=Variants(targeting=True))
+    assert table.game.end_reason is EndReason.FIVE_REJECTIONS
+    assert len({p.mission for p in table.game.rounds[0].proposals}) > 1
+    shown = "\n".join(group.transcript(group.chat_id))
+    assert "for this mission" not in shown and "for one mission" not in shown
+    for count in range(1, 6):
+        assert f". Rejected teams in a row: {count}/5." in shown
+    assert "The spies win: five teams in a row were rejected.\n" in shown
+    rules = await command_text(group, group.user_ids[0], "/rules")
+    assert "five teams rejected in a row win for the spies even when they were for different missions" in rules
 
 
 async def test_random_games_end_and_keep_a_valid_record(make_bot, telegram):

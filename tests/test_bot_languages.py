@@ -248,6 +248,47 @@ def test_the_fragment_check_knows_the_messages():
     assert len(fragments) > 100
 
 
+async def test_a_player_who_switches_language_mid_game_gets_what_comes_next_in_it(make_bot, telegram):
+    """Bob joined with Telegram in English and switches it to Russian mid-game: the answer to his
+    vote came in Russian, but his card prompt right after it, and every prompt to the end of the
+    game, in English. What comes to him after he acts in Russian is Russian."""
+    application = await make_bot(4)
+    group = SimulatedGroup(telegram, application, players=5)
+    users, chat = group.user_ids, group.chat_id
+    bob = users[1]
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    game = table.game
+    bob_seat = table.seat_of(bob)
+    leader = table.players[game.leader].user_id
+    team = sorted({bob_seat, *[s for s in range(5) if s != bob_seat][: game_rules.team_size(5, 1) - 1]})
+    for seat in team:
+        await group.press(leader, leader, "t:", f":{seat}")
+    await group.press(leader, leader, "t:", ":ok")
+    telegram.add_user(bob, "Bob", language_code="ru")
+    board = group.latest_with_button(chat, "v:")
+    assert await press(group, bob, board, button_data(board, ":a")) == plain_text(
+        t("ru", "You voted 👍 Approve (mission %(mission)d, «%(group)s»).", mission=1, group="Demo group")
+    )
+    for user in users:
+        if user != bob:
+            await group.press(user, chat, "v:", ":a")
+    prompt = group.latest_with_button(bob, "c:")
+    assert plain_text(prompt.text).splitlines()[0] == plain_text(
+        t(
+            "ru",
+            "«%(group)s», mission %(mission)d: you are on the team. Play your card.",
+            group="Demo group",
+            mission=1,
+        )
+    )
+    assert [b["text"] for b in prompt.buttons()][:2] == [t("ru", "✅ Success"), t("ru", "❌ Fail")]
+    # The others, who changed nothing, still read English.
+    other = next(table.players[s].user_id for s in team if s != bob_seat)
+    assert plain_text(group.latest_with_button(other, "c:").text).startswith("«Demo group», mission 1: you are on")
+
+
 @pytest.mark.parametrize("language", TRANSLATED)
 async def test_a_whole_game_sends_no_english(make_bot, telegram, language):
     await play_a_whole_game(make_bot, telegram, language)

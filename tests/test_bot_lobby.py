@@ -944,3 +944,15 @@ async def test_cancel_during_a_mission_closes_the_card_prompts_still_open(make_b
     assert still_open.buttons() == [] and plain_text(still_open.text).endswith("\n\n🛑 The game was cancelled.")
     [kept] = first_prompt
     assert plain_text(telegram.message(first, kept.message_id).text).endswith("you played ✅ Success.")
+
+
+async def test_a_lobby_whose_host_left_says_who_can_start_it_in_a_sentence(make_bot, telegram):
+    """The host left their lobby: it read "the host or a group admin can start with /startgame.",
+    a sentence starting in lower case (and naming a "host" no other message speaks of)."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=6)
+    await group.open_lobby_and_join()
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/leave"))
+    lobby = plain_text(lobby_message(telegram, group.chat_id).text)
+    assert "\nWhoever opened the game or a group admin can start with /startgame.\n" in lobby
+    assert "the host" not in lobby

@@ -3,14 +3,16 @@ commands in the wrong place."""
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import re
+import unicodedata
 from dataclasses import replace
 
 import pytest
 
-from engine import Variants, waiting_for
+from engine import Phase, Variants, waiting_for
 from tests.bot_helpers import lobby_message, press, propose, team_size
 from tgbot.changes import Change
 from tgbot.offline.simulation import Policy, SimulatedGroup
@@ -51,6 +53,24 @@ async def test_waiting_for_ten_long_names_is_still_answered(make_bot, telegram):
     assert len(shown) == 10
     for name, part in zip(FULL_NAMES, shown, strict=True):
         assert name.startswith(part.removesuffix("…")) and len(part.removesuffix("…")) >= 10
+
+
+async def test_waiting_for_ten_long_right_to_left_names_names_everyone(make_bot, telegram):
+    """The marks that set a right-to-left name apart count in the answer's 200 characters: the
+    last name was cut off (its closing mark with it) to fit."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=10)
+    for i, user in enumerate(group.user_ids):
+        telegram.add_user(user, "אבגדהוזחטיכלמנסעפצקרשת"[i] * 30 + f" {i}", language_code="en")
+    await group.open_lobby_and_join()
+    await group.start()
+    await propose(group, range(team_size(await group.table())))
+    board = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
+    answer = await press(group, group.user_ids[3], board, f"w:{group.game_id}")
+    assert answer is not None and len(answer) <= ANSWER_LIMIT
+    shown = answer.removeprefix("Waiting for: ").split(", ")
+    assert len(shown) == 10
+    assert all(part.startswith("\u2068") and part.endswith("…\u2069") and len(part) > 10 for part in shown)
 
 
 async def test_a_refusal_naming_a_long_named_host_is_still_answered(make_bot, telegram):
@@ -119,6 +139,27 @@ async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegr
     assert shown.format(id=group.user_ids[1]) in lobby_message(telegram, group.chat_id).text
 
 
+@pytest.mark.parametrize(
+    ("full_name", "seated"),
+    [
+        ("A" * 37 + "🇺🇦🇺🇦", "A" * 37 + "…"),  # not a lone regional indicator (a letter in a box)
+        ("B" * 35 + "👨\u200d👩\u200d👧", "B" * 35 + "…"),  # not half a family and a dangling joiner
+        ("C" * 38 + "e\u0301x", "C" * 38 + "…"),  # not an e that lost its accent
+        ("D" * 31 + " 👍🏽👍🏽👍🏽", "D" * 31 + " 👍🏽…"),  # not a hand without its skin tone
+    ],
+)
+async def test_a_long_name_is_cut_between_the_characters_a_reader_sees(make_bot, telegram, full_name, seated):
+    """A name over 40 characters is seated cut; the cut fell inside an emoji, a flag or a letter
+    with its accent, and every list of players showed a broken character before the ellipsis."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], full_name, language_code="en")
+    await group.open_lobby_and_join()
+    (_, player) = (await group.table()).players
+    assert player.name == seated
+    assert f", {seated}" in lobby_message(telegram, group.chat_id).text
+
+
 RESULT = re.compile(r"you (saw \S.*'s role|watched \S.*'s card):")
 
 
@@ -171,3 +212,67 @@ async def test_what_a_card_showed_a_player_who_blocked_the_bot_reaches_them_when
     group_texts = [m.text or "" for m in telegram.messages(group.chat_id)]
     assert any("I cannot write to you in private" in text for text in group_texts)
     assert not any(RESULT.search(text) for text in group_texts)
+
+
+ISOLATE_OPENERS, PDI = "\u2066\u2067\u2068", "\u2069"
+RIGHT_TO_LEFT = {"R", "AL", "LRE", "RLE", "LRO", "RLO", "PDF"}
+
+
+def outside_isolates(text: str) -> tuple[str, bool]:
+    """The characters of `text` outside every bidirectional isolate, and whether its isolates pair up."""
+    depth, outside = 0, []
+    for character in text:
+        if character in ISOLATE_OPENERS:
+            depth += 1
+        elif character == PDI:
+            if depth == 0:
+                return "".join(outside), False
+            depth -= 1
+        elif depth == 0:
+            outside.append(character)
+    return "".join(outside), depth == 0
+
+
+def everything_sent(telegram) -> list[str]:
+    """Every text the bot sent: messages, edits, press answers and button labels."""
+    found = []
+    for method, params in telegram.calls:
+        if method in ("sendMessage", "editMessageText", "answerCallbackQuery") and params.get("text"):
+            found.append(str(params["text"]))
+        markup = params.get("reply_markup") if method in ("sendMessage", "editMessageText") else None
+        if isinstance(markup, str):
+            markup = json.loads(markup)
+        for row in (markup or {}).get("inline_keyboard", []):
+            found.extend(button["text"] for button in row)
+    return found
+
+
+async def test_right_to_left_names_keep_to_themselves_in_every_line(make_bot, telegram):
+    """A Hebrew or Arabic name (or title) turned each line it began right to left and moved the
+    numbers after it ("עמית: 2 votes…" read "2 :עמית votes…"), and a name holding a right-to-left
+    override reversed the rest of every line naming that player. Such names are shown set apart
+    (between FSI and PDI, with the override closed), so every line reads left to right around them."""
+    application = await make_bot(4)
+    names = ("Ann", "עמית כהן", "\u202eevil", "سارة", "\u2069\u2067Dan", "Eve", "Fay")
+    group = SimulatedGroup(telegram, application, players=len(names), title="חבורה 7")
+    for user, name in zip(group.user_ids, names, strict=True):
+        telegram.add_user(user, name, language_code="en")
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True))
+    await group.start()
+    policy, moves = Policy(rng=random.Random(4)), 0
+    while await group.step(policy):
+        moves += 1
+        if moves % 4 == 0:
+            for user in group.user_ids:
+                await group.send(telegram.command(user, user, "/hints"))
+        if (await group.table()).game.phase is Phase.VOTING:
+            board = group.latest_with_button(group.chat_id, f"w:{group.game_id}")
+            await press(group, group.user_ids[0], board, f"w:{group.game_id}")
+    sent = everything_sent(telegram)
+    assert any("Ann" in text for text in sent) and any("עמית כהן" in text for text in sent)
+    for text in sent:
+        outside, paired = outside_isolates(text)
+        assert paired, text
+        assert not [c for c in outside if unicodedata.bidirectional(c) in RIGHT_TO_LEFT], text
+    # A name written left to right is shown as it is.
+    assert any(", Eve, Fay" in text for text in sent)

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from deduction import batch
-from engine import Phase, export_record
+from engine import Phase, Variants, export_record
 from tests.bot_helpers import AlwaysApprove, command, command_text, forged, lobby_message, press, started, texts
 from tgbot import keys
 from tgbot.i18n import t
@@ -696,3 +696,68 @@ async def test_a_settings_press_made_on_what_is_no_longer_shown_changes_nothing(
     assert "Targeting: on" in labels(telegram.message(group.chat_id, other_menu.message_id))
     await press(group, admin, menu, setting(menu, "tg"))
     assert (await group.store.settings(group.chat_id)).targeting is False
+
+
+# A phone shows about this many characters on a button a whole row wide (half as many on each of
+# two); a longer label is cut short with an ellipsis, the value it shows at its end unseen.
+ROW = 36
+
+
+def cut_on_a_phone(message) -> list[str]:
+    """The labels of a message's buttons that share their row and are too long for their share of it."""
+    return [
+        button["text"]
+        for row in message.reply_markup or []
+        for button in row
+        if len(row) > 1 and len(button["text"].encode("utf-16-le")) // 2 > ROW // len(row)
+    ]
+
+
+@pytest.mark.parametrize("language", ["en", "es", "ru", "bg", "eo"])
+async def test_settings_and_mission_buttons_show_their_whole_label_on_a_phone(make_bot, telegram, language):
+    """/settings put two buttons in a row whatever their labels: "Tiempo para elegir equipo: 3 min"
+    showed on a phone as "Tiempo para elegir eq…", the value unseen. Under Targeting the leader's
+    missions were all in one row, each cut to its first letters ("Mis…"). Long labels get a row of
+    their own, and missions come two to a row."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=5, language=language)
+    admin = group.user_ids[0]
+    menu = await command(group, admin, "/settings")
+    assert len(menu.buttons()) == 13
+    assert cut_on_a_phone(menu) == []
+    await group.open_lobby_and_join(variants=Variants(targeting=True))
+    await group.start()
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(leader, f"m:{group.game_id}:")
+    assert len(keyboard.buttons()) == 4 and max(len(row) for row in keyboard.reply_markup) == 2
+    assert cut_on_a_phone(keyboard) == []
+    await press(group, leader, keyboard, keyboard.buttons()[0]["callback_data"])
+    keyboard = telegram.message(leader, keyboard.message_id)
+    missions = [row for row in keyboard.reply_markup if row[0]["callback_data"].startswith("m:")]
+    assert sum(len(row) for row in missions) == 3 and max(len(row) for row in missions) == 2
+
+
+async def test_the_leaders_keyboard_shows_long_names_whole_on_a_phone(make_bot, telegram):
+    """Two players to a row whatever their names: "Alexandra Konstantinopolskaya" and
+    "Alexandra Konstantinova" both read "Alexandra Konstant…" on the leader's phone."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=6)
+    names = ["Alexandra Konstantinopolskaya", "Alexandra Konstantinova", "Bo", "Cy", "Di", "Ed"]
+    for user, name in zip(group.user_ids, names, strict=True):
+        telegram.add_user(user, name, language_code="en")
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    leader = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(leader, f"t:{group.game_id}:")
+    assert cut_on_a_phone(keyboard) == []
+    labels = [b["text"] for b in keyboard.buttons()]
+    assert all(name in labels for name in names)
+    assert any(len(row) == 2 for row in keyboard.reply_markup)  # short names still share a row
+    # Ticking a name keeps the keyboard's shape.
+    shape = [len(row) for row in keyboard.reply_markup]
+    await press(group, leader, keyboard, keyboard.buttons()[2]["callback_data"])
+    ticked = telegram.message(leader, keyboard.message_id)
+    assert "✔ Bo" in [b["text"] for b in ticked.buttons()]
+    assert [len(row) for row in ticked.reply_markup] == shape

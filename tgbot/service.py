@@ -331,9 +331,14 @@ class GameService:
     async def _turn(
         self, press, chat_id: int | None, user_id: int, lang: str, move: Callable[[Table], Change]
     ) -> Reply:
-        """A press for one of the presser's own turns: a vote, a card, the leader's choice, a Plot card."""
+        """A press for one of the presser's own turns: a vote, a card, the leader's choice, a Plot
+        card. What comes next to them privately comes in the language they pressed in."""
         return await self._press(
-            press, chat_id, user_id, lang, lambda table: absence.taken_back(table, user_id, lang, move)
+            press,
+            chat_id,
+            user_id,
+            lang,
+            lambda table: absence.taken_back(table.speaking(user_id, lang), user_id, lang, move),
         )
 
     async def cancel(

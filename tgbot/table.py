@@ -134,6 +134,17 @@ class Table:
     def name(self, seat: int) -> str:
         return self.players[seat].name
 
+    def speaking(self, user_id: int, language: str) -> Table:
+        """The table with the seated `user_id` told what comes next in `language`, the one they act
+        in now (a player who switches Telegram to another language mid-game would otherwise get
+        their prompts in the old one and the answers to their presses in the new)."""
+        seat = self.seat_of(user_id)
+        if seat is None or (supported(self.players[seat].language) or self.language) == language:
+            return self
+        players = list(self.players)
+        players[seat] = replace(players[seat], language=language)
+        return replace(self, players=tuple(players))
+
     def with_game(self, game: GameState, **changes: Any) -> Table:
         return replace(self, game=game, **changes)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from html import escape
 
 from agents import act, difficulty_named
 from engine import PLOT_PHASES, Phase, apply, public_view
@@ -22,7 +21,7 @@ from tgbot.moves.play import step
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import plot as plot_render
 from tgbot.render import private
-from tgbot.render.common import seat_scene
+from tgbot.render.common import seat_scene, shown
 from tgbot.table import Player, Stage, Table
 
 COMPUTER_NAMES = ("Ada", "Alan", "Grace", "Edsger", "Barbara", "Donald", "Hedy", "Claude", "Margaret", "Linus")
@@ -45,7 +44,7 @@ def add(table: Table, user_id: int, is_admin: bool, lang: str, bot_username: str
     name = next(f"🤖 {n}" for n in COMPUTER_NAMES if f"🤖 {n}" not in taken_names)
     table = replace(table, players=table.players + (Player(-number, name, None, computer=True),))
     text, buttons = lobby_message(table, bot_username)
-    reply = Reply(t(lang, "%(name)s takes a seat.", name=escape(name)))
+    reply = Reply(t(lang, "%(name)s takes a seat.", name=shown(name)))
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)], reply)
 
 
@@ -58,7 +57,7 @@ def remove(table: Table, user_id: int, is_admin: bool, lang: str, bot_username: 
         raise refuse(lang, "No computer player sits at this table.")
     table = replace(table, players=tuple(p for p in table.players if p is not leaving))
     text, buttons = lobby_message(table, bot_username)
-    reply = Reply(t(lang, "%(name)s left the table.", name=escape(leaving.name)))
+    reply = Reply(t(lang, "%(name)s left the table.", name=shown(leaving.name)))
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)], reply)
 
 

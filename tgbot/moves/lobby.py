@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
-from html import escape
 
 from engine import Phase, new_game
 from engine import rules as game_rules
@@ -14,7 +13,7 @@ from tgbot.i18n import N_, t, tn
 from tgbot.moves import announcements, plot_announcements, prompts
 from tgbot.outgoing import Button, Edit, Outgoing, Send
 from tgbot.render import board
-from tgbot.render.common import group_scene, seat_scene, title
+from tgbot.render.common import group_scene, seat_scene, shown, title
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
@@ -132,7 +131,7 @@ def require_host(table: Table, user_id: int, is_admin: bool, lang: str, action: 
         return
     named, unnamed = _HOST_ONLY[action]
     creator = next((p.name for p in table.players if p.user_id == table.creator_id), None)
-    raise refuse(lang, named, name=escape(creator)) if creator else refuse(lang, unnamed)
+    raise refuse(lang, named, name=shown(creator)) if creator else refuse(lang, unnamed)
 
 
 def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: random.Random, bot_username: str) -> Change:

@@ -4,7 +4,6 @@ player who opens the private chat late still needs."""
 from __future__ import annotations
 
 from dataclasses import replace
-from html import escape
 
 from engine import CastVote, Event, GameState, IllegalAction, Phase, PlayCard, ProposeTeam, Reason, apply, public_view
 from engine import rules as game_rules
@@ -15,7 +14,7 @@ from tgbot.moves import absence, announcements, plot_announcements, prompts
 from tgbot.moves.lobby import LOBBY_KEY, lobby_message
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import board, private
-from tgbot.render.common import group_scene, seat_scene, title
+from tgbot.render.common import group_scene, seat_scene, shown, title
 from tgbot.table import Stage, Table
 
 # Where each kind of press belongs: votes and "waiting for" on the group's board, the rest
@@ -103,7 +102,7 @@ def _leader_turn(table: Table, user_id: int, ballot: int, lang: str) -> GameStat
     game = _open_decision(table, ballot, Phase.PROPOSING, lang, N_("This choice is closed."))
     seat = _seat(table, user_id, lang)
     if seat != game.leader:
-        raise refuse(lang, "Only the leader, %(name)s, chooses the team.", name=escape(table.name(game.leader)))
+        raise refuse(lang, "Only the leader, %(name)s, chooses the team.", name=shown(table.name(game.leader)))
     return game
 
 

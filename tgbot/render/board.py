@@ -10,8 +10,6 @@ waits for, to whoever asks.
 
 from __future__ import annotations
 
-from html import escape
-
 from engine import EndReason, MissionRound, Phase, Side
 from engine import rules as game_rules
 from engine.plot import Card
@@ -29,6 +27,7 @@ from tgbot.render.common import (
     names,
     names_within,
     setup_line,
+    shown,
     track,
     utf16_length,
     vote_lines,
@@ -75,8 +74,10 @@ def lobby(
             )
         )
     else:
-        who = escape(creator.name) if creator else t(lang, "the host")
-        lines.append(t(lang, "%(name)s or a group admin can start with /startgame.", name=who))
+        if creator:
+            lines.append(t(lang, "%(name)s or a group admin can start with /startgame.", name=shown(creator.name)))
+        else:  # the host left the lobby (and may still start it)
+            lines.append(t(lang, "Whoever opened the game or a group admin can start with /startgame."))
     lines.append(t(lang, "Press Join: it opens a private chat with me, where your role and cards will come."))
     computers = (Button(t(lang, "🤖 Add a computer player"), data=encode(ComputerPress(game_id, True))),)
     if people < len(players):
@@ -259,7 +260,7 @@ def header(scene: GroupScene, mission_round: MissionRound, number: int) -> str:
                 "<b>Mission %(mission)d</b> · proposal %(number)d · leader %(leader)s",
                 mission=proposal.mission,
                 number=number,
-                leader=escape(scene.players[proposal.leader].name),
+                leader=shown(scene.players[proposal.leader].name),
             ),
         ]
     )
@@ -279,14 +280,14 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
             t(
                 lang,
                 "⏰ %(leader)s did not propose in time: this team was drawn at random.",
-                leader=escape(players[proposal.leader].name),
+                leader=shown(players[proposal.leader].name),
             )
         )
     round_index = scene.view.rounds.index(mission_round)
     uses = plot_render.proposal_uses(scene, round_index, number - 1)
     if proposal.strong_leader:
         lines.append(
-            t(lang, "⚡ %(leader)s took the lead with Strong Leader.", leader=escape(players[proposal.leader].name))
+            t(lang, "⚡ %(leader)s took the lead with Strong Leader.", leader=shown(players[proposal.leader].name))
         )
     # What happened before the team was named (the deal), then the team and what came after.
     after_approval = [line for line in uses if line.startswith(("🔦", "👁"))]
@@ -298,23 +299,37 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
     lines += [*([opinion] if opinion else []), *vote_lines(scene, proposal)]
     yes, no = sum(proposal.votes), len(proposal.votes) - sum(proposal.votes)
     if proposal.no_confidence is not None:
+        # Under Targeting the leaders of a round may each name another mission: the five count in a row.
+        if scene.view.variants.targeting:
+            template = N_(
+                "Approved %(yes)d–%(no)d, then thrown out by %(name)s's No Confidence. Rejected teams in a "
+                "row: %(count)d/5."
+            )
+        else:
+            template = N_(
+                "Approved %(yes)d–%(no)d, then thrown out by %(name)s's No Confidence. Rejected teams for this "
+                "mission: %(count)d/5."
+            )
         lines.append(
             t(
                 lang,
-                "Approved %(yes)d–%(no)d, then thrown out by %(name)s's No Confidence. Rejected teams for this "
-                "mission: %(count)d/5.",
+                template,
                 yes=yes,
                 no=no,
-                name=escape(players[proposal.no_confidence].name),
+                name=shown(players[proposal.no_confidence].name),
                 count=_rejections(mission_round, number),
             )
         )
         return lines
     if not proposal.approved:
+        if scene.view.variants.targeting:
+            template = N_("Rejected %(yes)d–%(no)d. Rejected teams in a row: %(count)d/5.")
+        else:
+            template = N_("Rejected %(yes)d–%(no)d. Rejected teams for this mission: %(count)d/5.")
         lines.append(
             t(
                 lang,
-                "Rejected %(yes)d–%(no)d. Rejected teams for this mission: %(count)d/5.",
+                template,
                 yes=yes,
                 no=no,
                 count=_rejections(mission_round, number),
@@ -407,7 +422,11 @@ def game_over_lines(scene: GroupScene) -> list[str]:
     reasons = {
         EndReason.THREE_SUCCESSFUL_MISSIONS: t(lang, "three missions succeeded"),
         EndReason.THREE_FAILED_MISSIONS: t(lang, "three missions failed"),
-        EndReason.FIVE_REJECTIONS: t(lang, "five teams in a row were rejected for one mission"),
+        EndReason.FIVE_REJECTIONS: (
+            t(lang, "five teams in a row were rejected")
+            if view.variants.targeting
+            else t(lang, "five teams in a row were rejected for one mission")
+        ),
     }
     if view.winner is Side.RESISTANCE:
         headline = t(lang, "🏁 <b>The Resistance wins</b>: %(reason)s.", reason=reasons[view.end_reason])

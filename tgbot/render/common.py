@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
@@ -11,6 +12,7 @@ from telegram.helpers import create_deep_linked_url
 from engine import Proposal, PublicView, SeatView, public_view, seat_view
 from engine import rules as game_rules
 from tgbot.i18n import supported, t, tn
+from tgbot.outgoing import Keyboard
 from tgbot.table import Player, Table
 
 TRACK_MARKS = {True: "✅", False: "❌", None: "⬜"}
@@ -19,6 +21,17 @@ JOIN_PREFIX = "join_"
 # code units, as Telegram counts text, which is never more than its characters): nothing at all is shown.
 ANSWER_LIMIT = 200
 ELLIPSIS = "…"
+# About as many characters as a phone shows on a button half a row wide: a longer label is cut
+# short with an ellipsis, and its end (often the value it shows) is not seen.
+HALF_ROW = 18
+ZWJ = "\u200d"
+# A name or title holding right-to-left letters or direction controls is set apart between these
+# (Unicode's first-strong isolate and its pop), so that it neither turns the line it is in right to
+# left nor reorders the words and numbers around it (a right-to-left override in a name would
+# otherwise reverse the rest of every line naming that player).
+FSI, PDI = "\u2068", "\u2069"
+_ISOLATE_OPENERS = frozenset("\u2066\u2067\u2068")
+_NOT_LEFT_TO_RIGHT = frozenset({"R", "AL", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 
 
 @dataclass(frozen=True)
@@ -70,30 +83,87 @@ def seat_scene(table: Table, seat: int) -> SeatScene:
     return SeatScene(group_scene(table), seat_view(table.game, seat), player_language(player, table.language))
 
 
+def isolated(text: str) -> str:
+    """`text` as shown among other words: as it is when written left to right, else set apart
+    between FSI and PDI, with any isolate it opens closed and any PDI that would close ours dropped
+    (the closing PDI also ends any embedding or override it holds)."""
+    if not any(unicodedata.bidirectional(character) in _NOT_LEFT_TO_RIGHT for character in text):
+        return text
+    kept, still_open = [], 0
+    for character in text:
+        if character in _ISOLATE_OPENERS:
+            still_open += 1
+        elif character == PDI:
+            if not still_open:
+                continue
+            still_open -= 1
+        kept.append(character)
+    return FSI + "".join(kept) + PDI * (still_open + 1)
+
+
+def shown(name: str) -> str:
+    """A player's name (or a group's title) as an HTML message shows it: set apart, escaped."""
+    return escape(isolated(name))
+
+
 def mention(player: Player) -> str:
     if player.computer:
-        return escape(player.name)  # no Telegram user to link to
-    return f'<a href="tg://user?id={player.user_id}">{escape(player.name)}</a>'
+        return shown(player.name)  # no Telegram user to link to
+    return f'<a href="tg://user?id={player.user_id}">{shown(player.name)}</a>'
 
 
 def names(players: tuple[Player, ...], seats: Iterable[int]) -> str:
-    return ", ".join(escape(players[s].name) for s in seats)
+    return ", ".join(shown(players[s].name) for s in seats)
 
 
 def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+def _extends(character: str) -> bool:
+    """Whether `character` belongs to the one before it on screen: a combining mark, a joiner, a
+    variation selector, a skin tone, or a tag of a flag."""
+    code = ord(character)
+    return (
+        unicodedata.category(character) in ("Mn", "Mc", "Me")
+        or character == ZWJ
+        or 0xFE00 <= code <= 0xFE0F
+        or 0x1F3FB <= code <= 0x1F3FF
+        or 0xE0020 <= code <= 0xE007F
+        or 0xE0100 <= code <= 0xE01EF
+    )
+
+
+def clusters(text: str) -> list[str]:
+    """`text` in the pieces a reader sees as one character: a letter with its accents, an emoji
+    joined of several (👨‍👩‍👧), a flag (two regional indicators), an emoji with its skin tone."""
+    pieces: list[str] = []
+    indicators = 0  # regional indicators in a row just before
+    for character in text:
+        indicator = 0x1F1E6 <= ord(character) <= 0x1F1FF
+        if pieces and (_extends(character) or pieces[-1][-1] == ZWJ or (indicator and indicators % 2 == 1)):
+            pieces[-1] += character
+        else:
+            pieces.append(character)
+        indicators = indicators + 1 if indicator else 0
+    return pieces
+
+
 def cut(text: str, limit: int) -> str:
-    """`text` if it fits in `limit` UTF-16 code units, else as much of it as fits before an ellipsis."""
+    """`text` if it fits in `limit` UTF-16 code units, else as much of it as fits before an
+    ellipsis, cut between the characters a reader sees (never inside an emoji, a flag or a letter
+    with its accents, unless the first alone is too long)."""
     if utf16_length(text) <= limit:
         return text
+    pieces = clusters(text)
+    if utf16_length(pieces[0]) + utf16_length(ELLIPSIS) > limit:
+        pieces = list(text)
     kept, used = [], utf16_length(ELLIPSIS)
-    for character in text:
-        used += utf16_length(character)
+    for piece in pieces:
+        used += utf16_length(piece)
         if used > limit:
             break
-        kept.append(character)
+        kept.append(piece)
     return "".join(kept).rstrip() + ELLIPSIS
 
 
@@ -102,14 +172,27 @@ def names_within(players: tuple[Player, ...], seats: Iterable[int], room: int) -
     whole, each long name is cut to an equal share, so every player is still named."""
     plain = [players[s].name for s in seats]
     separators = utf16_length(", ") * max(0, len(plain) - 1)
-    if utf16_length(", ".join(plain)) > room and plain:
+    if utf16_length(", ".join(isolated(name) for name in plain)) > room and plain:
         share = max(2, (room - separators) // len(plain))
-        plain = [cut(name, share) for name in plain]
-    return ", ".join(escape(name) for name in plain)
+        # A name set apart takes its marks out of its share.
+        plain = [cut(name, max(2, share - utf16_length(isolated(name)) + utf16_length(name))) for name in plain]
+    return ", ".join(shown(name) for name in plain)
+
+
+def fitted(rows: Keyboard) -> Keyboard:
+    """`rows` as a phone can show them: a row of two whose labels do not both fit half a row
+    becomes two rows, one button each."""
+    laid_out: list[tuple] = []
+    for row in rows:
+        if len(row) > 1 and any(utf16_length(button.text) > HALF_ROW for button in row):
+            laid_out += [(button,) for button in row]
+        else:
+            laid_out.append(row)
+    return tuple(laid_out)
 
 
 def title(chat_title: str) -> str:
-    return escape(chat_title)
+    return shown(chat_title)
 
 
 def join_link(bot_username: str, game_id: str) -> str:

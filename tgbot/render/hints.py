@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from tgbot.buttons import HintsPress, encode
 from tgbot.i18n import Nn_, t, tn
 from tgbot.outgoing import Button, Keyboard
-from tgbot.render.common import SeatScene, names, title
+from tgbot.render.common import SeatScene, isolated, names, shown, title
 from tgbot.table import Table
 
 BAR_CELLS = 10
@@ -41,9 +39,9 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
         ]
     else:
         lines = [t(lang, "🔎 «%(group)s»: how likely each other player is to be a spy.", group=group)]
-    shown = [s for s in range(len(players)) if spy_view or s != seat]
-    for other in sorted(shown, key=lambda s: -probabilities[s]):
-        name = escape(players[other].name)
+    listed = [s for s in range(len(players)) if spy_view or s != seat]
+    for other in sorted(listed, key=lambda s: -probabilities[s]):
+        name = shown(players[other].name)
         if other == seat:
             name = t(lang, "%(name)s (you)", name=name)
         lines.append(
@@ -51,7 +49,7 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
         )
         for reason in explanation.seats[other][:REASONS_PER_SEAT]:
             lines.append("   ↳ " + seat_reason_text(players, reason, lang))
-    if any("points" in r.args for s in shown for r in explanation.seats[s][:REASONS_PER_SEAT]):
+    if any("points" in r.args for s in listed for r in explanation.seats[s][:REASONS_PER_SEAT]):
         lines.append(t(lang, "↳ what moved each number most, in percentage points"))
     lines.append("")
     lines.append(
@@ -139,21 +137,21 @@ _OTHERS_TEAMS = {
 def _votes_text(players, a: dict, lang: str) -> str:
     if a["voter"] == a["seat"]:
         return tn(lang, *_OWN_VOTES.get(a["fact"], _OWN_VOTES["cast"]), a["count"])
-    voter = escape(players[a["voter"]].name)
+    voter = shown(players[a["voter"]].name)
     return tn(lang, *_OTHERS_VOTES.get(a["fact"], _OTHERS_VOTES["cast"]), a["count"], voter=voter)
 
 
 def _proposals_text(players, a: dict, lang: str) -> str:
     if a["leader"] == a["seat"]:
         return tn(lang, *_OWN_TEAMS.get(a["fact"], _OWN_TEAMS["proposed"]), a["count"])
-    leader = escape(players[a["leader"]].name)
+    leader = shown(players[a["leader"]].name)
     return tn(lang, *_OTHERS_TEAMS.get(a["fact"], _OTHERS_TEAMS["proposed"]), a["count"], leader=leader)
 
 
 def reason_text(players, reason, lang: str) -> str:
     """An exact reason about the table, a sentence of its own."""
     a = reason.args
-    name = escape(players[a["seat"]].name) if "seat" in a else ""
+    name = shown(players[a["seat"]].name) if "seat" in a else ""
     code = reason.code
     if code == "certain_spy":
         return t(lang, "%(name)s is certainly a spy.", name=name)
@@ -187,5 +185,5 @@ def hints_off(table: Table, lang: str) -> str:
 
 
 def choose_game(tables: list[Table], lang: str) -> tuple[str, Keyboard]:
-    buttons = tuple((Button(table.chat_title, data=encode(HintsPress(table.id))),) for table in tables)
+    buttons = tuple((Button(isolated(table.chat_title), data=encode(HintsPress(table.id))),) for table in tables)
     return t(lang, "You play in several groups. Hints for which game?"), buttons

@@ -8,7 +8,7 @@ from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render import plot as plot_render
 from tgbot.render.board import settings_line, variants_line
-from tgbot.render.common import minutes, team_sizes
+from tgbot.render.common import fitted, minutes, team_sizes
 from tgbot.settings import GroupSettings
 
 LANGUAGE_NAMES = {"en": "English", "es": "Español", "ru": "Русский", "bg": "Български", "eo": "Esperanto"}
@@ -94,7 +94,7 @@ def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str
             Button(t(lang, "Done"), data=press("done")),
         ),
     )
-    return text, buttons
+    return text, fitted(buttons)
 
 
 def settings_closed(settings: GroupSettings, lang: str) -> str:
@@ -170,7 +170,8 @@ def rules_text(lang: str) -> str:
             "card sinks a mission; the one marked * needs two. Only the number of Fail cards is shown.\n"
             "Three successful missions win for the Resistance, three failed ones for the spies.\n"
             "Targeting (/newgame targeting): every leader chooses both the mission and the team. Each mission is "
-            "attempted only once (a rejected team does not use it up), and the fifth only after two successes.\n"
+            "attempted only once (a rejected team does not use it up), and the fifth only after two successes; "
+            "five teams rejected in a row win for the spies even when they were for different missions.\n"
             "Blind Spies (/newgame blind): the spies do not learn who the other spies are.\n"
             "Deadlines (see /settings): if the leader does not propose in time, a team is drawn at random and "
             "everyone votes on it as usual; missing votes count as the group's setting says (Approve unless "

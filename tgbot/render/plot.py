@@ -4,8 +4,6 @@ Plot cards (who holds what, every public use)."""
 
 from __future__ import annotations
 
-from html import escape
-
 from engine import (
     DealCard,
     OpenUp,
@@ -22,7 +20,7 @@ from engine.plot import Card, CardSeen, PlotUse, RoleSeen, UseKind
 from tgbot.buttons import PlotPress, encode
 from tgbot.i18n import N_, t
 from tgbot.outgoing import Button, Keyboard
-from tgbot.render.common import GroupScene, SeatScene, names, title
+from tgbot.render.common import GroupScene, SeatScene, fitted, isolated, names, shown, title
 from tgbot.table import Player
 
 CARD_NAMES = {
@@ -88,8 +86,8 @@ def _press(scene: SeatScene, choice: str) -> str:
 
 def _seat_rows(scene: SeatScene, seats, prefix: str) -> list[tuple[Button, ...]]:
     players = scene.group.players
-    buttons = [Button(players[s].name, data=_press(scene, f"{prefix}{s}")) for s in seats]
-    return [tuple(buttons[i : i + 2]) for i in range(0, len(buttons), 2)]
+    buttons = [Button(isolated(players[s].name), data=_press(scene, f"{prefix}{s}")) for s in seats]
+    return list(fitted(tuple(tuple(buttons[i : i + 2]) for i in range(0, len(buttons), 2))))
 
 
 def _pass_row(scene: SeatScene) -> tuple[Button, ...]:
@@ -131,7 +129,8 @@ def chance_prompt(
         )
         rows += _seat_rows(scene, targets, "wa")
         rows += [
-            (Button(f"{players[a].name} + {players[b].name}", data=_press(scene, f"wa{a}-{b}")),) for a, b in pairs
+            (Button(f"{isolated(players[a].name)} + {isolated(players[b].name)}", data=_press(scene, f"wa{a}-{b}")),)
+            for a, b in pairs
         ]
     rows.append(_pass_row(scene))
     return text, tuple(rows)
@@ -183,7 +182,7 @@ def immediate_prompt(
         rows = [
             (
                 Button(
-                    t(lang, "%(card)s from %(name)s", card=card_name(taken, lang), name=players[holder].name),
+                    t(lang, "%(card)s from %(name)s", card=card_name(taken, lang), name=isolated(players[holder].name)),
                     data=_press(scene, f"tk{CARD_CODES[taken]}-{holder}"),
                 ),
             )
@@ -205,7 +204,7 @@ def prompt_closed(scene: SeatScene, action=None) -> str:
     group = title(scene.group.chat_title)
 
     def name(seat: int) -> str:
-        return escape(players[seat].name)
+        return shown(players[seat].name)
 
     if isinstance(action, Pass):
         return t(lang, "«%(group)s»: you passed; a held card stays in front of you.", group=group)
@@ -251,7 +250,7 @@ def seen_message(scene: SeatScene, seen: RoleSeen | CardSeen) -> str:
     """What a card showed this player alone."""
     lang, players = scene.lang, scene.group.players
     group = title(scene.group.chat_title)
-    name = escape(players[seen.seat].name)
+    name = shown(players[seen.seat].name)
     if isinstance(seen, RoleSeen):
         if seen.spy:
             return t(lang, "«%(group)s»: you saw %(name)s's role: a <b>spy</b>.", group=group, name=name)
@@ -282,7 +281,7 @@ def holders_line(scene: GroupScene) -> str | None:
     if plot is None:
         return None
     held = [
-        t(scene.lang, "%(name)s: %(cards)s", name=escape(scene.players[seat].name), cards=_cards(hand, scene.lang))
+        t(scene.lang, "%(name)s: %(cards)s", name=shown(scene.players[seat].name), cards=_cards(hand, scene.lang))
         for seat, hand in enumerate(plot.hands)
         if hand
     ]
@@ -298,12 +297,12 @@ def use_line(use: PlotUse, players: tuple[Player, ...], lang: str) -> str:
     line = _use_line(use, players, lang)
     if not use.drawn:
         return line
-    late = t(lang, "⏰ %(name)s did not choose in time: this was drawn at random.", name=escape(players[use.by].name))
+    late = t(lang, "⏰ %(name)s did not choose in time: this was drawn at random.", name=shown(players[use.by].name))
     return f"{line} {late}"
 
 
 def _use_line(use: PlotUse, players: tuple[Player, ...], lang: str) -> str:
-    by, target = escape(players[use.by].name), escape(players[use.target].name)
+    by, target = shown(players[use.by].name), shown(players[use.target].name)
     if use.kind is UseKind.DEAL:
         return t(lang, "🃏 %(by)s gave %(card)s to %(to)s.", by=by, card=card_name(use.card, lang), to=target)
     if use.kind is UseKind.TAKE:
@@ -337,8 +336,8 @@ def open_votes_line(scene: GroupScene, revealed: tuple[tuple[int, bool], ...] | 
     votes = revealed if revealed is not None else (plot.open_votes if plot is not None else ())
     if not votes:
         return None
-    shown = ", ".join(f"{escape(scene.players[seat].name)} {'👍' if vote else '👎'}" for seat, vote in votes)
-    return t(scene.lang, "Opinion Makers voted first, in the open: %(votes)s", votes=shown)
+    cast = ", ".join(f"{shown(scene.players[seat].name)} {'👍' if vote else '👎'}" for seat, vote in votes)
+    return t(scene.lang, "Opinion Makers voted first, in the open: %(votes)s", votes=cast)
 
 
 def window_line(scene: GroupScene) -> str | None:

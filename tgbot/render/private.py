@@ -11,7 +11,7 @@ from engine import rules as game_rules
 from tgbot.buttons import CardPress, HintsPress, MissionPress, TeamPress, encode
 from tgbot.i18n import t, tn
 from tgbot.outgoing import Button, Keyboard
-from tgbot.render.common import SeatScene, mission_button_label, names, title, vote_lines
+from tgbot.render.common import SeatScene, fitted, isolated, mission_button_label, names, title, vote_lines
 
 
 def role_message(scene: SeatScene) -> str:
@@ -57,6 +57,12 @@ def role_buttons(scene: SeatScene) -> Keyboard:
 # ---------------------------------------------------------------- the leader's turn
 
 
+def in_pairs(buttons: list[Button]) -> Keyboard:
+    """Buttons two to a row (five in one row showed each label cut to its first letters on a
+    phone), each alone where a label (a long name) is too long for half a row."""
+    return fitted(tuple(tuple(buttons[i : i + 2]) for i in range(0, len(buttons), 2)))
+
+
 def leader_key(ballot: int) -> str:
     return f"lead:{ballot}"
 
@@ -69,11 +75,11 @@ def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: 
     ballot = view.ballot
     if view.variants.targeting and draft_mission not in view.open_missions:
         text = t(lang, "«%(group)s»: you are the leader. Choose which mission the team attempts.", group=group)
-        row = tuple(
+        missions = [
             Button(mission_button_label(lang, view.players, m), data=encode(MissionPress(scene.game_id, ballot, m)))
             for m in view.open_missions
-        )
-        return text, (row,)
+        ]
+        return text, in_pairs(missions)
     mission = draft_mission if view.variants.targeting else view.open_missions[0]
     size = game_rules.team_size(view.players, mission)
     ticked = set(draft_team)
@@ -89,18 +95,22 @@ def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: 
         t(lang, "Chosen: %(names)s", names=names(players, sorted(ticked)) or "—"),
     ]
     seat_buttons = [
-        Button(("✔ " if seat in ticked else "") + player.name, data=encode(TeamPress(scene.game_id, ballot, seat)))
+        Button(
+            ("✔ " if seat in ticked else "") + isolated(player.name),
+            data=encode(TeamPress(scene.game_id, ballot, seat)),
+        )
         for seat, player in enumerate(players)
     ]
-    rows = [tuple(seat_buttons[i : i + 2]) for i in range(0, len(seat_buttons), 2)]
+    # Laid out as if every name were ticked, so that the keyboard keeps its shape as the leader ticks.
+    widest = in_pairs([Button("✔ " + isolated(player.name), data=str(seat)) for seat, player in enumerate(players)])
+    rows = [tuple(seat_buttons[int(button.data)] for button in row) for row in widest]
     if view.variants.targeting:
-        others = tuple(
+        others = [
             Button(mission_button_label(lang, view.players, m), data=encode(MissionPress(scene.game_id, ballot, m)))
             for m in view.open_missions
             if m != mission
-        )
-        if others:
-            rows.append(others)
+        ]
+        rows += in_pairs(others)
     rows.append(
         (
             Button(
