@@ -514,14 +514,19 @@ def test_the_command_line_plays_a_plot_game_whose_record_validates_and_replays(p
     assert export_record(replay(parsed, tuple(record["outcome"]["spies"])), record["id"]) == record
 
 
+def finished_plot_game(players: int, seed: int, plot_use_rate: float):
+    """A Plot game played to its end by random legal actions."""
+    rng = random.Random(seed)
+    state = new_game(players, rng, PLOT)
+    while not state.is_over:
+        state, _ = apply(state, random_action(state, rng, plot_use_rate=plot_use_rate))
+    return state
+
+
 def test_open_votes_are_a_set_of_seats_in_any_order():
     """Two Opinion Makers reveal their votes together: the record may list them in any order."""
     for seed in range(200):
-        rng = random.Random(seed)
-        state = new_game(10, rng, PLOT)
-        while not state.is_over:
-            state, _ = apply(state, random_action(state, rng, plot_use_rate=0.2))
-        record = export_record(state, "g")
+        record = export_record(finished_plot_game(10, seed, plot_use_rate=0.2), "g")
         both = [
             (i, j)
             for i, m in enumerate(record["missions"])
@@ -572,11 +577,7 @@ def test_a_private_result_the_public_record_rules_out_is_refused(case):
 def _a_mission_with_a_success_shown() -> tuple[dict, int, dict]:
     """A finished 7-player Plot game's record, and a played mission of it where the spotlight showed a Success."""
     for seed in range(500):
-        rng = random.Random(seed)
-        state = new_game(7, rng, PLOT)
-        while not state.is_over:
-            state, _ = apply(state, random_action(state, rng, plot_use_rate=1.0))
-        record = export_record(state, "g")
+        record = export_record(finished_plot_game(7, seed, plot_use_rate=1.0), "g")
         for i, m in enumerate(record["missions"]):
             shown = [e for e in m["plot"] if e["kind"] == "spotlight" and not e["fail"] and "fails" in m]
             if shown and not m.get("auto_cards"):
@@ -601,11 +602,7 @@ def test_the_outcome_spies_play_the_fails_without_the_card_shown_a_success():
     """Spies who could explain a mission's Fail cards only if the member shown a Success had
     played one of them do not fit the record."""
     for seed in range(500):
-        rng = random.Random(seed)
-        state = new_game(7, rng, PLOT)
-        while not state.is_over:
-            state, _ = apply(state, random_action(state, rng, plot_use_rate=1.0))
-        record = export_record(state, "g")
+        record = export_record(finished_plot_game(7, seed, plot_use_rate=1.0), "g")
         shown = [
             (m, e)
             for m in record["missions"]
