@@ -540,3 +540,16 @@ async def test_a_press_is_answered_at_once_while_a_flood_pause_holds_the_message
     assert answer == "You voted 👍 Approve (mission 1, «Demo group»)."
     assert await redis.pttl(PAUSE_KEY) > 0  # answered within the pause
     assert (await group.table()).game.pending_votes[1] is True
+
+
+async def test_a_group_renamed_mid_game_is_named_anew_in_private(make_bot, telegram):
+    """Private messages name the group a game is played in; after a rename they use the new name,
+    not the one the lobby was opened under."""
+    group = await started(make_bot, telegram)
+    await group.send(telegram.rename_group(group.chat_id, "Night owls"))
+    assert (await group.table()).chat_title == "Night owls"
+    table = await group.table()
+    await propose(group, range(team_size(table)))
+    await vote_all(group, approve=True)
+    member = table.players[0].user_id
+    assert plain_text(telegram.messages(member)[-1].text).startswith("«Night owls»")

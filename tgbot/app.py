@@ -205,6 +205,7 @@ def build_application(
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.chat_migrated))
     # The bot added to a group, first or again (after someone removed it mid-game).
     application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_MEMBERS, handlers.bot_added))
+    application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_TITLE, handlers.group_renamed))
     # Any other command in private (the commands above took theirs): a typo gets an answer, not silence.
     application.add_handler(MessageHandler(filters.COMMAND & filters.ChatType.PRIVATE, handlers.unknown_command))
     application.add_handler(MessageHandler(filters.TEXT & filters.ChatType.PRIVATE, handlers.private_text))

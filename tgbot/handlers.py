@@ -418,6 +418,13 @@ async def chat_migrated(update: Update, context: BotContext) -> None:
     await context.service.chat_moved(old_chat_id, new_chat_id)
 
 
+async def group_renamed(update: Update, context: BotContext) -> None:
+    """Someone renamed the group: its game's private messages name it by the new title."""
+    message = update.effective_message
+    if in_group(message.chat) and message.new_chat_title:
+        await context.service.retitled(await group_id(update, context), message.new_chat_title)
+
+
 async def bot_added(update: Update, context: BotContext) -> None:
     """Someone added the bot to a group. Back in a group whose game went on without it (removed
     mid-game: nothing it said there arrived meanwhile, and the deadlines played on), it posts the

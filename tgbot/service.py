@@ -7,6 +7,7 @@ Handlers call these with plain values parsed from an update; nothing here touche
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import random
@@ -662,6 +663,16 @@ class GameService:
         if await self.board_again(chat_id):
             return None
         return t(lang, "No game is running here. Start one with /newgame.")
+
+    async def retitled(self, chat_id: int, title: str) -> None:
+        """The group was renamed: its open or running game calls it by the new name from now on (in
+        private messages, which name the group a game is played in)."""
+        game_id = await self.store.game_of_chat(chat_id)
+        if game_id is None:
+            return
+        # A game gone has nothing to rename; a damaged one is ended by the next move that reads it.
+        with contextlib.suppress(GameGone, DamagedGame):
+            await self.store.update(game_id, lambda table: Change(replace(table, chat_title=title)), claim=False)
 
     async def board_again(self, chat_id: int) -> bool:
         """Post the group's lobby or board again as a new message, with its buttons; False when the

@@ -274,6 +274,14 @@ class FakeTelegram:
         by_user_id = group["admins"][0] if by_user_id is None else by_user_id
         return self._service_message(by_user_id, chat_id, new_chat_members=[self._bot_user()])
 
+    def rename_group(self, chat_id: int, title: str, by_user_id: int | None = None) -> dict:
+        """An admin renames the group. Returns the service message's update (`new_chat_title`), not
+        yet handed to any bot."""
+        group = self._groups[chat_id]
+        group["title"] = title
+        by_user_id = group["admins"][0] if by_user_id is None else by_user_id
+        return self._service_message(by_user_id, chat_id, new_chat_title=title)
+
     def leave_group(self, chat_id: int, user_id: int) -> None:
         """The user is not (or no longer) a member of the group: getChatMember says "left", and
         nothing they could say there reaches the bot. (Every known user is a member of every group
