@@ -80,15 +80,22 @@ def test_what_a_resistance_viewer_saw_is_certain_for_them():
     assert checked >= 10
 
 
-def test_a_watched_success_puts_the_fail_on_the_others():
-    """Three members, one Fail: watching one Success leaves the Fail to the other two."""
-    record = {
+def seven_player_plot_record(missions: list[dict]) -> dict:
+    """A public record of a 7-player game with Plot cards (3 spies), its missions as given."""
+    return {
         "format": "resistance-record/1",
         "id": "watch",
         "players": 7,
         "spies": 3,
         "variants": {"targeting": False, "blind_spies": False, "plot_cards": True},
-        "missions": [
+        "missions": missions,
+    }
+
+
+def test_a_watched_success_puts_the_fail_on_the_others():
+    """Three members, one Fail: watching one Success leaves the Fail to the other two."""
+    record = seven_player_plot_record(
+        [
             {
                 "mission": 1,
                 "team_size": 2,
@@ -101,8 +108,8 @@ def test_a_watched_success_puts_the_fail_on_the_others():
                     {"kind": "watch", "by": 6, "target": 0, "proposal": 0},
                 ],
             }
-        ],
-    }
+        ]
+    )
     request = {"record": record, "viewer": 6, "seen_cards": [{"mission": 1, "seat": 0, "fail": False}]}
     watched = answer(json.dumps(request), "behaviour")
     assert watched["spy_probability"][1] == 1.0 and watched["spy_probability"][0] < 1.0
@@ -122,14 +129,8 @@ def test_two_watched_successes_of_one_mission_put_its_fail_on_the_member_left():
     """Three members, one Fail; the viewer watched two of them play Success (two Keeping a Close Eye
     on You cards): the third is certainly a spy. Read one card at a time, each only said the Fail
     lay among the other two."""
-    plot = {"targeting": False, "blind_spies": False, "plot_cards": True}
-    record = {
-        "format": "resistance-record/1",
-        "id": "watch2",
-        "players": 7,
-        "spies": 3,
-        "variants": plot,
-        "missions": [
+    record = seven_player_plot_record(
+        [
             {
                 "mission": 1,
                 "team_size": 2,
@@ -154,8 +155,8 @@ def test_two_watched_successes_of_one_mission_put_its_fail_on_the_member_left():
                     {"kind": "watch", "by": 6, "target": 2, "proposal": 0},
                 ],
             },
-        ],
-    }
+        ]
+    )
     seen = [{"mission": 2, "seat": 1, "fail": False}, {"mission": 2, "seat": 2, "fail": False}]
     both = answer(json.dumps({"record": record, "viewer": 6, "seen_cards": seen}), "behaviour")
     assert both["spy_probability"][3] == 1.0
