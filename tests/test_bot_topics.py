@@ -61,8 +61,14 @@ async def test_a_game_whose_topic_is_deleted_goes_on_in_general(make_bot, telegr
     topic = group.topic
     telegram.delete_topic(group.chat_id, topic)
     group.topic = None
+    calls_before = len(telegram.calls)
     table = await group.play(CleanTeams())
     assert table.game.winner is Side.RESISTANCE
+    # Refused once; the rest of the game's messages go straight to General.
+    tried_in_topic = [
+        p for m, p in telegram.calls[calls_before:] if m == "sendMessage" and p.get("message_thread_id") is not None
+    ]
+    assert len(tried_in_topic) == 1
     after = bot_messages(telegram, group)
     assert after and {m.topic for m in after} == {None}  # the topic's messages went with it
     assert "🏁" in plain_text(after[-1].text)

@@ -387,6 +387,9 @@ class Outbox:
         self._kept_locks: dict[str, str] = {}
         # Groups that Telegram said became supergroups: old chat id -> new chat id.
         self._moved_chats: dict[int, int] = {}
+        # Forum topics Telegram refused (closed or deleted), so the rest of their games' messages go
+        # straight to General instead of being refused first, each at a cost to the flood limits.
+        self._gone_topics: dict[tuple[int, int], None] = {}
 
     @property
     def redis(self) -> Redis:
@@ -618,7 +621,7 @@ class Outbox:
         """sendMessage to the chat (in a group, to its forum `topic` if given), or to the supergroup
         it became; returns the chat it went to and Telegram's answer."""
         chat_id = self._chat_now(chat_id)
-        if topic is not None and chat_id < 0:
+        if topic is not None and chat_id < 0 and (chat_id, topic) not in self._gone_topics:
             more["message_thread_id"] = topic
         try:
             return chat_id, await self._call(lock, "sendMessage", _message_parameters(chat_id, text, buttons, **more))
@@ -630,6 +633,9 @@ class Outbox:
                 raise
             log.info("game %s: its forum topic was closed or deleted; posting in General", game_id)
             more.pop("message_thread_id")
+            self._gone_topics[(chat_id, topic)] = None
+            if len(self._gone_topics) > MARKS_KEPT:
+                del self._gone_topics[next(iter(self._gone_topics))]
         return chat_id, await self._call(lock, "sendMessage", _message_parameters(chat_id, text, buttons, **more))
 
     async def _call(self, lock: _Lock, method: str, parameters: dict) -> object:
