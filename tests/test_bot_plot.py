@@ -253,3 +253,11 @@ async def test_opinion_makers_who_let_the_time_run_out_leave_the_rest_a_full_vot
     assert all(after.game.pending_votes[s] is not None for s in makers)
     assert all(after.game.pending_votes[s] is None for s in range(7) if s not in makers)
     assert after.deadline >= now + after.settings.vote_seconds - 1
+
+
+@pytest.mark.parametrize(("players", "deal_line"), [(6, "and deals it, then"), (7, "and deals them, then")])
+async def test_the_board_says_how_many_cards_the_leader_deals(make_bot, telegram, players, deal_line):
+    """One card is drawn per mission at 5-6 players, two at 7-8: the board's grammar follows."""
+    group = await started_plot_game(make_bot, telegram, players=players)
+    boards = [plain_text(m.text or "") for m in telegram.messages(group.chat_id) if "The leader drew" in (m.text or "")]
+    assert boards and all(deal_line in text for text in boards)

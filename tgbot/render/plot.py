@@ -18,7 +18,7 @@ from engine import (
 )
 from engine.plot import Card, CardSeen, PlotUse, RoleSeen, UseKind
 from tgbot.buttons import PlotPress, encode
-from tgbot.i18n import N_, t
+from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render.common import GroupScene, SeatScene, fitted, isolated, names, shown, title
 from tgbot.table import Player
@@ -350,9 +350,11 @@ def window_line(scene: GroupScene) -> str | None:
     if view.phase is Phase.DEAL:
         drawn = view.plot.drawn if view.plot is not None else ()
         if drawn:
-            return t(
+            return tn(
                 lang,
+                "🃏 The leader drew %(cards)s and deals it, then chooses the team.",
                 "🃏 The leader drew %(cards)s and deals them, then chooses the team.",
+                len(drawn),
                 cards=", ".join(card_name(card, lang) for card in drawn),
             )
         return t(lang, "🃏 The leader deals the Plot cards drawn, then chooses the team.")
