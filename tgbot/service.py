@@ -66,15 +66,17 @@ class GameService:
         store: Store,
         outbox: Outbox,
         bot_username: str,
+        clock: Callable[[], float],
         rng: random.Random | None = None,
-        clock: Callable[[], float] = time.time,
         deliver_in_background: bool = False,
     ) -> None:
         self.store = store
         self.outbox = outbox
         self.bot_username = bot_username
-        self.rng = rng if rng is not None else random.SystemRandom()
+        # Seconds since the epoch by the clock every worker shares (`tgbot.shared_clock`): deadlines
+        # are stamped by one worker and fired by another. Tests set their own.
         self.clock = clock
+        self.rng = rng if rng is not None else random.SystemRandom()
         self._draining: dict[str, asyncio.Task] = {}  # games whose outbox a task of ours drains now
         # Webhook mode (`webhook.serve` sets it): a change's messages go out in a task of their own,
         # so that Telegram is answered as soon as the change is stored and the person answered.
