@@ -98,3 +98,30 @@ async def test_an_answer_leaves_the_group_its_reserve_and_is_dropped_rather_than
     await answer(-200, "elsewhere")
     await answer(7, "in private")
     assert sent == ["answer 1", "answer 2", "elsewhere", "in private"]
+
+
+async def test_an_answer_that_must_arrive_waits_for_its_turn_and_still_leaves_the_reserve(redis):
+    (limiter,) = limiters(redis, count=1, group_rate=(4, 2.0), bot_rate=(1000, 1.0))
+    sent = []
+
+    async def send(label, args):
+        async def call():
+            sent.append((label, time.monotonic()))
+            return True
+
+        return await limiter.process_request(call, (), {}, "sendMessage", {"chat_id": -100}, args)
+
+    # Of the group's four at once (a turn every half second), answers take two; a plain answer that
+    # would wait is dropped, an answer that must arrive waits for the next turn.
+    started = time.monotonic()
+    await send("answer", Answer(reserve=2))
+    await send("question", Answer(reserve=2, patience=None))
+    with pytest.raises(Crowded):
+        await send("plain", Answer(reserve=2, patience=0.1))
+    await send("question again", Answer(reserve=2, patience=None))
+    assert [label for label, _ in sent] == ["answer", "question", "question again"]
+    assert sent[2][1] - started >= 0.45
+    # Then, as before, the game's own messages find their share.
+    board_sent = time.monotonic()
+    await send_through(limiter, -100, [], "board")
+    assert time.monotonic() - board_sent < 0.2

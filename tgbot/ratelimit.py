@@ -60,10 +60,16 @@ class Answer:
     is not sent (`Crowded`) rather than wait longer than `patience` seconds for its turn. So commands
     sent over and over in a group (each answered) neither put the game's messages behind their answers
     nor hold their updates open for minutes: a webhook worker answers Telegram only once the handler is
-    done, and Telegram sends a bot at most 40 updates at a time."""
+    done, and Telegram sends a bot at most 40 updates at a time.
+
+    `patience=None`: an answer someone must act on (it carries the buttons they press), which waits
+    for its turn however long it takes (`tgbot.handlers.ask` keeps such waits off the update)."""
 
     reserve: int = ANSWER_RESERVE
-    patience: float = ANSWER_PATIENCE_SECONDS
+    patience: float | None = ANSWER_PATIENCE_SECONDS
+
+
+MUST_ARRIVE = Answer(patience=None)
 
 
 class Crowded(TelegramError):
@@ -121,7 +127,8 @@ class RedisRateLimiter(BaseRateLimiter[int | Guarded | Answer]):
         await asyncio.sleep(seconds)
 
     async def _before(self, chat_id: Any, answer: Answer | None = None) -> None:
-        give_up = None if answer is None else asyncio.get_running_loop().time() + answer.patience
+        patience = None if answer is None else answer.patience
+        give_up = None if patience is None else asyncio.get_running_loop().time() + patience
         try:
             await self._wait_for_pause(give_up)
             if chat_id is None:

@@ -12,7 +12,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import replace
 
 from redis.exceptions import RedisError
@@ -82,6 +82,7 @@ class GameService:
         # so that Telegram is answered as soon as the change is stored and the person answered.
         self.deliver_in_background = deliver_in_background
         self._deliveries: set[asyncio.Task] = set()
+        self._waiting_answers: set[Hashable] = set()  # answers that must arrive, waiting for their turn
 
     async def _apply(self, game_id: str, mutate: Callable[[Table], Change]) -> Reply:
         now = self.clock()
@@ -123,6 +124,28 @@ class GameService:
         self._deliveries.add(task)
         task.add_done_callback(self._delivered)
 
+    async def answer_in_turn(self, key: Hashable, send: Callable[[], Awaitable[None]]) -> None:
+        """Send an answer that must arrive (it carries buttons someone has to press), which may wait long
+        for a busy group's flood limits: in webhook mode in a task of its own, like a change's messages, so
+        that Telegram is answered meanwhile. An answer of the same `key` (the same text and buttons for the
+        same chat) still waiting is not sent a second time: the one on its way says it already."""
+        if key in self._waiting_answers:
+            return
+        self._waiting_answers.add(key)
+
+        async def answer() -> None:
+            try:
+                await send()
+            finally:
+                self._waiting_answers.discard(key)
+
+        if not self.deliver_in_background:
+            await answer()
+            return
+        task = asyncio.create_task(answer(), name="answer")
+        self._deliveries.add(task)
+        task.add_done_callback(self._delivered)
+
     def _delivered(self, task: asyncio.Task) -> None:
         self._deliveries.discard(task)
         if not task.cancelled() and task.exception() is not None:
@@ -130,7 +153,8 @@ class GameService:
 
     async def finish_deliveries(self, timeout: float | None = None) -> int:
         """Wait for the messages being sent in the background (at shutdown). Deliveries still running
-        after `timeout` seconds are stopped, their messages left queued for a clock; returns how many."""
+        after `timeout` seconds are stopped, their messages left queued for a clock (an answer still
+        waiting for its turn is not sent); returns how many."""
         deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
         while self._deliveries:
             remaining = None if deadline is None else max(0.0, deadline - asyncio.get_running_loop().time())
