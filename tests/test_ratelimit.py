@@ -8,6 +8,7 @@ import time
 import pytest
 from telegram.error import RetryAfter
 
+from tgbot import keys
 from tgbot.ratelimit import PAUSE_KEY, Answer, Crowded, RedisRateLimiter
 
 
@@ -125,3 +126,22 @@ async def test_an_answer_that_must_arrive_waits_for_its_turn_and_still_leaves_th
     board_sent = time.monotonic()
     await send_through(limiter, -100, [], "board")
     assert time.monotonic() - board_sent < 0.2
+
+
+async def test_a_counter_written_by_a_clock_ahead_holds_no_message_up(redis):
+    """A group's counter stamped by a Redis whose clock was ten minutes ahead (the group's master failed
+    over to a replica whose machine's clock is behind) lies further ahead than any use of the budget can
+    put it: the message goes at once, not ten minutes later, and the budget counts on from there."""
+    (limiter,) = limiters(redis, count=1, group_rate=(4, 60.0), bot_rate=(1000, 1.0))
+    seconds, micros = await redis.time()
+    await redis.set(keys.rate_chat(-100), seconds * 1000 + micros // 1000 + 10 * 60_000)
+    sent = []
+    await asyncio.wait_for(send_through(limiter, -100, sent, "board"), 2.0)
+    assert [label for label, _ in sent] == ["board"]
+    # The budget holds from there: three more at once, the fifth a turn (15 s) away.
+    for label in ("2", "3", "4"):
+        await send_through(limiter, -100, sent, label)
+    with pytest.raises(Crowded):
+        await limiter.process_request(
+            lambda: asyncio.sleep(0), (), {}, "sendMessage", {"chat_id": -100}, Answer(reserve=0, patience=1.0)
+        )
