@@ -746,6 +746,36 @@ async def test_a_deadline_whose_step_moved_on_does_nothing(make_bot, telegram):
     assert len(telegram.calls) == calls
 
 
+async def test_a_mission_gets_its_whole_time_when_the_deadline_that_opened_it_waited_for_redis(
+    make_bot, telegram, monkeypatch
+):
+    """The clock fires a vote deadline and the write waits 20 s for Redis (every pooled connection busy,
+    a cluster master restarting): the mission it opens has its whole time from when it was stored, not
+    20 s less for the team."""
+    group, service, now = await started_game(make_bot, telegram)
+    await propose(group, first_team(await group.table()))
+    now[0] = (await group.table()).deadline
+    stored = service.store.update
+
+    async def waits_for_redis(*args, **kwargs):
+        now[0] += 20
+        return await stored(*args, **kwargs)
+
+    monkeypatch.setattr(service.store, "update", waits_for_redis)
+    assert await service.fire_due() == 1
+    monkeypatch.setattr(service.store, "update", stored)
+    opened = now[0]
+    assert (await group.table()).game.phase is Phase.MISSION
+
+    now[0] = opened + MISSION - 1
+    await service.fire_due()
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION and not any(table.game.current_round.auto_cards)
+    now[0] = opened + MISSION
+    await service.fire_due()
+    assert (await group.table()).game.phase is not Phase.MISSION
+
+
 # ---------------------------------------------------------------- several workers
 
 

@@ -85,11 +85,12 @@ class GameService:
         self._waiting_answers: set[Hashable] = set()  # answers that must arrive, waiting for their turn
 
     async def _apply(self, game_id: str, mutate: Callable[[Table], Change]) -> Reply:
-        now = self.clock()
         processing = once.current.get()
 
         def change_of(table: Table) -> Change:
-            return clock.settled(mutate(table), now, self.rng)
+            # The time as the move is worked out, right before its write: a step it opens has its whole
+            # time however long the read before took (Redis busy or failing over, writers racing).
+            return clock.settled(mutate(table), self.clock(), self.rng)
 
         try:
             change = await self.store.update(
@@ -462,10 +463,10 @@ class GameService:
         """Run every reminder and deadline that is due, then deliver every outbox that holds
         messages; safe to call from several workers at once. `wait=False` returns without waiting
         for the deliveries (the clock's tick must not wait for a group's flood limit);
-        `wait_for_locks`: see `deliver_pending`."""
-        now = self.clock() if now is None else now
+        `wait_for_locks`: see `deliver_pending`. `now`: fire as of that time; by default the clock's,
+        read again for each game (`_fire`)."""
         fired = 0
-        for game_id in await self.store.due(now):
+        for game_id in await self.store.due(self.clock() if now is None else now):
             seed = self.rng.getrandbits(64)
             try:
                 fired += await self._fire(game_id, now, seed)
@@ -513,15 +514,22 @@ class GameService:
         except Exception:
             log.exception("game %s: draining its outbox failed", game_id)
 
-    async def _fire(self, game_id: str, now: float, seed: int) -> int:
+    async def _fire(self, game_id: str, now: float | None, seed: int) -> int:
         """Run one game's due reminder or deadline; 1 if it did something (its messages are
-        delivered with every other pending outbox)."""
+        delivered with every other pending outbox). `now`: the time to fire at; None for the clock's
+        as the move is worked out, so that a step a deadline opens has its whole time however long
+        the tick took to get to it (the games before it, Redis busy or failing over)."""
+
+        def fired(table: Table) -> Change:
+            at = self.clock() if now is None else now
+            return clock.settled(
+                clock.on_clock(table, at, random.Random(seed), self.bot_username), at, random.Random(seed + 1)
+            )
+
         try:
             change = await self.store.update(
                 game_id,
-                lambda table: clock.settled(
-                    clock.on_clock(table, now, random.Random(seed), self.bot_username), now, random.Random(seed + 1)
-                ),
+                fired,
                 record=finished_record,
                 settle_deadline=True,
             )
