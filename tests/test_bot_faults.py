@@ -555,6 +555,27 @@ async def test_cancel_question_in_a_crowded_group_waits_for_its_turn_instead_of_
     assert (await group.table()).stage is Stage.CANCELLED
 
 
+async def test_join_link_for_someone_the_bot_cannot_write_to_waits_for_its_turn_in_a_crowded_group(
+    make_bot, telegram
+):
+    """/join from someone who never opened the private chat is answered with the link that seats them:
+    in a crowded group it waits for its turn rather than leave them nothing to press."""
+    application = await make_bot(1, rate_limited=True)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join(joining=group.user_ids[:4])
+    newcomer = group.user_ids[4]
+    telegram.block(newcomer)
+    await crowd(group)
+
+    await group.send(telegram.command(newcomer, group.chat_id, "/join"))
+    answer = telegram.messages(group.chat_id)[-1]
+    assert answer.from_bot and "I cannot write to you in private yet" in plain_text(answer.text)
+    link = next(b["url"] for b in answer.buttons() if "url" in b)
+    telegram.unblock(newcomer)
+    await group.send(telegram.open_link(newcomer, link))
+    assert len((await group.table()).players) == 5
+
+
 async def test_a_question_waiting_for_its_turn_holds_no_webhook_update_and_is_asked_once(make_bot, telegram):
     """In webhook mode a worker answers Telegram once the handler is done: a question waiting for a
     crowded group's turn waits in the background, and /cancel sent again meanwhile does not ask twice."""
