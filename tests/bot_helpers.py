@@ -26,9 +26,10 @@ class Bots:
         self.telegram = telegram
         self.started: list[tuple[Application, Redis]] = []
 
-    async def start(self, redis_url: str, seed: int = 0, *, rate_limited: bool = False) -> Application:
+    async def start(self, redis_url: str, seed: int = 0, *, rate_limited: bool = False, **options) -> Application:
+        """`options`: those of `start_offline_bot` (`local_clock`: a worker whose machine's clock is off)."""
         client = connect(redis_url)
-        application = await start_offline_bot(self.telegram, client, seed, rate_limited=rate_limited)
+        application = await start_offline_bot(self.telegram, client, seed, rate_limited=rate_limited, **options)
         self.started.append((application, client))
         return application
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from dataclasses import replace
 
 import pytest
@@ -745,6 +746,36 @@ async def test_a_deadline_whose_step_moved_on_does_nothing(make_bot, telegram):
     assert len(telegram.calls) == calls
 
 
+async def test_a_mission_gets_its_whole_time_when_the_deadline_that_opened_it_waited_for_redis(
+    make_bot, telegram, monkeypatch
+):
+    """The clock fires a vote deadline and the write waits 20 s for Redis (every pooled connection busy,
+    a cluster master restarting): the mission it opens has its whole time from when it was stored, not
+    20 s less for the team."""
+    group, service, now = await started_game(make_bot, telegram)
+    await propose(group, first_team(await group.table()))
+    now[0] = (await group.table()).deadline
+    stored = service.store.update
+
+    async def waits_for_redis(*args, **kwargs):
+        now[0] += 20
+        return await stored(*args, **kwargs)
+
+    monkeypatch.setattr(service.store, "update", waits_for_redis)
+    assert await service.fire_due() == 1
+    monkeypatch.setattr(service.store, "update", stored)
+    opened = now[0]
+    assert (await group.table()).game.phase is Phase.MISSION
+
+    now[0] = opened + MISSION - 1
+    await service.fire_due()
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION and not any(table.game.current_round.auto_cards)
+    now[0] = opened + MISSION
+    await service.fire_due()
+    assert (await group.table()).game.phase is not Phase.MISSION
+
+
 # ---------------------------------------------------------------- several workers
 
 
@@ -864,6 +895,69 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
     assert sum(m.from_bot for m in telegram.messages(chat)) == 4  # the start message and one board per proposal
     results = await asyncio.gather(services[0].fire_due(now[0] + 999), services[1].fire_due(now[0] + 999))
     assert results == [0, 0]
+
+
+async def test_a_worker_whose_machine_clock_runs_a_minute_ahead_fires_no_deadline_early(make_bot, telegram):
+    """Two workers on one Redis, the second on a machine whose clock reads a minute ahead. A vote's
+    deadline and reminder that the first worker set are fired by the second when they are due, not a
+    minute early (its voters losing their turn); the mission deadline the second worker then set is
+    fired by the first when it is due, not a minute late. Both read Redis's clock."""
+    passed = [0.0]  # time going by for both machines alike, without the test waiting for it
+    first = await make_bot(1, local_clock=lambda: time.monotonic() + passed[0])
+    ahead = await make_bot(2, local_clock=lambda: time.monotonic() + passed[0] + 60)
+    on_time, fast = first.bot_data["service"], ahead.bot_data["service"]
+    group = SimulatedGroup(telegram, first, players=5)
+    await group.store.update_settings(
+        group.chat_id, lambda current: replace(current, proposal_seconds=60, vote_seconds=60, mission_seconds=60)
+    )
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    await propose(group, first_team(table))
+    await vote(group, 0, True)
+    voters = [p.user_id for p in table.players[1:]]
+    calls = len(telegram.calls)
+
+    assert await fast.fire_due() == 0
+    assert await on_time.fire_due() == 0
+    table = await group.table()
+    assert table.game.phase is Phase.VOTING and table.game.pending_votes[1:] == (None,) * 4
+    assert not any(sends(telegram, calls, voter) for voter in voters)
+
+    passed[0] += 31  # half the vote's time gone: its reminder, not its deadline
+    assert await fast.fire_due() == 1
+    assert all(sends(telegram, calls, voter) == [REMINDER] for voter in voters)
+    assert (await group.table()).game.phase is Phase.VOTING
+
+    passed[0] += 30  # the vote's time is up
+    assert await fast.fire_due() == 1
+    table = await group.table()
+    assert table.game.phase is Phase.MISSION and table.game.rounds[0].proposals[0].auto_votes
+
+    passed[0] += 31  # the mission's half-way reminder, set by the worker ahead
+    assert await on_time.fire_due() == 1
+    assert (await group.table()).game.phase is Phase.MISSION
+    passed[0] += 30
+    assert await on_time.fire_due() == 1
+    assert (await group.table()).game.phase is not Phase.MISSION
+
+
+async def test_a_wall_clock_set_an_hour_forward_mid_game_fires_no_deadline(make_bot, telegram, monkeypatch):
+    """An administrator or NTP steps the worker machine's clock an hour forward mid-vote: the vote's
+    deadline is still Redis's, and nothing fires (a worker reading its wall clock would fill every
+    vote at its next tick)."""
+    application = await make_bot(1)
+    service = application.bot_data["service"]
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    table = await group.table()
+    await propose(group, first_team(table))
+    before = (await group.table()).to_json()
+    stepped_from = time.time
+    monkeypatch.setattr(time, "time", lambda: stepped_from() + 3600)
+    assert await service.fire_due() == 0
+    assert (await group.table()).to_json() == before
 
 
 async def test_a_person_taken_over_gets_the_seat_back_with_a_press_the_computer_beat(make_bot, telegram):

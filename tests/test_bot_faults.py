@@ -25,6 +25,7 @@ from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.ratelimit import ANSWER_RESERVE, PAUSE_KEY, RedisRateLimiter
 from tgbot.render import board
 from tgbot.render.common import group_scene
+from tgbot.table import Stage
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
@@ -491,6 +492,17 @@ async def test_kept_from_posting_mid_game_the_bot_posts_the_board_again_when_it_
     assert (await group.table()).game.phase is Phase.MISSION
 
 
+async def crowd(group: SimulatedGroup, turns_beyond: int = 2) -> None:
+    """As if commands answered in the group had used its budget down to the game's reserve, and
+    `turns_beyond` turns beyond it: an answer would wait that many turns (3 s each) for its own."""
+    redis = group.store.redis
+    seconds, micros = await redis.time()
+    count, minute = RedisRateLimiter(redis).group_rate
+    turn_ms = minute * 1000 / count
+    spent = (count - 1 - ANSWER_RESERVE + turns_beyond) * turn_ms
+    await redis.set(keys.rate_chat(group.chat_id), seconds * 1000 + micros // 1000 + spent, px=int(spent + 60_000))
+
+
 async def test_commands_sent_over_and_over_leave_the_group_budget_to_the_game(make_bot, telegram):
     """Telegram lets a bot post 20 messages a minute in a group, its answers to commands included. When
     only the share left for the game's own messages remains, an answer to a command (here /join in a
@@ -504,14 +516,7 @@ async def test_commands_sent_over_and_over_leave_the_group_budget_to_the_game(ma
     ballot = group.latest_with_button(group.chat_id, "v:")
     for seat in range(4):
         await group.press(table.players[seat].user_id, group.chat_id, "v:", ":r")
-    # Commands answered in the group used the budget down to the reserve, and two turns beyond it:
-    # an answer would wait two turns (6 s) for its own.
-    redis = group.store.redis
-    seconds, micros = await redis.time()
-    count, minute = RedisRateLimiter(redis).group_rate
-    turn_ms = minute * 1000 / count
-    spent = (count - 1 - ANSWER_RESERVE + 2) * turn_ms
-    await redis.set(keys.rate_chat(group.chat_id), seconds * 1000 + micros // 1000 + spent, px=int(spent + 60_000))
+    await crowd(group)
 
     in_group = texts(telegram, group.chat_id)
     await group.send(telegram.command(group.user_ids[0], group.chat_id, "/join"))
@@ -521,6 +526,75 @@ async def test_commands_sent_over_and_over_leave_the_group_budget_to_the_game(ma
     assert (await group.table()).game.proposal_number == 2
     assert "Rejected 0–5." in plain_text(telegram.message(group.chat_id, ballot.message_id).text)
     assert await outbox_length(group) == 0
+
+
+CANCEL_QUESTION = "Cancel this game for everyone?"
+
+
+async def test_cancel_question_in_a_crowded_group_waits_for_its_turn_instead_of_being_dropped(make_bot, telegram):
+    """/cancel's question carries the buttons that cancel the game: in a group whose budget is down to
+    the game's share it waits for its turn (longer than a plain answer may), and the host can then
+    cancel. A plain answer (a player refused the cancel) is still dropped."""
+    application = await make_bot(1, rate_limited=True)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    await crowd(group)
+    in_group = texts(telegram, group.chat_id)
+
+    await group.send(telegram.command(group.user_ids[1], group.chat_id, "/cancel"))
+    assert texts(telegram, group.chat_id) == [*in_group, "/cancel"]  # refused, and the refusal dropped
+
+    host = (await group.table()).creator_id
+    asked = time.monotonic()
+    await group.send(telegram.command(host, group.chat_id, "/cancel"))
+    question = telegram.messages(group.chat_id)[-1]
+    assert question.from_bot and plain_text(question.text) == CANCEL_QUESTION
+    assert time.monotonic() - asked > 5.0  # longer than a plain answer is kept waiting
+    assert await press(group, host, question, button_data(question, ":y")) == "Cancelled."
+    assert (await group.table()).stage is Stage.CANCELLED
+
+
+async def test_join_link_for_someone_the_bot_cannot_write_to_waits_for_its_turn_in_a_crowded_group(
+    make_bot, telegram
+):
+    """/join from someone who never opened the private chat is answered with the link that seats them:
+    in a crowded group it waits for its turn rather than leave them nothing to press."""
+    application = await make_bot(1, rate_limited=True)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join(joining=group.user_ids[:4])
+    newcomer = group.user_ids[4]
+    telegram.block(newcomer)
+    await crowd(group)
+
+    await group.send(telegram.command(newcomer, group.chat_id, "/join"))
+    answer = telegram.messages(group.chat_id)[-1]
+    assert answer.from_bot and "I cannot write to you in private yet" in plain_text(answer.text)
+    link = next(b["url"] for b in answer.buttons() if "url" in b)
+    telegram.unblock(newcomer)
+    await group.send(telegram.open_link(newcomer, link))
+    assert len((await group.table()).players) == 5
+
+
+async def test_a_question_waiting_for_its_turn_holds_no_webhook_update_and_is_asked_once(make_bot, telegram):
+    """In webhook mode a worker answers Telegram once the handler is done: a question waiting for a
+    crowded group's turn waits in the background, and /cancel sent again meanwhile does not ask twice."""
+    application = await make_bot(1, rate_limited=True)
+    service = application.bot_data["service"]
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    service.deliver_in_background = True
+    await crowd(group)
+    host = (await group.table()).creator_id
+
+    sent = time.monotonic()
+    for _ in range(2):
+        await group.send(telegram.command(host, group.chat_id, "/cancel"))
+    assert time.monotonic() - sent < 2.0
+    assert CANCEL_QUESTION not in texts(telegram, group.chat_id)
+    await service.finish_deliveries()
+    assert texts(telegram, group.chat_id).count(CANCEL_QUESTION) == 1
 
 
 async def test_a_press_is_answered_at_once_while_a_flood_pause_holds_the_messages(make_bot, telegram):

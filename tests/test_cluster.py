@@ -23,6 +23,7 @@ from tests.servers import RedisClusterServers, free_port
 from tgbot import keys, redis_cluster
 from tgbot.redis_client import connect
 from tgbot.redis_cluster import PatientRedisCluster
+from tgbot.shared_clock import SAMPLES, SharedClock
 
 UNAVAILABLE = "temporarily unavailable"
 
@@ -124,6 +125,31 @@ async def test_a_watched_transaction_over_one_hash_tag_commits(client):
     await client.transaction(increment, counter)
     assert await client.get(counter) == "42"
     assert await client.lrange(log, 0, -1) == ["42"]
+
+
+# ---------------------------------------------------------------- the shared clock
+
+
+def time_calls(cluster: RedisClusterServers, index: int) -> int:
+    """How many TIME commands master `index` has run (scripts' included)."""
+    with SyncRedis(port=cluster.nodes[index].port, decode_responses=True) as node:
+        return int(node.info("commandstats").get("cmdstat_time", {}).get("calls", 0))
+
+
+async def test_the_shared_clock_is_the_time_of_the_master_that_keeps_the_deadlines(cluster, client):
+    """Every worker reads one clock: on a cluster, that of the master serving the deadlines' slot
+    (asking whichever master a connection happens to reach would give workers different clocks)."""
+    keeper = cluster.master_of(keys.DEADLINES)
+    before = [time_calls(cluster, index) for index in range(len(cluster.nodes))]
+    clock = SharedClock(client)
+    await clock.sync()
+    after = [time_calls(cluster, index) for index in range(len(cluster.nodes))]
+    assert [a - b for a, b in zip(after, before, strict=True)] == [
+        SAMPLES if index == keeper else 0 for index in range(len(cluster.nodes))
+    ]
+    with SyncRedis(port=cluster.nodes[keeper].port, decode_responses=True) as node:
+        seconds, micros = node.time()
+    assert abs(clock() - (seconds + micros / 1e6)) < 0.5
 
 
 # ---------------------------------------------------------------- a master restarts

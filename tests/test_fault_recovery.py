@@ -8,8 +8,10 @@ test run at any moment); the restart tests start one more, with persistence, tha
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
+import time
 
 import pytest
 from redis.asyncio import Redis
@@ -18,7 +20,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from engine import Phase, public_view
 from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
 from tests.servers import own_redis_url
-from tgbot import keys, outgoing
+from tgbot import app, keys, outgoing
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.outbox import ATTEMPTS, _superseded
 from tgbot.outgoing import Button, Edit, Send
@@ -400,6 +402,39 @@ async def test_while_redis_is_down_the_bot_says_so_and_recovers_by_itself(aof_se
     assert (await group.table()).game.phase is Phase.MISSION
     assert errors(caplog) == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def until(condition, timeout: float = 10.0) -> None:
+    give_up = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < give_up, "timed out"
+        await asyncio.sleep(0.05)
+
+
+async def test_the_first_tick_after_an_outage_measures_the_shared_clock_again(aof_server, bot_on, monkeypatch):
+    """Redis answers again after an outage, perhaps as a replica promoted on a machine whose clock
+    differs (seen from the worker just as its own clock standing still 30 s meanwhile): the first
+    tick that reaches Redis measures the clock again before it fires anything, not only the next
+    periodic measure."""
+    monkeypatch.setattr(app, "SYNC_SECONDS", 3600.0)
+    stood_still = [0.0]
+    application = await bot_on(
+        aof_server.url, seed=4, clock_seconds=0.2, local_clock=lambda: time.monotonic() - stood_still[0]
+    )
+    service, data = application.bot_data["service"], application.bot_data
+    redis = service.store.redis
+    await application.start()
+    try:
+        await until(lambda: not data["recovering"])  # the tick at start-up is done
+        aof_server.kill()
+        await until(lambda: data["recovering"])  # a tick met the outage
+        stood_still[0] = 30.0
+        aof_server.start()
+        await until(lambda: not data["recovering"])
+        seconds, micros = await redis.time()
+        assert abs(service.clock() - (seconds + micros / 1_000_000)) < 0.5
+    finally:
+        await application.stop()
 
 
 # ---------------------------------------------------------------- Telegram times out for a while

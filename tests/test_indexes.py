@@ -70,6 +70,20 @@ async def test_a_fresh_pending_mark_outlives_an_empty_drain(redis, monkeypatch):
     assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is None
 
 
+async def test_a_pending_mark_stamped_by_a_clock_ahead_is_taken_off_after_its_grace(redis, monkeypatch):
+    """A mark ten minutes ahead of Redis's clock (stamped before a failover to a replica whose machine's
+    clock is behind): an empty drain makes it count from now, so it is taken off once its grace has
+    passed, not ten minutes later (every worker's clock draining the empty outbox meanwhile)."""
+    indexes = Indexes(redis)
+    seconds, _ = await redis.time()
+    await redis.zadd(keys.PENDING_OUTBOXES, {"g": (int(seconds) + 600) * 1000})
+    await indexes.settle_pending("g")
+    assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is not None  # still within its grace
+    monkeypatch.setattr("tgbot.indexes.PENDING_GRACE_MS", 0)
+    await indexes.settle_pending("g")
+    assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is None
+
+
 async def test_a_worker_dying_before_its_deadline_settles_leaves_the_clock_early_never_late(
     make_bot, telegram, monkeypatch
 ):

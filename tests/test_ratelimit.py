@@ -8,6 +8,7 @@ import time
 import pytest
 from telegram.error import RetryAfter
 
+from tgbot import keys
 from tgbot.ratelimit import PAUSE_KEY, Answer, Crowded, RedisRateLimiter
 
 
@@ -98,3 +99,49 @@ async def test_an_answer_leaves_the_group_its_reserve_and_is_dropped_rather_than
     await answer(-200, "elsewhere")
     await answer(7, "in private")
     assert sent == ["answer 1", "answer 2", "elsewhere", "in private"]
+
+
+async def test_an_answer_that_must_arrive_waits_for_its_turn_and_still_leaves_the_reserve(redis):
+    (limiter,) = limiters(redis, count=1, group_rate=(4, 2.0), bot_rate=(1000, 1.0))
+    sent = []
+
+    async def send(label, args):
+        async def call():
+            sent.append((label, time.monotonic()))
+            return True
+
+        return await limiter.process_request(call, (), {}, "sendMessage", {"chat_id": -100}, args)
+
+    # Of the group's four at once (a turn every half second), answers take two; a plain answer that
+    # would wait is dropped, an answer that must arrive waits for the next turn.
+    started = time.monotonic()
+    await send("answer", Answer(reserve=2))
+    await send("question", Answer(reserve=2, patience=None))
+    with pytest.raises(Crowded):
+        await send("plain", Answer(reserve=2, patience=0.1))
+    await send("question again", Answer(reserve=2, patience=None))
+    assert [label for label, _ in sent] == ["answer", "question", "question again"]
+    assert sent[2][1] - started >= 0.45
+    # Then, as before, the game's own messages find their share.
+    board_sent = time.monotonic()
+    await send_through(limiter, -100, [], "board")
+    assert time.monotonic() - board_sent < 0.2
+
+
+async def test_a_counter_written_by_a_clock_ahead_holds_no_message_up(redis):
+    """A group's counter stamped by a Redis whose clock was ten minutes ahead (the group's master failed
+    over to a replica whose machine's clock is behind) lies further ahead than any use of the budget can
+    put it: the message goes at once, not ten minutes later, and the budget counts on from there."""
+    (limiter,) = limiters(redis, count=1, group_rate=(4, 60.0), bot_rate=(1000, 1.0))
+    seconds, micros = await redis.time()
+    await redis.set(keys.rate_chat(-100), seconds * 1000 + micros // 1000 + 10 * 60_000)
+    sent = []
+    await asyncio.wait_for(send_through(limiter, -100, sent, "board"), 2.0)
+    assert [label for label, _ in sent] == ["board"]
+    # The budget holds from there: three more at once, the fifth a turn (15 s) away.
+    for label in ("2", "3", "4"):
+        await send_through(limiter, -100, sent, label)
+    with pytest.raises(Crowded):
+        await limiter.process_request(
+            lambda: asyncio.sleep(0), (), {}, "sendMessage", {"chat_id": -100}, Answer(reserve=0, patience=1.0)
+        )

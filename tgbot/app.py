@@ -4,6 +4,8 @@ storage, command menu, the deadline clock."""
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -27,6 +29,7 @@ from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, supported, t
 from tgbot.outbox import Outbox
 from tgbot.ratelimit import RedisRateLimiter
 from tgbot.service import RECOVERY_SECONDS, GameService
+from tgbot.shared_clock import SYNC_SECONDS, SharedClock
 from tgbot.store import Store
 
 log = logging.getLogger(__name__)
@@ -71,7 +74,10 @@ async def prepare(application: Application) -> None:
     store: Store = application.bot_data["store"]
     await migrate.legacy_keys(store.redis)
     outbox = Outbox(store, application.bot)
-    application.bot_data["service"] = GameService(store, outbox, application.bot.username)
+    clock = SharedClock(store.redis, application.bot_data["local_clock"])
+    await clock.sync()
+    application.bot_data["clock"] = clock
+    application.bot_data["service"] = GameService(store, outbox, application.bot.username, clock)
     await application.bot.set_my_commands(command_menu(DEFAULT_LANGUAGE))
     for lang in LANGUAGES:
         await application.bot.set_my_commands(command_menu(lang), language_code=lang)
@@ -84,6 +90,15 @@ async def prepare(application: Application) -> None:
         application.bot_data["recovering"] = True
         application.job_queue.run_once(_tick, when=0, name="recovery", job_kwargs={"misfire_grace_time": None})
         application.job_queue.run_repeating(_tick, interval=seconds, first=seconds, name="deadlines")
+        application.job_queue.run_repeating(_sync_clock, interval=SYNC_SECONDS, first=SYNC_SECONDS, name="clock")
+
+
+async def _sync_clock(context) -> None:
+    """Measure this worker's offset to Redis's clock again (`tgbot.shared_clock`)."""
+    try:
+        await context.application.bot_data["clock"].sync()
+    except RedisError as error:
+        log.warning("the shared clock was not measured: storage unavailable (%s)", type(error).__name__)
 
 
 async def _tick(context) -> None:
@@ -97,6 +112,9 @@ async def _tick(context) -> None:
     service: GameService = application.bot_data["service"]
     try:
         recovering = application.bot_data.get("recovering", False)
+        if recovering:
+            # Redis answers again, perhaps a replica promoted on another machine, with a clock of its own.
+            await application.bot_data["clock"].sync()
         await service.fire_due(wait=False, wait_for_locks=RECOVERY_SECONDS if recovering else 0.0)
         application.bot_data["recovering"] = False
     except RedisError as error:
@@ -162,9 +180,11 @@ def build_application(
     updates_request: BaseRequest | None = None,
     rate_limited: bool = True,
     clock_seconds: float = CLOCK_SECONDS,
+    local_clock: Callable[[], float] = time.monotonic,
 ) -> Application:
     """`rate_limited=False` is for a local fake Bot API, which has no flood limits to respect;
-    `clock_seconds=0` leaves firing deadlines to the caller (tests drive the clock themselves)."""
+    `clock_seconds=0` leaves firing deadlines to the caller (tests drive the clock themselves);
+    `local_clock`: the worker's own clock, of which only intervals count (`tgbot.shared_clock`)."""
     builder = (
         ApplicationBuilder()
         .token(settings.token)
@@ -181,6 +201,7 @@ def build_application(
     application = builder.build()
     application.bot_data["store"] = Store(redis)
     application.bot_data["clock_seconds"] = clock_seconds
+    application.bot_data["local_clock"] = local_clock
 
     commands = {
         "start": handlers.start,

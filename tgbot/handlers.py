@@ -32,7 +32,7 @@ from tgbot.context import BotContext
 from tgbot.i18n import N_, supported, t
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
-from tgbot.ratelimit import Answer
+from tgbot.ratelimit import MUST_ARRIVE, Answer
 from tgbot.render import common, menus
 from tgbot.render.common import JOIN_PREFIX
 from tgbot.service import NOT_ALLOWED_TO_CONFIGURE, GameService
@@ -108,24 +108,36 @@ async def is_member(context: BotContext, chat_id: int, user_id: int) -> bool:
     return member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
 
 
-def answer_limits(bot, chat: Chat | None) -> dict:
+def answer_limits(bot, chat: Chat | None, must_arrive: bool = False) -> dict:
     """The flood limits' arguments of an answer to someone's command or press in a group
     (`tgbot.ratelimit.Answer`: in a busy group it leaves the game's messages their share, and is
-    dropped rather than kept waiting); in private it waits its turn like any message."""
+    dropped rather than kept waiting, unless it `must_arrive`: see `ask`); in private it waits its
+    turn like any message."""
     if not in_group(chat) or not getattr(getattr(bot, "rate_limiter", None), "takes_answers", False):
         return {}
-    return {"rate_limit_args": Answer()}
+    return {"rate_limit_args": MUST_ARRIVE if must_arrive else Answer()}
+
+
+async def ask(update: Update, context: BotContext, text: str, buttons) -> None:
+    """Answer a command with buttons someone must press: /cancel's question, the /settings and
+    /language keyboards, a link to open the private chat. Dropped under a flood, it would leave them
+    nothing to press; so it waits for its turn (still after the game's share of the group's budget),
+    and in webhook mode it waits in the background (`GameService.answer_in_turn`). A plain answer may
+    be dropped: sending the command again asks again."""
+    chat_id = update.effective_chat.id if update.effective_chat is not None else None
+    await context.service.answer_in_turn((chat_id, text, buttons), lambda: reply(update, text, buttons))
 
 
 async def reply(update: Update, text: str, buttons=(), protected: bool = False) -> None:
     """Answer a command where it was sent (in a forum group, in its topic). In a group the answer
     quotes the command, as Telegram's clients do, and goes without the quote if the command is gone
-    by now (its sender, an admin or a bot that tidies commands away deleted it)."""
+    by now (its sender, an admin or a bot that tidies commands away deleted it). An answer with
+    buttons is not dropped under a flood (`ask`)."""
     if not text:
         return
     bot, chat, message = update.get_bot(), update.effective_chat, update.effective_message
     options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons), "protect_content": protected}
-    options |= answer_limits(bot, chat)
+    options |= answer_limits(bot, chat, must_arrive=bool(buttons))
     quote = ReplyParameters(message.message_id, allow_sending_without_reply=True) if in_group(chat) else None
     try:
         await bot.send_message(chat.id, text, reply_parameters=quote, message_thread_id=topic_of(update), **options)
@@ -299,8 +311,9 @@ async def join(update: Update, context: BotContext) -> None:
         return
     if not await can_write_to(context, user.id):
         link = common.join_link(context.bot.username, game_id)
-        await reply(
+        await ask(
             update,
+            context,
             t(
                 lang,
                 "%(player)s, I cannot write to you in private yet, and roles and cards come there. Press "
@@ -362,7 +375,10 @@ async def cancel(update: Update, context: BotContext) -> None:
     if request is None:
         return
     answer = await context.service.ask_cancel(request.chat_id, request.user_id, await request.is_admin(), request.lang)
-    await reply(update, answer.text, answer.buttons)
+    if answer.buttons:
+        await ask(update, context, answer.text, answer.buttons)
+    else:
+        await reply(update, answer.text)
 
 
 async def status(update: Update, context: BotContext) -> None:
@@ -466,7 +482,7 @@ async def settings(update: Update, context: BotContext) -> None:
         return
     current = await context.service.store.settings(request.chat_id)
     text, buttons = menus.settings_menu(request.chat_id, current, current.language or request.lang)
-    await reply(update, text, buttons)
+    await ask(update, context, text, buttons)
 
 
 async def language(update: Update, context: BotContext) -> None:
@@ -475,7 +491,7 @@ async def language(update: Update, context: BotContext) -> None:
     if request is None or not await may_configure(update, context, request):
         return
     text, buttons = menus.language_menu(request.chat_id, request.lang)
-    await reply(update, text, buttons)
+    await ask(update, context, text, buttons)
 
 
 async def may_configure(update: Update, context: BotContext, request: GroupRequest) -> bool:
@@ -500,8 +516,9 @@ async def hints(update: Update, context: BotContext) -> None:
         return
     if not await send_private(context, user.id, text, buttons, protected=True):
         link = common.open_chat_link(context.bot.username)
-        await reply(
+        await ask(
             update,
+            context,
             t(lang, "Hints come in private: open the chat with me and send /hints there."),
             ((Button(t(lang, "Open the private chat"), url=link),),),
         )
@@ -706,6 +723,9 @@ async def edit_query_message(query, text: str, buttons=()) -> None:
     if query.message is None:
         return  # too old for Telegram to show it to the bot: nothing to edit
     bot, chat = query.get_bot(), query.message.chat
+    # Dropped under a flood, the pressed keyboard stays as it was, its buttons still there: the next
+    # press on it, made on a keyboard that no longer shows the settings as they are, changes nothing
+    # (`GroupSettings.stepped`) and edits it to show them.
     options = {"parse_mode": ParseMode.HTML, "reply_markup": markup(buttons)} | answer_limits(bot, chat)
     try:
         await bot.edit_message_text(text, chat_id=chat.id, message_id=query.message.message_id, **options)

@@ -75,11 +75,19 @@ return 1
 """
 
 # A drain found the game's outbox empty. KEYS: pending. ARGV: game id, grace in ms.
+# A mark later than now was stamped by a clock ahead of this Redis's (a failover to a replica whose
+# machine's clock is behind, or this machine's clock set back): it counts from now, instead of every
+# worker's clock draining the empty outbox until Redis's clock catches up with it.
 _SETTLE_PENDING = (
     _NOW_MS
     + """
 local marked = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if marked and tonumber(marked) <= now_ms - tonumber(ARGV[2]) then
+if not marked then return 0 end
+if tonumber(marked) > now_ms then
+    redis.call('ZADD', KEYS[1], now_ms, ARGV[1])
+    return 0
+end
+if tonumber(marked) <= now_ms - tonumber(ARGV[2]) then
     return redis.call('ZREM', KEYS[1], ARGV[1])
 end
 return 0

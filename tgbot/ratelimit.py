@@ -29,13 +29,17 @@ log = logging.getLogger(__name__)
 # Returns how many milliseconds to wait before the request may go (0: go now, and counted).
 # A wait is at least 1 ms: Redis turns a Lua number into an integer by rounding down, and a
 # fraction of a millisecond must not come back as "go" without having been counted.
+# ARGV: the interval between requests, the burst (ms), the rate's whole window (ms). No use of the
+# budget puts the counter further ahead than the window: one that is was written by a clock ahead of
+# this Redis's (a failover to a replica whose machine's clock is behind), and starts over from now
+# rather than hold every request up by the difference.
 _GCRA = """
 local now_parts = redis.call('TIME')
 local now = now_parts[1] * 1000 + math.floor(now_parts[2] / 1000)
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
+if tat < now or tat > now + tonumber(ARGV[3]) then tat = now end
 if tat - burst > now then return math.max(1, math.ceil(tat - burst - now)) end
 local next_tat = tat + interval
 redis.call('SET', KEYS[1], next_tat, 'PX', math.ceil(next_tat - now + burst))
@@ -60,10 +64,16 @@ class Answer:
     is not sent (`Crowded`) rather than wait longer than `patience` seconds for its turn. So commands
     sent over and over in a group (each answered) neither put the game's messages behind their answers
     nor hold their updates open for minutes: a webhook worker answers Telegram only once the handler is
-    done, and Telegram sends a bot at most 40 updates at a time."""
+    done, and Telegram sends a bot at most 40 updates at a time.
+
+    `patience=None`: an answer someone must act on (it carries the buttons they press), which waits
+    for its turn however long it takes (`tgbot.handlers.ask` keeps such waits off the update)."""
 
     reserve: int = ANSWER_RESERVE
-    patience: float = ANSWER_PATIENCE_SECONDS
+    patience: float | None = ANSWER_PATIENCE_SECONDS
+
+
+MUST_ARRIVE = Answer(patience=None)
 
 
 class Crowded(TelegramError):
@@ -104,7 +114,7 @@ class RedisRateLimiter(BaseRateLimiter[int | Guarded | Answer]):
         interval = seconds * 1000 / count
         burst = interval * max(0, count - 1 - reserve)
         while True:
-            wait_ms = await self._take(keys=[key], args=[interval, burst])
+            wait_ms = await self._take(keys=[key], args=[interval, burst, seconds * 1000])
             if not wait_ms:
                 return
             await self._sleep(int(wait_ms) / 1000, give_up)
@@ -121,7 +131,8 @@ class RedisRateLimiter(BaseRateLimiter[int | Guarded | Answer]):
         await asyncio.sleep(seconds)
 
     async def _before(self, chat_id: Any, answer: Answer | None = None) -> None:
-        give_up = None if answer is None else asyncio.get_running_loop().time() + answer.patience
+        patience = None if answer is None else answer.patience
+        give_up = None if patience is None else asyncio.get_running_loop().time() + patience
         try:
             await self._wait_for_pause(give_up)
             if chat_id is None:

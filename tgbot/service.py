@@ -12,7 +12,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import replace
 
 from redis.exceptions import RedisError
@@ -66,27 +66,31 @@ class GameService:
         store: Store,
         outbox: Outbox,
         bot_username: str,
+        clock: Callable[[], float],
         rng: random.Random | None = None,
-        clock: Callable[[], float] = time.time,
         deliver_in_background: bool = False,
     ) -> None:
         self.store = store
         self.outbox = outbox
         self.bot_username = bot_username
-        self.rng = rng if rng is not None else random.SystemRandom()
+        # Seconds since the epoch by the clock every worker shares (`tgbot.shared_clock`): deadlines
+        # are stamped by one worker and fired by another. Tests set their own.
         self.clock = clock
+        self.rng = rng if rng is not None else random.SystemRandom()
         self._draining: dict[str, asyncio.Task] = {}  # games whose outbox a task of ours drains now
         # Webhook mode (`webhook.serve` sets it): a change's messages go out in a task of their own,
         # so that Telegram is answered as soon as the change is stored and the person answered.
         self.deliver_in_background = deliver_in_background
         self._deliveries: set[asyncio.Task] = set()
+        self._waiting_answers: set[Hashable] = set()  # answers that must arrive, waiting for their turn
 
     async def _apply(self, game_id: str, mutate: Callable[[Table], Change]) -> Reply:
-        now = self.clock()
         processing = once.current.get()
 
         def change_of(table: Table) -> Change:
-            return clock.settled(mutate(table), now, self.rng)
+            # The time as the move is worked out, right before its write: a step it opens has its whole
+            # time however long the read before took (Redis busy or failing over, writers racing).
+            return clock.settled(mutate(table), self.clock(), self.rng)
 
         try:
             change = await self.store.update(
@@ -121,6 +125,28 @@ class GameService:
         self._deliveries.add(task)
         task.add_done_callback(self._delivered)
 
+    async def answer_in_turn(self, key: Hashable, send: Callable[[], Awaitable[None]]) -> None:
+        """Send an answer that must arrive (it carries buttons someone has to press), which may wait long
+        for a busy group's flood limits: in webhook mode in a task of its own, like a change's messages, so
+        that Telegram is answered meanwhile. An answer of the same `key` (the same text and buttons for the
+        same chat) still waiting is not sent a second time: the one on its way says it already."""
+        if key in self._waiting_answers:
+            return
+        self._waiting_answers.add(key)
+
+        async def answer() -> None:
+            try:
+                await send()
+            finally:
+                self._waiting_answers.discard(key)
+
+        if not self.deliver_in_background:
+            await answer()
+            return
+        task = asyncio.create_task(answer(), name="answer")
+        self._deliveries.add(task)
+        task.add_done_callback(self._delivered)
+
     def _delivered(self, task: asyncio.Task) -> None:
         self._deliveries.discard(task)
         if not task.cancelled() and task.exception() is not None:
@@ -128,7 +154,8 @@ class GameService:
 
     async def finish_deliveries(self, timeout: float | None = None) -> int:
         """Wait for the messages being sent in the background (at shutdown). Deliveries still running
-        after `timeout` seconds are stopped, their messages left queued for a clock; returns how many."""
+        after `timeout` seconds are stopped, their messages left queued for a clock (an answer still
+        waiting for its turn is not sent); returns how many."""
         deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
         while self._deliveries:
             remaining = None if deadline is None else max(0.0, deadline - asyncio.get_running_loop().time())
@@ -436,10 +463,10 @@ class GameService:
         """Run every reminder and deadline that is due, then deliver every outbox that holds
         messages; safe to call from several workers at once. `wait=False` returns without waiting
         for the deliveries (the clock's tick must not wait for a group's flood limit);
-        `wait_for_locks`: see `deliver_pending`."""
-        now = self.clock() if now is None else now
+        `wait_for_locks`: see `deliver_pending`. `now`: fire as of that time; by default the clock's,
+        read again for each game (`_fire`)."""
         fired = 0
-        for game_id in await self.store.due(now):
+        for game_id in await self.store.due(self.clock() if now is None else now):
             seed = self.rng.getrandbits(64)
             try:
                 fired += await self._fire(game_id, now, seed)
@@ -487,15 +514,22 @@ class GameService:
         except Exception:
             log.exception("game %s: draining its outbox failed", game_id)
 
-    async def _fire(self, game_id: str, now: float, seed: int) -> int:
+    async def _fire(self, game_id: str, now: float | None, seed: int) -> int:
         """Run one game's due reminder or deadline; 1 if it did something (its messages are
-        delivered with every other pending outbox)."""
+        delivered with every other pending outbox). `now`: the time to fire at; None for the clock's
+        as the move is worked out, so that a step a deadline opens has its whole time however long
+        the tick took to get to it (the games before it, Redis busy or failing over)."""
+
+        def fired(table: Table) -> Change:
+            at = self.clock() if now is None else now
+            return clock.settled(
+                clock.on_clock(table, at, random.Random(seed), self.bot_username), at, random.Random(seed + 1)
+            )
+
         try:
             change = await self.store.update(
                 game_id,
-                lambda table: clock.settled(
-                    clock.on_clock(table, now, random.Random(seed), self.bot_username), now, random.Random(seed + 1)
-                ),
+                fired,
                 record=finished_record,
                 settle_deadline=True,
             )

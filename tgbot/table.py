@@ -57,7 +57,7 @@ class Table:
     draft_team: tuple[int, ...] = ()  # seats the leader has ticked but not yet proposed
     draft_mission: int | None = None  # under Targeting: the mission the leader has picked
     draft_card: str | None = None  # with Plot cards: the drawn card the leader is about to give
-    deadline: float | None = None  # when the current step times out (seconds since the epoch)
+    deadline: float | None = None  # when the current step times out (seconds since the epoch, by Redis's clock)
     reminder_at: float | None = None  # when to remind the group, once per step; None once reminded
     step: str = ""  # names the step the deadline belongs to
     # When the next computer-played seat the game waits for acts (None: the game waits for none).

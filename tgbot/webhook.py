@@ -313,6 +313,8 @@ async def serve(application: Application, webhook: Webhook, redis: Redis) -> Non
             # Every request has been answered; the messages of what was answered go out now.
             left = await service.finish_deliveries(SHUTDOWN_DELIVERY_SECONDS)
             if left:
-                log.warning("%d games' messages left queued at shutdown, for another worker's clock", left)
+                log.warning(
+                    "%d deliveries stopped at shutdown (a game's messages stay queued for another worker's clock)", left
+                )
             await application.stop()
             log.info("worker stopped")
