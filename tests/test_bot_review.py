@@ -140,6 +140,28 @@ async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegr
 
 
 @pytest.mark.parametrize(
+    ("full_name", "username", "shown"),
+    [
+        ("\u00ad\u2062", "ghost", "@ghost"),  # a soft hyphen and an invisible operator
+        ("\u2067\u202e\u2069", None, "{id}"),  # direction marks: set apart, still nothing to see
+        ("\u034f\ufe0f\U000e0041", "ghost", "@ghost"),  # a joiner, a variation selector, a tag
+        ("\u2066🤖\u2069", "ghost", "@ghost"),  # a robot between marks, the robot taken out
+    ],
+)
+async def test_a_name_of_format_characters_alone_is_not_seated_blank(make_bot, telegram, full_name, username, shown):
+    """A name of format characters or marks with nothing to carry them shows as nothing too, and the
+    group read blanks where that player was listed ("Waiting for: , Bob"); it is seated as the
+    @username, or the user id, like a name of spaces."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], full_name, language_code="en", username=username)
+    await group.open_lobby_and_join()
+    (_, player) = (await group.table()).players
+    assert player.name == shown.format(id=group.user_ids[1])
+    assert f"Ann, {shown.format(id=group.user_ids[1])}" in lobby_message(telegram, group.chat_id).text
+
+
+@pytest.mark.parametrize(
     ("full_name", "seated"),
     [
         ("A" * 37 + "🇺🇦🇺🇦", "A" * 37 + "…"),  # not a lone regional indicator (a letter in a box)

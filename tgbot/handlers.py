@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from html import escape, unescape
@@ -61,6 +62,11 @@ VARIANT_SEPARATORS = re.compile(r"[\s,;]+")
 # Characters that show as nothing (Telegram accepts a name made of them alone).
 _BLANK = "\\s\u115f\u1160\u200b-\u200f\u2060\u2800\u3164\ufeff\uffa0"
 BLANK_EDGES = re.compile(f"^[{_BLANK}]+|[{_BLANK}]+$")
+BLANK_CHARACTER = re.compile(f"[{_BLANK}]")
+# Format characters (direction marks, soft hyphens, tags), control characters, and marks that no
+# letter carries show as nothing too. Only trimmed from a name's edges are those above: a flag's tags
+# and an emoji's variation selector end it, and are part of what a reader sees.
+_UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me", "Zs", "Zl", "Zp"})
 # A name is shown in every group message that lists the players, and a table of ten listing
 # Telegram's longest names (64 + 64 characters) overruns Telegram's 4096 characters a message.
 MAX_NAME = 40
@@ -70,9 +76,13 @@ def player_of(user: User) -> Player:
     # Only computer players' names hold 🤖: a person may not pass for one (and claim to play blind),
     # not even with a second robot or one behind a character that shows as nothing.
     name = BLANK_EDGES.sub("", (user.full_name or "").replace("🤖", ""))
-    if not name:  # a name that shows as nothing would leave a blank in every list of players
+    if shows_as_nothing(name):  # it would leave a blank in every list of players
         name = f"@{user.username}" if user.username else str(user.id)
     return Player(user_id=user.id, name=common.cut(name, MAX_NAME), language=user.language_code)
+
+
+def shows_as_nothing(name: str) -> bool:
+    return all(unicodedata.category(c) in _UNSEEN_CATEGORIES or BLANK_CHARACTER.match(c) for c in name)
 
 
 def in_group(chat: Chat | None) -> bool:
