@@ -337,8 +337,13 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
         return telegram.callback_answers[update["callback_query"]["id"]]["text"]
 
     before = (await group.table()).to_json()
+    only_the_host = "Only Ann, who opened the game, or a group admin can cancel it."
+    assert await press(bystander, "No, keep playing") == only_the_host
     assert await press(host, "No, keep playing") == "The game goes on."
     assert (await group.table()).to_json() == before
+    # Answered, the question keeps no buttons: the host asks again.
+    assert await command_text(group, host, "/cancel") == "Cancel this game for everyone?"
+    prompt = telegram.messages(group.chat_id)[-1]
     assert await press(bystander, "Yes, cancel it") == "Only Ann, who opened the game, or a group admin can cancel it."
     assert (await group.table()).to_json() == before
     assert (await group.table()).stage is Stage.PLAYING
@@ -363,7 +368,6 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     vote = f"v:{game_id}:{public_view(table.game).ballot}:a"
     assert (await forged(group, host, group.chat_id, proposal.message_id, vote))["text"] == "This vote is closed."
     assert (await group.store.load(game_id)).to_json() == table.to_json()
-    assert await press(host, "Yes, cancel it") == "This game is already over."
     assert await group.store.games_of_user(host) == []
     assert await group.store.game_of_chat(group.chat_id) is None
     assert await command_text(group, host, "/cancel") == "There is no game to cancel."
@@ -375,6 +379,35 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     assert "a new game is open" in last_text(telegram, group.chat_id)
     # A cancelled game leaves no record.
     assert await command_text(group, host, "/record") == "No game has finished in this group yet."
+
+
+async def test_a_cancel_question_once_answered_keeps_no_buttons(make_bot, telegram):
+    """/cancel's question kept its Yes and No after either was pressed: a question answered "No" in
+    the lobby still read as open, and "Yes" on it cancelled the game an hour into play. Answered, it
+    says what was chosen and keeps no buttons; an older question pressed after the game ended too."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    host = group.user_ids[0]
+    await group.open_lobby_and_join()
+
+    question = await command(group, host, "/cancel")
+    assert await press(group, host, question, f"x:{group.game_id}:n") == "The game goes on."
+    kept = telegram.message(group.chat_id, question.message_id)
+    assert plain_text(kept.text) == "Cancel this game for everyone?\n\nThe game goes on."
+    assert kept.buttons() == []
+    assert (await group.table()).stage is Stage.LOBBY
+
+    await group.start()
+    first, second = await command(group, host, "/cancel"), await command(group, host, "/cancel")
+    assert await press(group, host, first, f"x:{group.game_id}:y") == "Cancelled."
+    cancelled = telegram.message(group.chat_id, first.message_id)
+    assert plain_text(cancelled.text) == "Cancel this game for everyone?\n\nCancelled."
+    assert cancelled.buttons() == []
+    # The question asked twice: its other copy, pressed now, says the game is over and closes too.
+    assert await press(group, host, second, f"x:{group.game_id}:y") == "This game is already over."
+    stale = telegram.message(group.chat_id, second.message_id)
+    assert plain_text(stale.text) == "Cancel this game for everyone?\n\nThis game is already over."
+    assert stale.buttons() == []
 
 
 async def test_cancel_before_the_first_proposal_ends_the_start_message_and_closes_the_leaders_keyboard(

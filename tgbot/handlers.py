@@ -583,6 +583,16 @@ async def host_button(update: Update, context: BotContext, kind: type, apply) ->
     answer = await apply(context.service, press, user_id, chat_id, lang, is_admin_in)
     await answer_query(query, answer.text, answer.alert)
     await context.service.deliver(answer)
+    if answer.settles and carries(query.message, query.data):
+        await edit_query_message(query, answer.settles)
+
+
+def carries(message, data: str) -> bool:
+    """Whether `data` is a button of `message`: a press forged onto another message (the game's board)
+    must not rewrite it."""
+    markup = message.reply_markup if message is not None else None
+    rows = markup.inline_keyboard if markup is not None else ()
+    return any(button.callback_data == data for row in rows for button in row)
 
 
 async def cancel_button(update: Update, context: BotContext) -> None:
