@@ -47,6 +47,29 @@ async def test_newgame_in_private_explains_groups(make_bot, telegram):
     assert await group.store.game_of_chat(user) is None
 
 
+async def test_a_group_command_a_player_sends_in_private_names_the_group_of_their_game(make_bot, telegram):
+    """A seated player who sent /status (or /cancel, /leave, …) to the bot in private was told to add
+    the bot to a group and send it there, as if they had no game: they are told where their game is."""
+    application = await make_bot()
+    night = SimulatedGroup(telegram, application, chat_id=-100, title="Night <&>", players=5)
+    day = SimulatedGroup(telegram, application, chat_id=-200, title="Day", players=5)
+    player = night.user_ids[1]
+    day.user_ids[1] = player
+    await night.open_lobby_and_join()
+    await night.start()
+    for command_sent in ("/status", "/cancel", "/leave", "/startgame", "/record", "/newgame", "/join"):
+        reply = await command_text(night, player, command_sent, chat_id=player)
+        assert reply == "Send this command in a group: your game is played in «Night <&>».", command_sent
+    await day.open_lobby_and_join()
+    reply = await command_text(night, player, "/status", chat_id=player)
+    assert reply == "Send this command in a group: your games are played in «Day», «Night <&>»."
+    # Someone who plays nowhere is told to add the bot to a group.
+    stranger = day.user_ids[0]
+    await day.send(telegram.command(stranger, day.chat_id, "/leave"))
+    reply = await command_text(night, stranger, "/status", chat_id=stranger)
+    assert reply == "Add me to a group and send this command there: games are played in groups."
+
+
 async def test_newgame_twice_says_a_game_is_open(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=2)

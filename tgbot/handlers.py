@@ -30,7 +30,7 @@ from tgbot.buttons import (
     kind_of,
 )
 from tgbot.context import BotContext
-from tgbot.i18n import N_, supported, t
+from tgbot.i18n import N_, supported, t, tn
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
 from tgbot.ratelimit import Answer
@@ -160,11 +160,24 @@ async def can_write_to(context: BotContext, user_id: int) -> bool:
     return True
 
 
-async def groups_only(update: Update, lang: str) -> bool:
-    """Answer a group command sent in private; True when the command may go on."""
+async def groups_only(update: Update, context: BotContext, lang: str) -> bool:
+    """Answer a group command sent in private; True when the command may go on. Someone who plays
+    already is told where their game is, not to add the bot to a group."""
     if in_group(update.effective_chat):
         return True
-    await reply(update, t(lang, "Add me to a group and send this command there: games are played in groups."))
+    user = update.effective_user
+    groups = await context.service.groups_of(user.id) if user is not None else []
+    if groups:
+        text = tn(
+            lang,
+            "Send this command in a group: your game is played in %(groups)s.",
+            "Send this command in a group: your games are played in %(groups)s.",
+            len(groups),
+            groups=", ".join(f"«{common.title(group)}»" for group in groups),
+        )
+    else:
+        text = t(lang, "Add me to a group and send this command there: games are played in groups.")
+    await reply(update, text)
     return False
 
 
@@ -224,7 +237,7 @@ async def group_request(update: Update, context: BotContext) -> GroupRequest | N
     """The request behind a group-only command that depends on who sent it, or None (answered)
     when it came from a private chat or from a channel."""
     lang = await language_of(update, context)
-    if not await groups_only(update, lang):
+    if not await groups_only(update, context, lang):
         return None
     if sent_as_channel(update):
         await reply(update, t(lang, CHANNEL_REFUSAL))
@@ -300,7 +313,7 @@ async def new_game(update: Update, context: BotContext) -> None:
 async def join(update: Update, context: BotContext) -> None:
     """/join in a group: take a seat, once the private chat with the bot is open."""
     user, lang = update.effective_user, await language_of(update, context)
-    if not await groups_only(update, lang) or await sent_by_nobody(update, lang):
+    if not await groups_only(update, context, lang) or await sent_by_nobody(update, lang):
         return
     service = context.service
     game_id, refusal = await service.joinable(await group_id(update, context), lang)
@@ -328,7 +341,7 @@ async def join(update: Update, context: BotContext) -> None:
 async def leave(update: Update, context: BotContext) -> None:
     """/leave: give up a seat before the game starts."""
     lang = await language_of(update, context)
-    if await groups_only(update, lang) and not await sent_by_nobody(update, lang):
+    if await groups_only(update, context, lang) and not await sent_by_nobody(update, lang):
         service = context.service
         answer = await service.leave(await group_id(update, context), update.effective_user.id, lang)
         await reply(update, answer.text)
@@ -378,7 +391,7 @@ async def cancel(update: Update, context: BotContext) -> None:
 async def status(update: Update, context: BotContext) -> None:
     """/status: the board as everyone may see it, posted again with its buttons."""
     lang = await language_of(update, context)
-    if await groups_only(update, lang):
+    if await groups_only(update, context, lang):
         text = await context.service.status(await group_id(update, context), lang)
         await reply(update, text or "")
 
@@ -386,7 +399,7 @@ async def status(update: Update, context: BotContext) -> None:
 async def record(update: Update, context: BotContext) -> None:
     """/record: the group's last finished game as a resistance-record/1 JSON file."""
     lang = await language_of(update, context)
-    if not await groups_only(update, lang):
+    if not await groups_only(update, context, lang):
         return
     # Through the finished game's outbox: retried like any message, never a traceback for a 502.
     refusal = await context.service.send_record(await group_id(update, context), lang, topic_of(update))

@@ -719,6 +719,10 @@ class GameService:
         """Whether the user sits at an open or running table."""
         return bool(await self._tables_of_user(user_id))
 
+    async def groups_of(self, user_id: int) -> list[str]:
+        """The titles of the groups whose open or running games the user sits at, in order."""
+        return sorted({table.chat_title for table in await self._tables_of_user(user_id)})
+
     async def playing(self, user_id: int) -> bool:
         """Whether the user sits at a running table (who plays is no secret)."""
         return any(table.stage is Stage.PLAYING for table in await self._tables_of_user(user_id))
