@@ -392,7 +392,7 @@ async def status(update: Update, context: BotContext) -> None:
     """/status: the board as everyone may see it, posted again with its buttons."""
     lang = await language_of(update, context)
     if await groups_only(update, context, lang):
-        text = await context.service.status(await group_id(update, context), lang)
+        text = await context.service.status(await group_id(update, context), lang, topic_of(update))
         await reply(update, text or "")
 
 

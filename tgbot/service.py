@@ -658,11 +658,16 @@ class GameService:
             return None, refused.reply
         return table.id, None
 
-    async def status(self, chat_id: int, lang: str) -> str | None:
-        """Post the group's board again (with its buttons); a text to reply when there is no game."""
-        if await self.board_again(chat_id):
-            return None
-        return t(lang, "No game is running here. Start one with /newgame.")
+    async def status(self, chat_id: int, lang: str, topic: int | None = None) -> str | None:
+        """Post the group's board again (with its buttons); a text to reply when there is no game, or
+        when the board goes to another forum topic than the one `/status` was sent in (`topic`; None:
+        General), where whoever asked would otherwise see nothing happen."""
+        table = await self._table_of_chat(chat_id)
+        if not await self.board_again(chat_id):
+            return t(lang, "No game is running here. Start one with /newgame.")
+        if table is not None and table.topic != topic:
+            return t(lang, "The game is played in another topic of this group: its board is posted there again.")
+        return None
 
     async def retitled(self, chat_id: int, title: str) -> None:
         """The group was renamed: its open or running game calls it by the new name from now on (in
