@@ -513,10 +513,12 @@ async def hints(update: Update, context: BotContext) -> None:
     user, lang = update.effective_user, await language_of(update, context)
     if await sent_by_nobody(update, lang):
         return
-    text, buttons = await context.service.hints(user.id, lang)
     if not in_group(update.effective_chat):
+        text, buttons = await context.service.hints(user.id, lang)
         await reply(update, text, buttons, protected=True)
         return
+    # Asked in a game's group by one of its players: that game's hints, with no choice to make.
+    text, buttons = await context.service.hints_asked_in(await group_id(update, context), user.id, lang)
     if not await context.service.playing(user.id):
         # Nothing to send in private: say so here, where they asked (who plays is public).
         await reply(update, text)

@@ -628,6 +628,13 @@ class GameService:
             return hints_render.hints_off(table, lang), ()
         return hints_text(table, table.seat_of(user_id)), ()
 
+    async def hints_asked_in(self, chat_id: int, user_id: int, lang: str) -> tuple[str, Keyboard]:
+        """Hints asked for in a group: for its running game, if the user plays it; else as in private."""
+        table = await self._table_of_chat(chat_id)
+        if table is not None and table.stage is Stage.PLAYING and table.seat_of(user_id) is not None:
+            return await self.hints(user_id, lang, table.id)
+        return await self.hints(user_id, lang)
+
     # ---------------------------------------------------------------- looking
 
     async def fallback_language(self, group_id: int | None, game_id: str | None, user_id: int | None) -> str:
