@@ -554,6 +554,25 @@ async def test_hints_asked_in_a_group_are_that_groups_games(make_bot, telegram):
     assert plain_text(telegram.messages(shared)[-1].text) == "You play in several groups. Hints for which game?"
 
 
+async def test_games_in_groups_of_the_same_title_are_told_apart_when_choosing_hints(make_bot, telegram):
+    """Two groups may have the same title: the choice of game offered two buttons reading "Games".
+    Each names the other players of its game too."""
+    application = await make_bot(7)
+    north = SimulatedGroup(telegram, application, chat_id=-100, title="Games", players=5)
+    south = SimulatedGroup(telegram, application, chat_id=-200, title="Games", players=4)
+    shared = north.user_ids[1]
+    await north.open_lobby_and_join()
+    await south.open_lobby_and_join()
+    await south.send(telegram.open_link(shared, lobby_message(telegram, south.chat_id).buttons()[0]["url"]))
+    await north.start()
+    await south.start()
+    choice = await command(north, shared, "/hints", chat_id=shared)
+    assert labels(choice) == {
+        "Games · Ann, Cy, Dan, Eve": f"h:{north.game_id}",
+        "Games · Ann, Bob, Cy, Dan": f"h:{south.game_id}",
+    }
+
+
 async def test_the_hints_button_of_a_finished_game_says_it_is_over(make_bot, telegram):
     """A role message's 🔎 Hints stays in the private chat after its game ends; pressed while the
     same player plays the next game, it is not "You are not in a running game"."""

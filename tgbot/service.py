@@ -622,7 +622,7 @@ class GameService:
         if not playing:
             return t(lang, "You are not in a running game. Hints come once a game has started."), ()
         if len(playing) > 1:
-            return hints_render.choose_game(playing, lang)
+            return hints_render.choose_game(playing, user_id, lang)
         table = playing[0]
         if not table.settings.hints:
             return hints_render.hints_off(table, lang), ()
