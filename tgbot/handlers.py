@@ -66,7 +66,10 @@ BLANK_CHARACTER = re.compile(f"[{_BLANK}]")
 # Format characters (direction marks, soft hyphens, tags), control characters, and marks that no
 # letter carries show as nothing too. Only trimmed from a name's edges are those above: a flag's tags
 # and an emoji's variation selector end it, and are part of what a reader sees.
-_UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me", "Zs", "Zl", "Zp"})
+_UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me", "Zs", "Zl", "Zp"})
+# A line break in a name would start a line of its own in every message naming the player, one that
+# could pass for the bot's; control characters have no place in a name either.
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # A name is shown in every group message that lists the players, and a table of ten listing
 # Telegram's longest names (64 + 64 characters) overruns Telegram's 4096 characters a message.
 MAX_NAME = 40
@@ -75,7 +78,7 @@ MAX_NAME = 40
 def player_of(user: User) -> Player:
     # Only computer players' names hold 🤖: a person may not pass for one (and claim to play blind),
     # not even with a second robot or one behind a character that shows as nothing.
-    name = BLANK_EDGES.sub("", (user.full_name or "").replace("🤖", ""))
+    name = BLANK_EDGES.sub("", CONTROL_CHARACTERS.sub(" ", (user.full_name or "").replace("🤖", "")))
     if shows_as_nothing(name):  # it would leave a blank in every list of players
         name = f"@{user.username}" if user.username else str(user.id)
     return Player(user_id=user.id, name=common.cut(name, MAX_NAME), language=user.language_code)
