@@ -630,6 +630,19 @@ async def test_rules_help_and_command_menu(make_bot, telegram):
     assert all(c["description"] for c in menu)
 
 
+async def test_rules_say_which_lobbies_start_by_themselves(make_bot, telegram):
+    """/rules said that a lobby of five players starts by itself at its time: one of fewer than two
+    people closes, and so does one Play again opened, unless it is started with /startgame."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1)
+    rules = await command_text(group, group.user_ids[0], "/rules")
+    assert (
+        "A lobby that has not reached 5 players, 2 of them people, in time closes; one that has starts by "
+        "itself, unless Play again opened it: whoever pressed Play again, or an admin, starts that one with "
+        "/startgame."
+    ) in rules
+
+
 async def test_an_unknown_command_in_private_is_answered_and_in_a_group_left_alone(make_bot, telegram):
     """A newcomer's typo in private (/newgmae, /play) got no answer at all; in a group a command the
     bot does not know may be another bot's, so it stays quiet there."""
