@@ -638,11 +638,15 @@ async def test_play_again_opens_a_lobby_with_the_same_players_and_settings(make_
     for user in players:
         assert new_id in await group.store.games_of_user(user)
 
-    # Pressing again while that lobby is open is refused; there is still one lobby.
+    # Pressing again while that lobby is open opens no other; a player seated in it is told so (not
+    # to /join it), someone else that a game is open.
     other = finished.players[0].user_id
+    assert await press(group, other, over, f"r:{finished.id}") == "You are already in this game."
+    await group.send(telegram.command(other, chat, "/leave"))
     assert await press(group, other, over, f"r:{finished.id}") == (
         "A game is already open in this group: /join it, or see /status."
     )
+    await group.send(telegram.command(other, chat, "/join"))
     assert await group.store.game_of_chat(chat) == new_id
     lobbies = [p for method, p in telegram.calls if method == "sendMessage" and "a new game is open" in p["text"]]
     assert len(lobbies) == 2  # the first game's and the rematch's

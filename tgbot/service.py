@@ -181,11 +181,11 @@ class GameService:
             # damaged (ending it frees the group).
             current = await self._table_of_chat(chat_id)
             if current is not None:
-                return _busy_answer(current, lang)
+                return _busy_answer(current, host.user_id, lang)
             try:
                 await self.store.create(clock.settled(change, self.clock(), self.rng))
             except ChatBusy:
-                return _busy_answer(None, lang)
+                return _busy_answer(None, host.user_id, lang)
         log.info("game %s: lobby opened", game_id)
         await self._send_queued(game_id)
         return None
@@ -776,9 +776,12 @@ def _put_back(item: Send) -> Edit:
     return Edit(item.chat_id, item.key, item.text, item.buttons, protected=item.protected)
 
 
-def _busy_answer(current: Table | None, lang: str) -> Reply:
-    """Why no new lobby opened: say what the group can do with the game it has."""
+def _busy_answer(current: Table | None, user_id: int, lang: str) -> Reply:
+    """Why no new lobby opened: say what the group can do with the game it has (someone seated in its
+    open lobby, as Play again pressed twice seats every player, has nothing to join)."""
     if current is not None and current.stage is Stage.LOBBY:
+        if current.seat_of(user_id) is not None:
+            return Reply(t(lang, "You are already in this game."))
         return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
     return Reply(t(lang, "A game is already running in this group: see /status, or /cancel it first."))
 
