@@ -641,8 +641,10 @@ async def rematch_button(update: Update, context: BotContext) -> None:
     """🔁 Play again under a finished game."""
     query, press, user_id, chat_id = pressed(update, RematchPress)
     lang = await language_of(update, context, game_id=press.game_id)
+    # The group may have been renamed since the game ended: the next one goes by its name now.
+    title = query.message.chat.title if query.message is not None else None
     answer = await context.service.rematch(
-        press.game_id, user_id, chat_id, lang, lambda group, user: is_member(context, group, user)
+        press.game_id, user_id, chat_id, lang, lambda group, user: is_member(context, group, user), title
     )
     await answer_query(query, answer.text)
 

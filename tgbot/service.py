@@ -197,10 +197,12 @@ class GameService:
         chat_id: int | None,
         lang: str,
         is_member_of: Callable[[int, int], Awaitable[bool]] | None = None,
+        chat_title: str | None = None,
     ) -> Reply:
         """Play again: a new lobby in the same group with the same players already seated, but for
         those who left the group since (`is_member_of(group, user)` asks Telegram): they could not
-        see the boards they would vote on."""
+        see the boards they would vote on. `chat_title`: the group's title as the press shows it now
+        (it may have been renamed since the game ended)."""
         finished = await self._load(game_id)
         if finished is None:
             # Its Play again button outlives it: a finished game is kept `tgbot.store.FINISHED_GAME_SECONDS`.
@@ -216,7 +218,7 @@ class GameService:
         host = finished.players[finished.seat_of(user_id)]
         # A game that ended in a basic group since upgraded to a supergroup: the new lobby is the supergroup's.
         chat_id = await self.chat_now(finished.chat_id)
-        title, players = finished.chat_title, finished.players
+        title, players = chat_title or finished.chat_title, finished.players
         if is_member_of is not None:
             people = [p for p in players if not p.computer and p.user_id != user_id]
             stayed = await asyncio.gather(*(is_member_of(chat_id, p.user_id) for p in people))
