@@ -315,6 +315,25 @@ async def test_a_lobby_reminds_its_group(make_bot, telegram):
     assert len(message_calls(telegram, calls)) == 1
 
 
+async def test_a_lobby_of_one_person_and_computer_players_is_not_promised_to_start(make_bot, telegram):
+    """One person with four computer players: the half-way reminder said the game would start by itself,
+    and at the deadline the lobby closed (a game needs two people). It says a person is missing."""
+    group, service, now = await clocked_group(make_bot, telegram, players=2, joined=1)
+    chat = group.chat_id
+    await group.add_computers(4)
+    lobby = lobby_message(telegram, chat)
+    now[0] = T0 + LOBBY / 2
+    assert await service.fire_due() == 1
+    assert group_texts(telegram, chat)[-1] == (
+        "⏰ Half the lobby time is gone: 1 more person needed (computer players do not count)."
+    )
+    now[0] = T0 + LOBBY
+    assert await service.fire_due() == 1
+    assert (await group.table()).stage is Stage.CANCELLED
+    closed = telegram.message(chat, lobby.message_id)
+    assert plain_text(closed.text) == "🕵️ This lobby closed: fewer than 2 people joined in time."
+
+
 # ---------------------------------------------------------------- the leader's deadline
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from engine import Phase
 from tests.bot_helpers import (
+    CleanTeams,
     NobodyFails,
     button_data,
     outbox_length,
@@ -627,3 +628,18 @@ async def test_a_group_renamed_mid_game_is_named_anew_in_private(make_bot, teleg
     await vote_all(group, approve=True)
     member = table.players[0].user_id
     assert plain_text(telegram.messages(member)[-1].text).startswith("«Night owls»")
+
+
+async def test_play_again_after_the_group_was_renamed_names_it_anew(make_bot, telegram):
+    """The group renamed between two games: Play again opened the next game under the old name, and
+    every private message of that game named the group by it."""
+    group = await started(make_bot, telegram)
+    finished = await group.play(CleanTeams())
+    over = telegram.messages(group.chat_id)[-1]
+    await group.send(telegram.rename_group(group.chat_id, "Night owls"))
+    await group.send(telegram.press(group.user_ids[1], group.chat_id, over.message_id, f"r:{finished.id}"))
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    assert (await group.table()).chat_title == "Night owls"
+    await group.send(telegram.command(group.user_ids[1], group.chat_id, "/startgame"))
+    role = group.latest_with_button(group.user_ids[2], f"h:{group.game_id}")
+    assert plain_text(role.text).startswith("Your game in «Night owls»")

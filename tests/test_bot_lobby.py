@@ -47,6 +47,29 @@ async def test_newgame_in_private_explains_groups(make_bot, telegram):
     assert await group.store.game_of_chat(user) is None
 
 
+async def test_a_group_command_a_player_sends_in_private_names_the_group_of_their_game(make_bot, telegram):
+    """A seated player who sent /status (or /cancel, /leave, …) to the bot in private was told to add
+    the bot to a group and send it there, as if they had no game: they are told where their game is."""
+    application = await make_bot()
+    night = SimulatedGroup(telegram, application, chat_id=-100, title="Night <&>", players=5)
+    day = SimulatedGroup(telegram, application, chat_id=-200, title="Day", players=5)
+    player = night.user_ids[1]
+    day.user_ids[1] = player
+    await night.open_lobby_and_join()
+    await night.start()
+    for command_sent in ("/status", "/cancel", "/leave", "/startgame", "/record", "/newgame", "/join"):
+        reply = await command_text(night, player, command_sent, chat_id=player)
+        assert reply == "Send this command in a group: your game is played in «Night <&>».", command_sent
+    await day.open_lobby_and_join()
+    reply = await command_text(night, player, "/status", chat_id=player)
+    assert reply == "Send this command in a group: your games are played in «Day», «Night <&>»."
+    # Someone who plays nowhere is told to add the bot to a group.
+    stranger = day.user_ids[0]
+    await day.send(telegram.command(stranger, day.chat_id, "/leave"))
+    reply = await command_text(night, stranger, "/status", chat_id=stranger)
+    assert reply == "Add me to a group and send this command there: games are played in groups."
+
+
 async def test_newgame_twice_says_a_game_is_open(make_bot, telegram):
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=2)
@@ -337,8 +360,13 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
         return telegram.callback_answers[update["callback_query"]["id"]]["text"]
 
     before = (await group.table()).to_json()
+    only_the_host = "Only Ann, who opened the game, or a group admin can cancel it."
+    assert await press(bystander, "No, keep playing") == only_the_host
     assert await press(host, "No, keep playing") == "The game goes on."
     assert (await group.table()).to_json() == before
+    # Answered, the question keeps no buttons: the host asks again.
+    assert await command_text(group, host, "/cancel") == "Cancel this game for everyone?"
+    prompt = telegram.messages(group.chat_id)[-1]
     assert await press(bystander, "Yes, cancel it") == "Only Ann, who opened the game, or a group admin can cancel it."
     assert (await group.table()).to_json() == before
     assert (await group.table()).stage is Stage.PLAYING
@@ -363,7 +391,6 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     vote = f"v:{game_id}:{public_view(table.game).ballot}:a"
     assert (await forged(group, host, group.chat_id, proposal.message_id, vote))["text"] == "This vote is closed."
     assert (await group.store.load(game_id)).to_json() == table.to_json()
-    assert await press(host, "Yes, cancel it") == "This game is already over."
     assert await group.store.games_of_user(host) == []
     assert await group.store.game_of_chat(group.chat_id) is None
     assert await command_text(group, host, "/cancel") == "There is no game to cancel."
@@ -375,6 +402,35 @@ async def test_cancel_asks_first_and_only_the_host_or_an_admin_may(make_bot, tel
     assert "a new game is open" in last_text(telegram, group.chat_id)
     # A cancelled game leaves no record.
     assert await command_text(group, host, "/record") == "No game has finished in this group yet."
+
+
+async def test_a_cancel_question_once_answered_keeps_no_buttons(make_bot, telegram):
+    """/cancel's question kept its Yes and No after either was pressed: a question answered "No" in
+    the lobby still read as open, and "Yes" on it cancelled the game an hour into play. Answered, it
+    says what was chosen and keeps no buttons; an older question pressed after the game ended too."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    host = group.user_ids[0]
+    await group.open_lobby_and_join()
+
+    question = await command(group, host, "/cancel")
+    assert await press(group, host, question, f"x:{group.game_id}:n") == "The game goes on."
+    kept = telegram.message(group.chat_id, question.message_id)
+    assert plain_text(kept.text) == "Cancel this game for everyone?\n\nThe game goes on."
+    assert kept.buttons() == []
+    assert (await group.table()).stage is Stage.LOBBY
+
+    await group.start()
+    first, second = await command(group, host, "/cancel"), await command(group, host, "/cancel")
+    assert await press(group, host, first, f"x:{group.game_id}:y") == "Cancelled."
+    cancelled = telegram.message(group.chat_id, first.message_id)
+    assert plain_text(cancelled.text) == "Cancel this game for everyone?\n\nCancelled."
+    assert cancelled.buttons() == []
+    # The question asked twice: its other copy, pressed now, says the game is over and closes too.
+    assert await press(group, host, second, f"x:{group.game_id}:y") == "This game is already over."
+    stale = telegram.message(group.chat_id, second.message_id)
+    assert plain_text(stale.text) == "Cancel this game for everyone?\n\nThis game is already over."
+    assert stale.buttons() == []
 
 
 async def test_cancel_before_the_first_proposal_ends_the_start_message_and_closes_the_leaders_keyboard(
@@ -572,6 +628,19 @@ async def test_rules_help_and_command_menu(make_bot, telegram):
         c["command"] for c in menu
     }
     assert all(c["description"] for c in menu)
+
+
+async def test_rules_say_which_lobbies_start_by_themselves(make_bot, telegram):
+    """/rules said that a lobby of five players starts by itself at its time: one of fewer than two
+    people closes, and so does one Play again opened, unless it is started with /startgame."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1)
+    rules = await command_text(group, group.user_ids[0], "/rules")
+    assert (
+        "A lobby that has not reached 5 players, 2 of them people, in time closes; one that has starts by "
+        "itself, unless Play again opened it: whoever pressed Play again, or an admin, starts that one with "
+        "/startgame."
+    ) in rules
 
 
 async def test_an_unknown_command_in_private_is_answered_and_in_a_group_left_alone(make_bot, telegram):

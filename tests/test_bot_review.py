@@ -15,7 +15,7 @@ import pytest
 from engine import Phase, Variants, waiting_for
 from tests.bot_helpers import lobby_message, press, propose, team_size
 from tgbot.changes import Change
-from tgbot.offline.simulation import Policy, SimulatedGroup
+from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
@@ -137,6 +137,43 @@ async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegr
     (_, player) = (await group.table()).players
     assert player.name == shown.format(id=group.user_ids[1])
     assert shown.format(id=group.user_ids[1]) in lobby_message(telegram, group.chat_id).text
+
+
+@pytest.mark.parametrize(
+    ("full_name", "username", "shown"),
+    [
+        ("\u00ad\u2062", "ghost", "@ghost"),  # a soft hyphen and an invisible operator
+        ("\u2067\u202e\u2069", None, "{id}"),  # direction marks: set apart, still nothing to see
+        ("\u034f\ufe0f\U000e0041", "ghost", "@ghost"),  # a joiner, a variation selector, a tag
+        ("\u2066🤖\u2069", "ghost", "@ghost"),  # a robot between marks, the robot taken out
+    ],
+)
+async def test_a_name_of_format_characters_alone_is_not_seated_blank(make_bot, telegram, full_name, username, shown):
+    """A name of format characters or marks with nothing to carry them shows as nothing too, and the
+    group read blanks where that player was listed ("Waiting for: , Bob"); it is seated as the
+    @username, or the user id, like a name of spaces."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], full_name, language_code="en", username=username)
+    await group.open_lobby_and_join()
+    (_, player) = (await group.table()).players
+    assert player.name == shown.format(id=group.user_ids[1])
+    assert f"Ann, {shown.format(id=group.user_ids[1])}" in lobby_message(telegram, group.chat_id).text
+
+
+@pytest.mark.parametrize("line_break", ["\n", "\r", "\u2028", "\u2029", "\x85", "\x0b"])
+async def test_a_name_holding_a_line_break_stays_on_its_line(make_bot, telegram, line_break):
+    """A name with a line break in it wrote a line of its own into every list naming that player, where
+    it could pass for the bot's ("🏁 The Resistance wins"): it is seated with a space instead."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], f"Bob{line_break}🏁 The Resistance wins", language_code="en")
+    await group.open_lobby_and_join()
+    (_, player) = (await group.table()).players
+    assert player.name == "Bob 🏁 The Resistance wins"
+    lines = plain_text(lobby_message(telegram, group.chat_id).text).splitlines()
+    assert any(line.endswith("Ann, Bob 🏁 The Resistance wins") for line in lines)
+    assert not any(line.startswith("🏁") for line in lines)
 
 
 @pytest.mark.parametrize(

@@ -528,6 +528,51 @@ async def test_a_player_in_two_games_chooses_which_hints(make_bot, telegram):
     check_hints(north_hints, north_table, north_table.seat_of(shared))
 
 
+async def test_hints_asked_in_a_group_are_that_groups_games(make_bot, telegram):
+    """A player of two games who sent /hints in one game's group got "Hints for which game?", and had to
+    tell two groups apart by their titles alone (which may be the same): they get that game's hints."""
+    application = await make_bot(7)
+    north = SimulatedGroup(telegram, application, chat_id=-100, title="Games", players=5)
+    south = SimulatedGroup(telegram, application, chat_id=-200, title="Games", players=4)
+    shared = north.user_ids[1]
+    await north.open_lobby_and_join()
+    await south.open_lobby_and_join()
+    await south.send(telegram.open_link(shared, lobby_message(telegram, south.chat_id).buttons()[0]["url"]))
+    await north.start()
+    await south.start()
+    await one_failed_mission(south)
+
+    for group in (south, north):
+        answer = await command(group, shared, "/hints")
+        assert plain_text(answer.text) == "I sent your hints in private."
+        table = await group.table()
+        hints = plain_text(telegram.messages(shared)[-1].text)
+        check_hints(hints, table, table.seat_of(shared))
+    # Asked in a group whose game they do not play, they choose, as in private.
+    elsewhere = SimulatedGroup(telegram, application, chat_id=-300, title="Elsewhere", players=1)
+    await command(elsewhere, shared, "/hints")
+    assert plain_text(telegram.messages(shared)[-1].text) == "You play in several groups. Hints for which game?"
+
+
+async def test_games_in_groups_of_the_same_title_are_told_apart_when_choosing_hints(make_bot, telegram):
+    """Two groups may have the same title: the choice of game offered two buttons reading "Games".
+    Each names the other players of its game too."""
+    application = await make_bot(7)
+    north = SimulatedGroup(telegram, application, chat_id=-100, title="Games", players=5)
+    south = SimulatedGroup(telegram, application, chat_id=-200, title="Games", players=4)
+    shared = north.user_ids[1]
+    await north.open_lobby_and_join()
+    await south.open_lobby_and_join()
+    await south.send(telegram.open_link(shared, lobby_message(telegram, south.chat_id).buttons()[0]["url"]))
+    await north.start()
+    await south.start()
+    choice = await command(north, shared, "/hints", chat_id=shared)
+    assert labels(choice) == {
+        "Games · Ann, Cy, Dan, Eve": f"h:{north.game_id}",
+        "Games · Ann, Bob, Cy, Dan": f"h:{south.game_id}",
+    }
+
+
 async def test_the_hints_button_of_a_finished_game_says_it_is_over(make_bot, telegram):
     """A role message's 🔎 Hints stays in the private chat after its game ends; pressed while the
     same player plays the next game, it is not "You are not in a running game"."""
@@ -593,11 +638,15 @@ async def test_play_again_opens_a_lobby_with_the_same_players_and_settings(make_
     for user in players:
         assert new_id in await group.store.games_of_user(user)
 
-    # Pressing again while that lobby is open is refused; there is still one lobby.
+    # Pressing again while that lobby is open opens no other; a player seated in it is told so (not
+    # to /join it), someone else that a game is open.
     other = finished.players[0].user_id
+    assert await press(group, other, over, f"r:{finished.id}") == "You are already in this game."
+    await group.send(telegram.command(other, chat, "/leave"))
     assert await press(group, other, over, f"r:{finished.id}") == (
         "A game is already open in this group: /join it, or see /status."
     )
+    await group.send(telegram.command(other, chat, "/join"))
     assert await group.store.game_of_chat(chat) == new_id
     lobbies = [p for method, p in telegram.calls if method == "sendMessage" and "a new game is open" in p["text"]]
     assert len(lobbies) == 2  # the first game's and the rematch's

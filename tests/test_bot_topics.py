@@ -72,3 +72,27 @@ async def test_a_game_whose_topic_is_deleted_goes_on_in_general(make_bot, telegr
     after = bot_messages(telegram, group)
     assert after and {m.topic for m in after} == {None}  # the topic's messages went with it
     assert "🏁" in plain_text(after[-1].text)
+
+
+async def test_status_sent_in_another_topic_says_where_the_board_went(make_bot, telegram):
+    """/status sent in another topic (or in General) posted the board again in the game's topic and
+    answered nothing where it was asked: whoever sent it saw nothing happen. It says where the board went."""
+    application = await make_bot(4)
+    group = SimulatedGroup(telegram, application, players=5, forum=True)
+    await group.open_lobby_and_join()
+    await group.start()
+    elsewhere = telegram.open_topic(group.chat_id)
+    for asked_in in (elsewhere, None):
+        before = len(bot_messages(telegram, group))
+        await group.send(telegram.command(group.user_ids[2], group.chat_id, "/status", asked_in))
+        board, answer = bot_messages(telegram, group)[before:]
+        assert board.topic == group.topic and "Mission 1" in plain_text(board.text)
+        assert answer.topic == asked_in
+        assert plain_text(answer.text) == (
+            "The game is played in another topic of this group: its board is posted there again."
+        )
+    # Asked in the game's own topic, the board is the answer.
+    before = len(bot_messages(telegram, group))
+    await group.send(telegram.command(group.user_ids[2], group.chat_id, "/status", group.topic))
+    (board,) = bot_messages(telegram, group)[before:]
+    assert board.topic == group.topic and "Mission 1" in plain_text(board.text)

@@ -72,6 +72,25 @@ async def test_send_edit_and_not_modified(bot: Bot, fake: FakeTelegram):
         fake.message(GROUP, sent.message_id)
 
 
+@pytest.mark.parametrize(
+    "text", ["a < b", "Tom & Jerry", "<b>bold", "<b><i>x</b></i>", "</b>", "<blink>x</blink>", "&nbsp;"]
+)
+async def test_html_that_telegram_cannot_parse_is_refused(bot: Bot, fake: FakeTelegram, text: str):
+    with pytest.raises(BadRequest, match="(?i)can't parse entities"):
+        await bot.send_message(GROUP, text, parse_mode="HTML")
+    sent = await bot.send_message(GROUP, "fine")
+    with pytest.raises(BadRequest, match="(?i)can't parse entities"):
+        await bot.edit_message_text(text, GROUP, sent.message_id, parse_mode="HTML")
+    # Without a parse mode, the same text is only text.
+    assert (await bot.send_message(GROUP, text)).text == text
+
+
+async def test_html_that_telegram_parses_is_taken(bot: Bot, fake: FakeTelegram):
+    text = '<b>A &lt; B</b> &amp; <a href="tg://user?id=1">x &gt; y</a> <i>&#8212; &quot;q&quot;</i>'
+    sent = await bot.send_message(GROUP, text, parse_mode="HTML")
+    assert fake.message(GROUP, sent.message_id).text == text
+
+
 async def test_a_reply_to_a_deleted_message_needs_leave_to_go_without_it(bot: Bot, fake: FakeTelegram):
     command = fake.command(ALICE, GROUP, "/status")["message"]["message_id"]
     assert (await bot.send_message(GROUP, "Board", reply_parameters=ReplyParameters(command))).text == "Board"

@@ -26,6 +26,9 @@ class Reply:
     # The game whose queued messages go out once this answer has been given, so the person
     # who pressed is never kept waiting behind the group's messages.
     deliver_for: str | None = None
+    # A question the press answered for good (/cancel's): what its message reads now, without its
+    # buttons, so that nobody presses an answered question again. Empty: the message stays as it is.
+    settles: str = ""
 
 
 class Refused(Exception):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from html import escape, unescape
@@ -29,7 +30,7 @@ from tgbot.buttons import (
     kind_of,
 )
 from tgbot.context import BotContext
-from tgbot.i18n import N_, supported, t
+from tgbot.i18n import N_, supported, t, tn
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
 from tgbot.ratelimit import MUST_ARRIVE, Answer
@@ -61,6 +62,14 @@ VARIANT_SEPARATORS = re.compile(r"[\s,;]+")
 # Characters that show as nothing (Telegram accepts a name made of them alone).
 _BLANK = "\\s\u115f\u1160\u200b-\u200f\u2060\u2800\u3164\ufeff\uffa0"
 BLANK_EDGES = re.compile(f"^[{_BLANK}]+|[{_BLANK}]+$")
+BLANK_CHARACTER = re.compile(f"[{_BLANK}]")
+# Format characters (direction marks, soft hyphens, tags), control characters, and marks that no
+# letter carries show as nothing too. Only trimmed from a name's edges are those above: a flag's tags
+# and an emoji's variation selector end it, and are part of what a reader sees.
+_UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me", "Zs", "Zl", "Zp"})
+# A line break in a name would start a line of its own in every message naming the player, one that
+# could pass for the bot's; control characters have no place in a name either.
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # A name is shown in every group message that lists the players, and a table of ten listing
 # Telegram's longest names (64 + 64 characters) overruns Telegram's 4096 characters a message.
 MAX_NAME = 40
@@ -69,10 +78,14 @@ MAX_NAME = 40
 def player_of(user: User) -> Player:
     # Only computer players' names hold 🤖: a person may not pass for one (and claim to play blind),
     # not even with a second robot or one behind a character that shows as nothing.
-    name = BLANK_EDGES.sub("", (user.full_name or "").replace("🤖", ""))
-    if not name:  # a name that shows as nothing would leave a blank in every list of players
+    name = BLANK_EDGES.sub("", CONTROL_CHARACTERS.sub(" ", (user.full_name or "").replace("🤖", "")))
+    if shows_as_nothing(name):  # it would leave a blank in every list of players
         name = f"@{user.username}" if user.username else str(user.id)
     return Player(user_id=user.id, name=common.cut(name, MAX_NAME), language=user.language_code)
+
+
+def shows_as_nothing(name: str) -> bool:
+    return all(unicodedata.category(c) in _UNSEEN_CATEGORIES or BLANK_CHARACTER.match(c) for c in name)
 
 
 def in_group(chat: Chat | None) -> bool:
@@ -162,11 +175,24 @@ async def can_write_to(context: BotContext, user_id: int) -> bool:
     return True
 
 
-async def groups_only(update: Update, lang: str) -> bool:
-    """Answer a group command sent in private; True when the command may go on."""
+async def groups_only(update: Update, context: BotContext, lang: str) -> bool:
+    """Answer a group command sent in private; True when the command may go on. Someone who plays
+    already is told where their game is, not to add the bot to a group."""
     if in_group(update.effective_chat):
         return True
-    await reply(update, t(lang, "Add me to a group and send this command there: games are played in groups."))
+    user = update.effective_user
+    groups = await context.service.groups_of(user.id) if user is not None else []
+    if groups:
+        text = tn(
+            lang,
+            "Send this command in a group: your game is played in %(groups)s.",
+            "Send this command in a group: your games are played in %(groups)s.",
+            len(groups),
+            groups=", ".join(f"«{common.title(group)}»" for group in groups),
+        )
+    else:
+        text = t(lang, "Add me to a group and send this command there: games are played in groups.")
+    await reply(update, text)
     return False
 
 
@@ -226,7 +252,7 @@ async def group_request(update: Update, context: BotContext) -> GroupRequest | N
     """The request behind a group-only command that depends on who sent it, or None (answered)
     when it came from a private chat or from a channel."""
     lang = await language_of(update, context)
-    if not await groups_only(update, lang):
+    if not await groups_only(update, context, lang):
         return None
     if sent_as_channel(update):
         await reply(update, t(lang, CHANNEL_REFUSAL))
@@ -302,7 +328,7 @@ async def new_game(update: Update, context: BotContext) -> None:
 async def join(update: Update, context: BotContext) -> None:
     """/join in a group: take a seat, once the private chat with the bot is open."""
     user, lang = update.effective_user, await language_of(update, context)
-    if not await groups_only(update, lang) or await sent_by_nobody(update, lang):
+    if not await groups_only(update, context, lang) or await sent_by_nobody(update, lang):
         return
     service = context.service
     game_id, refusal = await service.joinable(await group_id(update, context), lang)
@@ -331,7 +357,7 @@ async def join(update: Update, context: BotContext) -> None:
 async def leave(update: Update, context: BotContext) -> None:
     """/leave: give up a seat before the game starts."""
     lang = await language_of(update, context)
-    if await groups_only(update, lang) and not await sent_by_nobody(update, lang):
+    if await groups_only(update, context, lang) and not await sent_by_nobody(update, lang):
         service = context.service
         answer = await service.leave(await group_id(update, context), update.effective_user.id, lang)
         await reply(update, answer.text)
@@ -384,15 +410,15 @@ async def cancel(update: Update, context: BotContext) -> None:
 async def status(update: Update, context: BotContext) -> None:
     """/status: the board as everyone may see it, posted again with its buttons."""
     lang = await language_of(update, context)
-    if await groups_only(update, lang):
-        text = await context.service.status(await group_id(update, context), lang)
+    if await groups_only(update, context, lang):
+        text = await context.service.status(await group_id(update, context), lang, topic_of(update))
         await reply(update, text or "")
 
 
 async def record(update: Update, context: BotContext) -> None:
     """/record: the group's last finished game as a resistance-record/1 JSON file."""
     lang = await language_of(update, context)
-    if not await groups_only(update, lang):
+    if not await groups_only(update, context, lang):
         return
     # Through the finished game's outbox: retried like any message, never a traceback for a 502.
     refusal = await context.service.send_record(await group_id(update, context), lang, topic_of(update))
@@ -506,10 +532,12 @@ async def hints(update: Update, context: BotContext) -> None:
     user, lang = update.effective_user, await language_of(update, context)
     if await sent_by_nobody(update, lang):
         return
-    text, buttons = await context.service.hints(user.id, lang)
     if not in_group(update.effective_chat):
+        text, buttons = await context.service.hints(user.id, lang)
         await reply(update, text, buttons, protected=True)
         return
+    # Asked in a game's group by one of its players: that game's hints, with no choice to make.
+    text, buttons = await context.service.hints_asked_in(await group_id(update, context), user.id, lang)
     if not await context.service.playing(user.id):
         # Nothing to send in private: say so here, where they asked (who plays is public).
         await reply(update, text)
@@ -590,6 +618,17 @@ async def host_button(update: Update, context: BotContext, kind: type, apply) ->
     answer = await apply(context.service, press, user_id, chat_id, lang, is_admin_in)
     await answer_query(query, answer.text, answer.alert)
     await context.service.deliver(answer)
+    if answer.settles and carries(query.message, query.data):
+        await edit_query_message(query, answer.settles)
+
+
+def carries(message, data: str) -> bool:
+    """Whether `data` is a button of `message`: a press forged onto another message (the game's board)
+    must not rewrite it."""
+    # A message too old for Telegram to show the bot (`InaccessibleMessage`) has no keyboard to read.
+    markup = getattr(message, "reply_markup", None)
+    rows = markup.inline_keyboard if markup is not None else ()
+    return any(button.callback_data == data for row in rows for button in row)
 
 
 async def cancel_button(update: Update, context: BotContext) -> None:
@@ -620,8 +659,10 @@ async def rematch_button(update: Update, context: BotContext) -> None:
     """🔁 Play again under a finished game."""
     query, press, user_id, chat_id = pressed(update, RematchPress)
     lang = await language_of(update, context, game_id=press.game_id)
+    # The group may have been renamed since the game ended: the next one goes by its name now.
+    title = query.message.chat.title if query.message is not None else None
     answer = await context.service.rematch(
-        press.game_id, user_id, chat_id, lang, lambda group, user: is_member(context, group, user)
+        press.game_id, user_id, chat_id, lang, lambda group, user: is_member(context, group, user), title
     )
     await answer_query(query, answer.text)
 

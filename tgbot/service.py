@@ -208,11 +208,11 @@ class GameService:
             # damaged (ending it frees the group).
             current = await self._table_of_chat(chat_id)
             if current is not None:
-                return _busy_answer(current, lang)
+                return _busy_answer(current, host.user_id, lang)
             try:
                 await self.store.create(clock.settled(change, self.clock(), self.rng))
             except ChatBusy:
-                return _busy_answer(None, lang)
+                return _busy_answer(None, host.user_id, lang)
         log.info("game %s: lobby opened", game_id)
         await self._send_queued(game_id)
         return None
@@ -224,10 +224,12 @@ class GameService:
         chat_id: int | None,
         lang: str,
         is_member_of: Callable[[int, int], Awaitable[bool]] | None = None,
+        chat_title: str | None = None,
     ) -> Reply:
         """Play again: a new lobby in the same group with the same players already seated, but for
         those who left the group since (`is_member_of(group, user)` asks Telegram): they could not
-        see the boards they would vote on."""
+        see the boards they would vote on. `chat_title`: the group's title as the press shows it now
+        (it may have been renamed since the game ended)."""
         finished = await self._load(game_id)
         if finished is None:
             # Its Play again button outlives it: a finished game is kept `tgbot.store.FINISHED_GAME_SECONDS`.
@@ -243,7 +245,7 @@ class GameService:
         host = finished.players[finished.seat_of(user_id)]
         # A game that ended in a basic group since upgraded to a supergroup: the new lobby is the supergroup's.
         chat_id = await self.chat_now(finished.chat_id)
-        title, players = finished.chat_title, finished.players
+        title, players = chat_title or finished.chat_title, finished.players
         if is_member_of is not None:
             people = [p for p in players if not p.computer and p.user_id != user_id]
             stayed = await asyncio.gather(*(is_member_of(chat_id, p.user_id) for p in people))
@@ -656,11 +658,18 @@ class GameService:
         if not playing:
             return t(lang, "You are not in a running game. Hints come once a game has started."), ()
         if len(playing) > 1:
-            return hints_render.choose_game(playing, lang)
+            return hints_render.choose_game(playing, user_id, lang)
         table = playing[0]
         if not table.settings.hints:
             return hints_render.hints_off(table, lang), ()
         return hints_text(table, table.seat_of(user_id)), ()
+
+    async def hints_asked_in(self, chat_id: int, user_id: int, lang: str) -> tuple[str, Keyboard]:
+        """Hints asked for in a group: for its running game, if the user plays it; else as in private."""
+        table = await self._table_of_chat(chat_id)
+        if table is not None and table.stage is Stage.PLAYING and table.seat_of(user_id) is not None:
+            return await self.hints(user_id, lang, table.id)
+        return await self.hints(user_id, lang)
 
     # ---------------------------------------------------------------- looking
 
@@ -692,11 +701,16 @@ class GameService:
             return None, refused.reply
         return table.id, None
 
-    async def status(self, chat_id: int, lang: str) -> str | None:
-        """Post the group's board again (with its buttons); a text to reply when there is no game."""
-        if await self.board_again(chat_id):
-            return None
-        return t(lang, "No game is running here. Start one with /newgame.")
+    async def status(self, chat_id: int, lang: str, topic: int | None = None) -> str | None:
+        """Post the group's board again (with its buttons); a text to reply when there is no game, or
+        when the board goes to another forum topic than the one `/status` was sent in (`topic`; None:
+        General), where whoever asked would otherwise see nothing happen."""
+        table = await self._table_of_chat(chat_id)
+        if not await self.board_again(chat_id):
+            return t(lang, "No game is running here. Start one with /newgame.")
+        if table is not None and table.topic != topic:
+            return t(lang, "The game is played in another topic of this group: its board is posted there again.")
+        return None
 
     async def retitled(self, chat_id: int, title: str) -> None:
         """The group was renamed: its open or running game calls it by the new name from now on (in
@@ -753,6 +767,10 @@ class GameService:
         """Whether the user sits at an open or running table."""
         return bool(await self._tables_of_user(user_id))
 
+    async def groups_of(self, user_id: int) -> list[str]:
+        """The titles of the groups whose open or running games the user sits at, in order."""
+        return sorted({table.chat_title for table in await self._tables_of_user(user_id)})
+
     async def playing(self, user_id: int) -> bool:
         """Whether the user sits at a running table (who plays is no secret)."""
         return any(table.stage is Stage.PLAYING for table in await self._tables_of_user(user_id))
@@ -794,9 +812,12 @@ def _put_back(item: Send) -> Edit:
     return Edit(item.chat_id, item.key, item.text, item.buttons, protected=item.protected)
 
 
-def _busy_answer(current: Table | None, lang: str) -> Reply:
-    """Why no new lobby opened: say what the group can do with the game it has."""
+def _busy_answer(current: Table | None, user_id: int, lang: str) -> Reply:
+    """Why no new lobby opened: say what the group can do with the game it has (someone seated in its
+    open lobby, as Play again pressed twice seats every player, has nothing to join)."""
     if current is not None and current.stage is Stage.LOBBY:
+        if current.seat_of(user_id) is not None:
+            return Reply(t(lang, "You are already in this game."))
         return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
     return Reply(t(lang, "A game is already running in this group: see /status, or /cancel it first."))
 

@@ -92,7 +92,7 @@ def on_clock(table: Table, now: float, rng: random.Random, bot_username: str) ->
 def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
     """A lobby reminds its group; a game reminds, in private, only the players it waits for."""
     if table.game is None:
-        text = board.lobby_reminder(len(table.players), table.language, table.rematch)
+        text = board.lobby_reminder(table.players, table.language, table.rematch)
         return [Send(table.chat_id, text)]
     return [
         _reminder(table, seat, bot_username)

@@ -161,12 +161,15 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
     return Change(table, out)
 
 
+CANCEL_QUESTION = N_("Cancel this game for everyone?")
+
+
 def ask_cancel(table: Table, user_id: int, is_admin: bool, lang: str) -> Reply:
     if not table.is_active:
         raise refuse(lang, "There is no game to cancel.")
     require_host(table, user_id, is_admin, lang, "cancel")
     return Reply(
-        t(lang, "Cancel this game for everyone?"),
+        t(lang, CANCEL_QUESTION),
         buttons=(
             (
                 Button(t(lang, "Yes, cancel it"), data=encode(CancelPress(table.id, True))),
@@ -176,19 +179,25 @@ def ask_cancel(table: Table, user_id: int, is_admin: bool, lang: str) -> Reply:
     )
 
 
+def _answered(lang: str, answer: str) -> Reply:
+    """The answer to /cancel's question, which it settles: the question's message reads it, buttonless."""
+    text = t(lang, answer)
+    return Reply(text, settles=f"{t(lang, CANCEL_QUESTION)}\n\n{text}")
+
+
 def cancel(table: Table, user_id: int, is_admin: bool, press: CancelPress, lang: str, bot_username: str) -> Change:
     if not table.is_active:
-        raise refuse(lang, "This game is already over.")
+        raise Refused(_answered(lang, N_("This game is already over.")))
     require_host(table, user_id, is_admin, lang, "cancel")
     if not press.confirm:
-        return Change(table, [], Reply(t(lang, "The game goes on.")))
+        return Change(table, [], _answered(lang, N_("The game goes on.")))
     if table.game is None:
         out: list[Outgoing] = [Edit(table.chat_id, LOBBY_KEY, board.lobby_closed(table.language))]
     else:
         scene = group_scene(table)
         out = [Edit(table.chat_id, board.board_key(scene), board.cancelled(scene))]
         out += _prompts_closed(table, bot_username)
-    return Change(replace(table, stage=Stage.CANCELLED), out, Reply(t(lang, "Cancelled.")))
+    return Change(replace(table, stage=Stage.CANCELLED), out, _answered(lang, N_("Cancelled.")))
 
 
 def _prompts_closed(table: Table, bot_username: str) -> list[Outgoing]:

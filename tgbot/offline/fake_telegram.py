@@ -5,8 +5,8 @@ real code path runs unchanged: PTB builds each request, parses our JSON into its
 turns our error replies into its real exceptions (Forbidden, BadRequest, RetryAfter, ChatMigrated).
 The fake therefore only has to be right about what Telegram *answers*.  It models the rules a game
 bot actually trips over: users who never opened the private chat or who blocked the bot, "message is
-not modified", stale or repeated callback queries, size limits, flood control, a reply to a message
-deleted meanwhile, and a group that becomes a supergroup under a new chat id.
+not modified", stale or repeated callback queries, size limits, HTML it cannot parse, flood control, a
+reply to a message deleted meanwhile, and a group that becomes a supergroup under a new chat id.
 
 One `FakeTelegram` is one Telegram world; any number of PTB bots may talk to it at once (two
 workers sharing a token), each through its own `request()` objects.
@@ -143,6 +143,36 @@ def _visible_length(text: str, parse_mode: str | None) -> int:
     if (parse_mode or "").lower() == "html":
         text = html.unescape(_HTML_TAG.sub("", text))
     return _utf16_len(text.strip())
+
+
+# The tags Telegram's HTML parse mode knows; anything else, an unescaped "<" or "&", or a tag left
+# open or closed out of turn, and Telegram refuses the whole message ("can't parse entities").
+_HTML_TAGS = frozenset(
+    ("b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a", "code", "pre")
+    + ("blockquote", "tg-emoji")
+)
+_HTML_TOKEN = re.compile(r"<(/?)([a-zA-Z-]*)((?:\s[^<>]*)?)>|&(?:lt|gt|amp|quot|#[0-9]+|#x[0-9a-fA-F]+);|[<&]")
+
+
+def _html_fault(text: str) -> str | None:
+    """Why Telegram would refuse `text` in HTML parse mode, or None if it parses."""
+    open_tags: list[str] = []
+    for token in _HTML_TOKEN.finditer(text):
+        whole = token.group(0)
+        if whole in ("<", "&"):
+            return f"unsupported start tag or entity at byte offset {token.start()}"
+        if not whole.startswith("<"):
+            continue
+        closing, tag = token.group(1), token.group(2).lower()
+        if tag not in _HTML_TAGS:
+            return f'unsupported start tag "{tag}" at byte offset {token.start()}'
+        if not closing:
+            open_tags.append(tag)
+        elif not open_tags or open_tags.pop() != tag:
+            return f'unmatched end tag at byte offset {token.start()}, expected "</{tag}>"'
+    if open_tags:
+        return f'can\'t find end tag corresponding to start tag "{open_tags[-1]}"'
+    return None
 
 
 def _json_param(value: Any) -> Any:
@@ -451,6 +481,8 @@ class FakeTelegram:
         if not document.data:
             raise ApiError(400, "Bad Request: file must be non-empty")
         caption = p.get("caption")
+        if caption is not None and (p.get("parse_mode") or "").lower() == "html" and _html_fault(caption):
+            raise ApiError(400, f"Bad Request: can't parse entities: {_html_fault(caption)}")
         if caption is not None and _visible_length(caption, p.get("parse_mode")) > MAX_CAPTION:
             raise ApiError(400, "Bad Request: message caption is too long")
         markup = self._keyboard(p)
@@ -585,6 +617,9 @@ class FakeTelegram:
         return chat_id
 
     def _check_text(self, text: str, parse_mode: str | None, limit: int, empty: str, too_long: str) -> None:
+        fault = _html_fault(text) if (parse_mode or "").lower() == "html" else None
+        if fault is not None:
+            raise ApiError(400, f"Bad Request: can't parse entities: {fault}")
         length = _visible_length(text, parse_mode)
         if length == 0:
             raise ApiError(400, f"Bad Request: {empty}")

@@ -139,14 +139,23 @@ def lobby_timed_out(players: tuple[Player, ...], lang: str, unstarted: bool = Fa
     return t(lang, "🕵️ This lobby closed: fewer than %(min)d players joined in time.", min=game_rules.MIN_PLAYERS)
 
 
-def lobby_reminder(players: int, lang: str, rematch: bool = False) -> str:
-    missing = game_rules.MIN_PLAYERS - players
+def lobby_reminder(players: tuple[Player, ...], lang: str, rematch: bool = False) -> str:
+    missing = game_rules.MIN_PLAYERS - len(players)
     if missing > 0:
         return tn(
             lang,
             "⏰ Half the lobby time is gone: %(n)d more player needed.",
             "⏰ Half the lobby time is gone: %(n)d more players needed.",
             missing,
+        )
+    people_missing = MIN_PEOPLE - sum(1 for p in players if not p.computer)
+    if people_missing > 0:
+        # Seats enough, but filled by computer players: the lobby closes unless people join.
+        return tn(
+            lang,
+            "⏰ Half the lobby time is gone: %(n)d more person needed (computer players do not count).",
+            "⏰ Half the lobby time is gone: %(n)d more people needed (computer players do not count).",
+            people_missing,
         )
     if rematch:
         # Play again seated everyone; only whoever pressed it chose to play again.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tgbot.buttons import HintsPress, encode
 from tgbot.i18n import Nn_, t, tn
 from tgbot.outgoing import Button, Keyboard
-from tgbot.render.common import SeatScene, isolated, names, shown, title
+from tgbot.render.common import SeatScene, cut, isolated, names, shown, title
 from tgbot.table import Table
 
 BAR_CELLS = 10
@@ -184,6 +184,20 @@ def hints_off(table: Table, lang: str) -> str:
     return t(lang, "Hints are switched off in «%(group)s».", group=title(table.chat_title))
 
 
-def choose_game(tables: list[Table], lang: str) -> tuple[str, Keyboard]:
-    buttons = tuple((Button(isolated(table.chat_title), data=encode(HintsPress(table.id))),) for table in tables)
+# A button of its own row: about as many characters as a phone shows across it.
+CHOICE_LABEL = 40
+
+
+def choose_game(tables: list[Table], user_id: int, lang: str) -> tuple[str, Keyboard]:
+    """A button per game, named by its group; games of groups with the same title name the other
+    players too, so that the buttons can be told apart."""
+    titles = [table.chat_title for table in tables]
+
+    def label(table: Table) -> str:
+        if titles.count(table.chat_title) == 1:
+            return isolated(table.chat_title)
+        others = ", ".join(isolated(p.name) for p in table.players if p.user_id != user_id)
+        return cut(f"{isolated(table.chat_title)} · {others}", CHOICE_LABEL)
+
+    buttons = tuple((Button(label(table), data=encode(HintsPress(table.id))),) for table in tables)
     return t(lang, "You play in several groups. Hints for which game?"), buttons

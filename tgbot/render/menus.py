@@ -176,7 +176,8 @@ def rules_text(lang: str) -> str:
             "Deadlines (see /settings): if the leader does not propose in time, a team is drawn at random and "
             "everyone votes on it as usual; missing votes count as the group's setting says (Approve unless "
             "changed), and the group is told whose; a card not played in time counts as Success. A lobby that has "
-            "not reached 5 players in time closes; one that has starts by itself.",
+            "not reached 5 players, 2 of them people, in time closes; one that has starts by itself, unless Play "
+            "again opened it: whoever pressed Play again, or an admin, starts that one with /startgame.",
             setup=setup_table(lang),
         )
         + "\n\n"
