@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
+from telegram import Chat, InaccessibleMessage, InlineKeyboardButton, InlineKeyboardMarkup, Message
 
 from engine import EndReason, Phase, Side, parse_record, public_view
 from engine import rules as game_rules
@@ -27,6 +29,7 @@ from tests.bot_helpers import (
 )
 from tgbot import keys
 from tgbot.app import COMMANDS
+from tgbot.handlers import carries
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.table import Stage
 
@@ -431,6 +434,17 @@ async def test_a_cancel_question_once_answered_keeps_no_buttons(make_bot, telegr
     stale = telegram.message(group.chat_id, second.message_id)
     assert plain_text(stale.text) == "Cancel this game for everyone?\n\nThis game is already over."
     assert stale.buttons() == []
+
+
+def test_a_question_too_old_for_telegram_to_show_is_not_taken_for_the_one_pressed():
+    """A press on a message older than Telegram shows bots arrives with an `InaccessibleMessage`, which
+    has no keyboard: the settled question is then left as it is, instead of the press failing."""
+    chat = Chat(-1001, Chat.SUPERGROUP)
+    old = InaccessibleMessage(chat, 7)
+    assert not carries(old, "x:abc:n")
+    keyboard = InlineKeyboardMarkup([[InlineKeyboardButton("No", callback_data="x:abc:n")]])
+    shown = Message(7, datetime.now(UTC), chat, reply_markup=keyboard)
+    assert carries(shown, "x:abc:n") and not carries(shown, "x:abc:y")
 
 
 async def test_cancel_before_the_first_proposal_ends_the_start_message_and_closes_the_leaders_keyboard(
