@@ -1077,6 +1077,12 @@ async def test_a_play_again_lobby_is_not_started_by_the_clock(make_bot, telegram
     assert second.rematch and second.stage is Stage.PLAYING and second.id != rematch_id
 
 
+LEFT_OUT = (
+    "A new game is open with the same players, but for those who left the group or whom I can no longer write "
+    "to in private."
+)
+
+
 async def test_play_again_leaves_out_who_left_the_group(make_bot, telegram):
     """Someone who left the group since the game could not see the boards they would vote on: Play
     again seats the others, and whoever pressed it is told why the table is smaller."""
@@ -1086,9 +1092,22 @@ async def test_play_again_leaves_out_who_left_the_group(make_bot, telegram):
     telegram.leave_group(group.chat_id, gone)
     over = group.latest_with_button(group.chat_id, f"r:{finished.id}")
     answer = await press(group, group.user_ids[2], over, f"r:{finished.id}")
-    assert answer == "A new game is open with the same players, but for those who left the group."
+    assert answer == LEFT_OUT
     rematch = await group.store.load(await group.store.game_of_chat(group.chat_id))
     assert [p.user_id for p in rematch.players] == [u for u in group.user_ids if u != gone]
+
+
+async def test_play_again_leaves_out_who_blocked_the_bot(make_bot, telegram):
+    """Someone who blocked the bot since the game would get no role and no card prompt: Play again
+    seats the others."""
+    group, service, now = await started_game(make_bot, telegram)
+    finished = await group.play(RejectEverything())
+    blocked = group.user_ids[3]
+    telegram.block(blocked)
+    over = group.latest_with_button(group.chat_id, f"r:{finished.id}")
+    assert await press(group, group.user_ids[0], over, f"r:{finished.id}") == LEFT_OUT
+    rematch = await group.store.load(await group.store.game_of_chat(group.chat_id))
+    assert [p.user_id for p in rematch.players] == [u for u in group.user_ids if u != blocked]
 
 
 async def test_the_group_is_not_told_the_game_waits_for_a_person_a_computer_player_took_over(make_bot, telegram):

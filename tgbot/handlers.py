@@ -661,9 +661,12 @@ async def rematch_button(update: Update, context: BotContext) -> None:
     lang = await language_of(update, context, game_id=press.game_id)
     # The group may have been renamed since the game ended: the next one goes by its name now.
     title = query.message.chat.title if query.message is not None else None
-    answer = await context.service.rematch(
-        press.game_id, user_id, chat_id, lang, lambda group, user: is_member(context, group, user), title
-    )
+
+    async def can_still_play(group_id: int, player_id: int) -> bool:
+        # In the group to see the boards, and reachable in private for a role and cards.
+        return await is_member(context, group_id, player_id) and await can_write_to(context, player_id)
+
+    answer = await context.service.rematch(press.game_id, user_id, chat_id, lang, can_still_play, title)
     await answer_query(query, answer.text)
 
 

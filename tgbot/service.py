@@ -223,13 +223,14 @@ class GameService:
         user_id: int,
         chat_id: int | None,
         lang: str,
-        is_member_of: Callable[[int, int], Awaitable[bool]] | None = None,
+        can_still_play: Callable[[int, int], Awaitable[bool]] | None = None,
         chat_title: str | None = None,
     ) -> Reply:
         """Play again: a new lobby in the same group with the same players already seated, but for
-        those who left the group since (`is_member_of(group, user)` asks Telegram): they could not
-        see the boards they would vote on. `chat_title`: the group's title as the press shows it now
-        (it may have been renamed since the game ended)."""
+        those who left the group or blocked the bot since (`can_still_play(group, user)` asks
+        Telegram): they could not see the boards they would vote on, or get their role and cards.
+        `chat_title`: the group's title as the press shows it now (it may have been renamed since
+        the game ended)."""
         finished = await self._load(game_id)
         if finished is None:
             # Its Play again button outlives it: a finished game is kept `tgbot.store.FINISHED_GAME_SECONDS`.
@@ -246,9 +247,9 @@ class GameService:
         # A game that ended in a basic group since upgraded to a supergroup: the new lobby is the supergroup's.
         chat_id = await self.chat_now(finished.chat_id)
         title, players = chat_title or finished.chat_title, finished.players
-        if is_member_of is not None:
+        if can_still_play is not None:
             people = [p for p in players if not p.computer and p.user_id != user_id]
-            stayed = await asyncio.gather(*(is_member_of(chat_id, p.user_id) for p in people))
+            stayed = await asyncio.gather(*(can_still_play(chat_id, p.user_id) for p in people))
             gone = {p.user_id for p, member in zip(people, stayed, strict=True) if not member}
             players = tuple(p for p in players if p.user_id not in gone)
         # In the topic the last game was played in (a basic group since upgraded had none).
@@ -257,7 +258,13 @@ class GameService:
         if refusal is not None:
             return refusal
         if len(players) < len(finished.players):
-            return Reply(t(lang, "A new game is open with the same players, but for those who left the group."))
+            return Reply(
+                t(
+                    lang,
+                    "A new game is open with the same players, but for those who left the group or whom I "
+                    "can no longer write to in private.",
+                )
+            )
         return Reply(t(lang, "A new game is open with the same players."))
 
     async def join(
