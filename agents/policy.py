@@ -51,10 +51,12 @@ def decide(
     return resistance.vote(view, belief)
 
 
-def random_choice(view: AgentView, rng: random.Random) -> ProposeTeam | CastVote:
+def random_choice(view: AgentView, rng: random.Random) -> Action:
     """A proposal or vote drawn at random among the legal ones (a team uniformly among the teams
-    of a mission drawn among the open ones)."""
+    of a mission drawn among the open ones), or a Plot card choice drawn among `view.choices`."""
     public = view.public
+    if public.phase in PLOT_PHASES:
+        return rng.choice(view.choices)
     if public.phase is Phase.PROPOSING:
         mission = rng.choice(public.open_missions)
         team = tuple(sorted(rng.sample(range(view.players), rules.team_size(view.players, mission))))

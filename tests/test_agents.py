@@ -15,11 +15,13 @@ from hypothesis import strategies as st
 
 from agents import EASY, NORMAL, Deductions, act, decide, spy, view_of
 from agents.fit import count, fit
+from agents.policy import random_choice
 from agents.sabotage import SabotageRates, default_rates
 from agents.simulate import play_game, simulate
 from agents.view import RECORD_ID
 from deduction.knowledge import Viewer
 from engine import (
+    PLOT_PHASES,
     CastVote,
     GameState,
     Phase,
@@ -338,7 +340,32 @@ def test_the_simulate_command_ends_with_one_json_line(capsys):
     for field in ("games", "players", "resistance_win_rate", "spy_win_rate", "baseline_resistance_win_rate"):
         assert field in report
     assert report["games"] == 3 and report["players"] == 6
-    assert report["variants"] == {"targeting": False, "blind_spies": True}
+    assert report["variants"] == {"targeting": False, "blind_spies": True, "plot_cards": False}
+
+
+def test_the_simulate_command_plays_plot_games_and_its_baseline_plays_its_cards_at_random(capsys):
+    """With --plot the games deal Plot cards, and the baseline Resistance uses them too: among its
+    random choices some are uses of a card, not only passes."""
+    from engine import Pass
+    from tgbot.__main__ import main
+
+    assert main(["simulate", "--games", "2", "--players", "7", "--seed", "4", "--plot", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["variants"] == {"targeting": False, "blind_spies": False, "plot_cards": True}
+    state = new_game(7, random.Random(5), Variants(plot_cards=True))
+    rng = random.Random(6)
+    baseline_uses = set()
+    while not state.is_over:
+        seat = waiting_for(state)[0]
+        view = view_of(state, seat)
+        if state.phase in PLOT_PHASES and not view.is_spy:
+            action = random_choice(view, rng)
+            assert action in view.choices
+            baseline_uses.add(type(action))
+        else:
+            action = decide(view, rng)
+        state, _ = apply(state, action)
+    assert baseline_uses - {Pass}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
