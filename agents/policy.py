@@ -32,7 +32,8 @@ def decide(
     deductions = deductions if deductions is not None else Deductions()
     rates = rates if rates is not None else default_rates()
     if public.phase in PLOT_PHASES:
-        return plot.choose(view, own_belief(view, deductions), rng)
+        cover = cover_belief(view, deductions) if view.is_spy else None
+        return plot.choose(view, own_belief(view, deductions), rng, cover)
     if public.phase is Phase.MISSION:
         if not view.is_spy:
             return resistance.play(view)
