@@ -707,6 +707,28 @@ def test_a_resistance_member_takes_the_lead_from_a_suspect_leader_only():
     assert plot.choose(view, _leaning_belief(8, {1: 0.05}), random.Random(1)) == Pass(2)
 
 
+def test_the_resistance_approves_a_team_earlier_when_a_suspect_holds_no_confidence():
+    """A spy's No Confidence overturns a mission's fifth proposal and wins the game: with one held
+    by a seat it suspects, a Resistance member votes on the fourth proposal as on the fifth."""
+    from agents import resistance
+    from engine import DealCard
+    from engine.plot import Card
+
+    for holder, approves in ((6, True), (3, False)):
+        state = _plot_game(8, (Card.NO_CONFIDENCE, Card.OPINION_MAKER), spies=(5, 6, 7), leader=0)
+        state, _ = apply(state, DealCard(0, Card.NO_CONFIDENCE, holder))
+        state, _ = apply(state, DealCard(0, Card.OPINION_MAKER, 1))
+        for _ in range(3):
+            state, _ = apply(state, ProposeTeam(state.leader, (5, 6, 7)))
+            while state.phase is Phase.VOTING:
+                for seat in waiting_for(state):
+                    state, _ = apply(state, CastVote(seat, False))
+        state, _ = apply(state, ProposeTeam(state.leader, (0, 6, 7)))
+        assert state.phase is Phase.VOTING and state.proposal_number == 4
+        belief = _leaning_belief(8, {6: 5.0, 7: 5.0, 3: 0.2})
+        assert resistance.approves(view_of(state, 1), belief) is approves
+
+
 @settings(max_examples=15, deadline=None)
 @given(
     players=st.integers(7, 10),
