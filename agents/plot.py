@@ -10,11 +10,12 @@ spies), read as the chance that the seat is an *ally* (on its own side).
 - **The deal** (the leader): held cards first, Take Responsibility last (more cards are out to
   take by then), each to the seat most likely an ally, spread over allies holding fewer cards.
   Establish Confidence shows the leader's role to that ally.
-- **Immediate cards**: Take Responsibility takes the most useful card from the seat least
-  likely an ally; Open Up shows the seat's role to the seat most likely an ally; Overheard
-  Conversation looks at the more suspect neighbour whose side is not yet certain (a spy who
-  knows the other spies learns nothing from it and looks where its cover, what a Resistance
-  member in its seat would believe, points).
+- **Immediate cards**: Take Responsibility takes the card worth most, how useful it is times
+  its holder's chance of not being an ally (No Confidence and Strong Leader first); Open Up
+  shows the seat's role to the seat most likely an ally; Overheard Conversation looks at the
+  more suspect neighbour whose side is not yet certain (a spy who knows the other spies learns
+  nothing from it and looks where its cover, what a Resistance member in its seat would
+  believe, points).
 - **No Confidence**: against a team the seat expects to fail (a Resistance member) or to
   succeed (a spy); on a mission's fifth proposal, where it wins the game for the spies, by a
   spy always and by the Resistance never.
