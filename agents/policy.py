@@ -32,7 +32,8 @@ def decide(
     deductions = deductions if deductions is not None else Deductions()
     rates = rates if rates is not None else default_rates()
     if public.phase in PLOT_PHASES:
-        return plot.choose(view, own_belief(view, deductions), rng)
+        cover = cover_belief(view, deductions) if view.is_spy else None
+        return plot.choose(view, own_belief(view, deductions), rng, cover)
     if public.phase is Phase.MISSION:
         if not view.is_spy:
             return resistance.play(view)
@@ -51,10 +52,12 @@ def decide(
     return resistance.vote(view, belief)
 
 
-def random_choice(view: AgentView, rng: random.Random) -> ProposeTeam | CastVote:
+def random_choice(view: AgentView, rng: random.Random) -> Action:
     """A proposal or vote drawn at random among the legal ones (a team uniformly among the teams
-    of a mission drawn among the open ones)."""
+    of a mission drawn among the open ones), or a Plot card choice drawn among `view.choices`."""
     public = view.public
+    if public.phase in PLOT_PHASES:
+        return rng.choice(view.choices)
     if public.phase is Phase.PROPOSING:
         mission = rng.choice(public.open_missions)
         team = tuple(sorted(rng.sample(range(view.players), rules.team_size(view.players, mission))))

@@ -4,8 +4,8 @@ read a table (`agents.beliefs.computer_reading`: the hints' parameters but for t
 before any mission).
 
 Each game is played twice from the same deal: once by the computer Resistance, once by a
-baseline Resistance that proposes and votes at random among the legal choices; the spies
-are the same computer spies both times.
+baseline Resistance that proposes, votes and makes its Plot card choices at random among the
+legal ones; the spies are the same computer spies both times.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def play_game(
     deductions: Deductions | None = None,
     calibration: bool = True,
 ) -> GameResult:
-    """One game from a new deal drawn from `rng`. `baseline`: the Resistance proposes and votes
-    at random. `calibration`: collect the Resistance viewers' hints after every played mission."""
+    """One game from a new deal drawn from `rng`. `baseline`: the Resistance proposes, votes and
+    plays its Plot cards at random. `calibration`: collect the Resistance viewers' hints after every played mission."""
     deductions = deductions if deductions is not None else Deductions()
     deductions.clear()
     rates = default_rates()
@@ -141,7 +141,11 @@ def simulate(
         "games": games,
         "players": players,
         "seed": seed,
-        "variants": {"targeting": variants.targeting, "blind_spies": variants.blind_spies},
+        "variants": {
+            "targeting": variants.targeting,
+            "blind_spies": variants.blind_spies,
+            "plot_cards": variants.plot_cards,
+        },
         "difficulty": difficulty.name,
         **summarise(ai),
         "calibration": calibration(ai),
@@ -197,10 +201,10 @@ def table(report: dict) -> str:
 
 def main(args) -> int:
     """The `resistance-bot simulate` command: `args` has games, players, seed, difficulty,
-    targeting, blind_spies and json."""
+    targeting, blind_spies, plot and json."""
     if args.games < 1:
         raise SystemExit("resistance-bot simulate: --games must be at least 1")
-    variants = Variants(targeting=args.targeting, blind_spies=args.blind_spies)
+    variants = Variants(targeting=args.targeting, blind_spies=args.blind_spies, plot_cards=args.plot)
     report = simulate(args.games, args.players, args.seed, variants, difficulty_named(args.difficulty))
     print(table(report))
     if args.json:

@@ -15,11 +15,13 @@ from hypothesis import strategies as st
 
 from agents import EASY, NORMAL, Deductions, act, decide, spy, view_of
 from agents.fit import count, fit
+from agents.policy import random_choice
 from agents.sabotage import SabotageRates, default_rates
 from agents.simulate import play_game, simulate
 from agents.view import RECORD_ID
 from deduction.knowledge import Viewer
 from engine import (
+    PLOT_PHASES,
     CastVote,
     GameState,
     Phase,
@@ -41,8 +43,10 @@ difficulties = st.sampled_from([NORMAL, EASY])
 
 
 def _approve_all(state: GameState) -> GameState:
-    for seat in waiting_for(state):
-        state, _ = apply(state, CastVote(seat, True))
+    """Every vote Approve, the Opinion Makers' first when there are any."""
+    while state.phase is Phase.VOTING:
+        for seat in waiting_for(state):
+            state, _ = apply(state, CastVote(seat, True))
     return state
 
 
@@ -338,7 +342,32 @@ def test_the_simulate_command_ends_with_one_json_line(capsys):
     for field in ("games", "players", "resistance_win_rate", "spy_win_rate", "baseline_resistance_win_rate"):
         assert field in report
     assert report["games"] == 3 and report["players"] == 6
-    assert report["variants"] == {"targeting": False, "blind_spies": True}
+    assert report["variants"] == {"targeting": False, "blind_spies": True, "plot_cards": False}
+
+
+def test_the_simulate_command_plays_plot_games_and_its_baseline_plays_its_cards_at_random(capsys):
+    """With --plot the games deal Plot cards, and the baseline Resistance uses them too: among its
+    random choices some are uses of a card, not only passes."""
+    from engine import Pass
+    from tgbot.__main__ import main
+
+    assert main(["simulate", "--games", "2", "--players", "7", "--seed", "4", "--plot", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["variants"] == {"targeting": False, "blind_spies": False, "plot_cards": True}
+    state = new_game(7, random.Random(5), Variants(plot_cards=True))
+    rng = random.Random(6)
+    baseline_uses = set()
+    while not state.is_over:
+        seat = waiting_for(state)[0]
+        view = view_of(state, seat)
+        if state.phase in PLOT_PHASES and not view.is_spy:
+            action = random_choice(view, rng)
+            assert action in view.choices
+            baseline_uses.add(type(action))
+        else:
+            action = decide(view, rng)
+        state, _ = apply(state, action)
+    assert baseline_uses - {Pass}
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -520,3 +549,222 @@ def test_a_spy_who_knows_the_other_spies_shows_its_role_only_to_one_of_them():
             assert given - {3, 5} and shown - {1, 3}
         else:
             assert given and given <= {3, 5} and shown <= {1, 3}
+
+
+# ---------------------------------------------------------------- Plot card choices from the seat's belief
+
+
+def _plot_game(players: int, first: tuple, spies: tuple[int, ...], leader: int, blind: bool = False) -> GameState:
+    """A Plot game whose deck starts with the cards `first` (the rest in the deck's fixed order)."""
+    from collections import Counter
+
+    from engine.plot import full_deck
+
+    deck = tuple(first) + tuple((Counter(full_deck(players)) - Counter(first)).elements())
+    variants = Variants(plot_cards=True, blind_spies=blind)
+    return new_game(players, variants=variants, spies=spies, first_leader=leader, deck=deck)
+
+
+def _leaning_belief(players: int, leaning: dict[int, float]):
+    """A belief over every seating of the spies in which a seating holding seat s weighs
+    `leaning[s]` times more (less, below 1): a way to make one seat far more or less suspect."""
+    import numpy as np
+
+    from agents.beliefs import Belief
+
+    spies = {5: 2, 6: 2, 7: 3, 8: 3, 9: 3, 10: 4}[players]
+    rows = np.array([[seat in c for seat in range(players)] for c in combinations(range(players), spies)])
+    weights = np.array([math.prod(leaning.get(seat, 1.0) for seat in np.flatnonzero(row)) for row in rows])
+    weights = weights / weights.sum()
+    return Belief(rows, weights, weights @ rows)
+
+
+def _to_the_watch(state: GameState, team: tuple[int, ...]) -> GameState:
+    """Propose `team`, approve it, let every window pass and play Success up to the watch."""
+    from engine import Pass
+
+    state, _ = apply(state, ProposeTeam(state.leader, team))
+    state = _approve_all(state)
+    while state.phase in (Phase.OVERTURN, Phase.SPOTLIGHT):
+        state, _ = apply(state, Pass(waiting_for(state)[0]))
+    for seat in team:
+        state, _ = apply(state, PlayCard(seat, False))
+    return state
+
+
+@settings(max_examples=25, deadline=None)
+@given(suspect=st.sampled_from([0, 1, 2, 3]), seed=st.integers(0, 2**16))
+def test_a_resistance_member_watches_the_team_member_it_suspects_most(suspect, seed):
+    """With a belief that makes one member far more suspect than the rest, the Resistance holder
+    of Keeping a Close Eye on You watches that member, and only one per mission."""
+    from agents import plot
+    from engine import DealCard, Watch
+    from engine.plot import Card
+
+    eyes = (Card.KEEPING_A_CLOSE_EYE_ON_YOU, Card.KEEPING_A_CLOSE_EYE_ON_YOU)
+    state = _plot_game(8, eyes, spies=(5, 6, 7), leader=0)
+    for card in eyes:
+        state, _ = apply(state, DealCard(0, card, 4))
+    state = _to_the_watch(state, (0, 1, 2, 3)[:3] if suspect < 3 else (0, 1, 3))
+    assert state.phase is Phase.WATCH and waiting_for(state) == (4,)
+    belief = _leaning_belief(8, {suspect: 50.0})
+    choice = plot.choose(view_of(state, 4), belief, random.Random(seed))
+    assert choice == Watch(4, (suspect,))
+
+
+@settings(max_examples=25, deadline=None)
+@given(suspect=st.sampled_from([0, 1, 2]), seed=st.integers(0, 2**16))
+def test_a_resistance_member_spotlights_the_member_it_suspects_most(suspect, seed):
+    from agents import plot
+    from engine import DealCard, Pass, Spotlight
+    from engine.plot import Card
+
+    state = _plot_game(8, (Card.IN_THE_SPOTLIGHT, Card.OPINION_MAKER), spies=(5, 6, 7), leader=0)
+    state, _ = apply(state, DealCard(0, Card.IN_THE_SPOTLIGHT, 4))
+    state, _ = apply(state, DealCard(0, Card.OPINION_MAKER, 3))
+    state, _ = apply(state, ProposeTeam(0, (0, 1, 2)))
+    state = _approve_all(state)
+    assert state.phase is Phase.SPOTLIGHT and waiting_for(state) == (4,)
+    view = view_of(state, 4)
+    assert plot.choose(view, _leaning_belief(8, {suspect: 50.0}), random.Random(seed)) == Spotlight(4, suspect)
+    # A team it trusts (each member far less suspect than the seats off the team) keeps the card.
+    trusted = _leaning_belief(8, {0: 0.01, 1: 0.01, 2: 0.01})
+    assert plot.choose(view, trusted, random.Random(seed)) == Pass(4)
+
+
+def test_a_spy_never_spotlights_a_team_with_a_spy_it_knows_on_it():
+    """A member shown clean In the Spotlight leaves the Fail to the rest of the team: a spy holder
+    passes on a team holding a fellow spy (whom it would otherwise expose or corner) and lights a
+    Resistance member only on a team without spies."""
+    from agents import Deductions
+    from engine import DealCard, Pass, Spotlight
+    from engine.plot import Card
+
+    for team, expected in (((0, 1, 6), Pass), ((0, 1, 2), Spotlight)):
+        state = _plot_game(8, (Card.IN_THE_SPOTLIGHT, Card.OPINION_MAKER), spies=(5, 6, 7), leader=0)
+        state, _ = apply(state, DealCard(0, Card.IN_THE_SPOTLIGHT, 5))
+        state, _ = apply(state, DealCard(0, Card.OPINION_MAKER, 3))
+        state, _ = apply(state, ProposeTeam(0, team))
+        state = _approve_all(state)
+        assert state.phase is Phase.SPOTLIGHT and waiting_for(state) == (5,)
+        choices = {act(state, 5, random.Random(seed), NORMAL, Deductions()) for seed in range(20)}
+        assert all(isinstance(choice, expected) for choice in choices)
+        assert all(choice.target not in (5, 6, 7) for choice in choices if isinstance(choice, Spotlight))
+
+
+@pytest.mark.parametrize("suspect", [3, 5])
+def test_a_resistance_member_overhears_the_more_suspect_neighbour_whose_side_it_does_not_know(suspect):
+    from agents import plot
+    from engine import DealCard, Overhear
+    from engine.plot import Card
+
+    state = _plot_game(8, (Card.OVERHEARD_CONVERSATION, Card.OPINION_MAKER), spies=(5, 6, 7), leader=0)
+    state, _ = apply(state, DealCard(0, Card.OVERHEARD_CONVERSATION, 4))
+    view = view_of(state, 4)
+    other = 8 - suspect
+    assert plot.choose(view, _leaning_belief(8, {suspect: 20.0}), random.Random(1)) == Overhear(4, suspect)
+    # A neighbour already known to be a spy is not worth a look: the other one is.
+    known = _leaning_belief(8, {suspect: 1e12})
+    assert known.spy_probability[suspect] == pytest.approx(1.0)
+    assert plot.choose(view, known, random.Random(1)) == Overhear(4, other)
+
+
+def test_a_resistance_leader_deals_to_the_seats_it_trusts_and_takes_from_the_suspect():
+    """The leader gives the drawn cards to the seats it trusts most; a trusted receiver of Take
+    Responsibility takes No Confidence from the seat it suspects most."""
+    from agents import plot
+    from engine import DealCard, TakeCard
+    from engine.plot import Card
+
+    state = _plot_game(8, (Card.NO_CONFIDENCE, Card.TAKE_RESPONSIBILITY), spies=(5, 6, 7), leader=0)
+    trusting = _leaning_belief(8, {2: 0.01, 3: 0.02})
+    first = plot.choose(view_of(state, 0), trusting, random.Random(1))
+    assert first == DealCard(0, Card.NO_CONFIDENCE, 2)  # held cards before Take Responsibility
+    state, _ = apply(state, DealCard(0, Card.NO_CONFIDENCE, 6))  # a spy got it after all
+    second = plot.choose(view_of(state, 0), trusting, random.Random(1))
+    assert second == DealCard(0, Card.TAKE_RESPONSIBILITY, 2)
+    state, _ = apply(state, second)
+    taking = plot.choose(view_of(state, 2), _leaning_belief(8, {6: 20.0}), random.Random(1))
+    assert taking == TakeCard(2, Card.NO_CONFIDENCE, 6)
+
+
+def test_a_resistance_member_takes_the_lead_from_a_suspect_leader_only():
+    from agents import plot
+    from engine import DealCard, Pass, UseStrongLeader
+    from engine.plot import Card
+
+    state = _plot_game(8, (Card.STRONG_LEADER, Card.OPINION_MAKER), spies=(5, 6, 7), leader=0)
+    state, _ = apply(state, DealCard(0, Card.STRONG_LEADER, 2))
+    state, _ = apply(state, DealCard(0, Card.OPINION_MAKER, 3))
+    state, _ = apply(state, ProposeTeam(0, (0, 1, 2)))
+    state = _approve_all(state)
+    while not state.is_over and state.phase is not Phase.LEAD:
+        seat = waiting_for(state)[0]
+        state, _ = apply(state, PlayCard(seat, False) if state.phase is Phase.MISSION else Pass(seat))
+    assert state.phase is Phase.LEAD and state.leader == 1 and waiting_for(state) == (2,)
+    view = view_of(state, 2)
+    assert plot.choose(view, _leaning_belief(8, {1: 20.0}), random.Random(1)) == UseStrongLeader(2)
+    assert plot.choose(view, _leaning_belief(8, {1: 0.05}), random.Random(1)) == Pass(2)
+
+
+def test_the_resistance_approves_a_team_earlier_when_a_suspect_holds_no_confidence():
+    """A spy's No Confidence overturns a mission's fifth proposal and wins the game: with one held
+    by a seat it suspects, a Resistance member votes on the fourth proposal as on the fifth."""
+    from agents import resistance
+    from engine import DealCard
+    from engine.plot import Card
+
+    for holder, approves in ((6, True), (3, False)):
+        state = _plot_game(8, (Card.NO_CONFIDENCE, Card.OPINION_MAKER), spies=(5, 6, 7), leader=0)
+        state, _ = apply(state, DealCard(0, Card.NO_CONFIDENCE, holder))
+        state, _ = apply(state, DealCard(0, Card.OPINION_MAKER, 1))
+        for _ in range(3):
+            state, _ = apply(state, ProposeTeam(state.leader, (5, 6, 7)))
+            while state.phase is Phase.VOTING:
+                for seat in waiting_for(state):
+                    state, _ = apply(state, CastVote(seat, False))
+        state, _ = apply(state, ProposeTeam(state.leader, (0, 6, 7)))
+        assert state.phase is Phase.VOTING and state.proposal_number == 4
+        belief = _leaning_belief(8, {6: 5.0, 7: 5.0, 3: 0.2})
+        assert resistance.approves(view_of(state, 1), belief) is approves
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    players=st.integers(7, 10),
+    seed=st.integers(0, 2**32 - 1),
+    targeting=st.booleans(),
+    blind=st.booleans(),
+)
+def test_plot_choices_are_legal_and_spies_who_know_each_other_never_expose_one(players, seed, targeting, blind):
+    """Over whole games: every Plot choice is among the seat's legal ones; a spy who knows the other
+    spies never lights a fellow spy, shows its role (Open Up, Establish Confidence) only to one,
+    and gives them the cards it deals; a Resistance member never deals a card to a seat it saw is
+    a spy."""
+    from engine import DealCard, OpenUp, Spotlight
+    from engine.plot import Card
+
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(targeting=targeting, blind_spies=blind, plot_cards=True))
+    deductions = Deductions()
+    decisions = 0
+    while not state.is_over:
+        seat = waiting_for(state)[0]
+        action = act(state, seat, rng, NORMAL, deductions)
+        if state.phase in PLOT_PHASES:
+            decisions += 1
+            assert action in set(legal_actions(state, seat))
+            view = view_of(state, seat)
+            if view.knows_all_spies:
+                fellows = set(state.spies) - {seat}
+                if isinstance(action, Spotlight):
+                    assert action.target not in fellows
+                if isinstance(action, OpenUp):
+                    assert action.to in fellows
+                if isinstance(action, DealCard):
+                    assert action.to in fellows
+            if not view.is_spy and isinstance(action, DealCard):
+                seen_spies = {seen.seat for seen in view.own.seen_roles if seen.spy}
+                assert action.to not in seen_spies or action.card is Card.TAKE_RESPONSIBILITY
+        state, _ = apply(state, action)
+    assert decisions > 0

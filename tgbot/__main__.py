@@ -5,7 +5,7 @@ resistance-bot                       run the bot: long polling, or a webhook wit
 resistance-bot demo --players 7 --seed 1 [--people 2] [--targeting] [--blind-spies] [--plot]
                                      a game of simulated people and computer players through
                                      the same stack, with no token and no network
-resistance-bot simulate --games 300 --players 7 --seed 1 [--json]
+resistance-bot simulate --games 300 --players 7 --seed 1 [--json] [--plot]
                                      computer players against each other (no Telegram)
 """
 
@@ -183,6 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     simulate_parser.add_argument("--difficulty", choices=("easy", "normal"), default="normal")
     simulate_parser.add_argument("--targeting", action="store_true")
     simulate_parser.add_argument("--blind-spies", action="store_true")
+    simulate_parser.add_argument("--plot", action="store_true", help="with the Plot cards of The Plot Thickens")
     simulate_parser.add_argument("--json", action="store_true", help="end with the report as one JSON line")
     args = parser.parse_args(argv)
     keep_freed_heap()  # hints and computer players build and free numpy arrays all the time
