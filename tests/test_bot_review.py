@@ -125,33 +125,20 @@ async def test_a_table_of_telegrams_longest_names_sees_every_message(make_bot, t
 
 @pytest.mark.parametrize(
     ("full_name", "username", "shown"),
-    [("\u3164", "ghost", "@ghost"), ("\u200b\u2800 ", None, "{id}"), ("\u3164 Zoe \u200b", None, "Zoe")],
-)
-async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegram, full_name, username, shown):
-    """Telegram accepts a name made of characters that show as nothing: the group would read blanks
-    where that player is listed ("Waiting for: , Bob")."""
-    application = await make_bot(1)
-    group = SimulatedGroup(telegram, application, players=2)
-    telegram.add_user(group.user_ids[1], full_name, language_code="en", username=username)
-    await group.open_lobby_and_join()
-    (_, player) = (await group.table()).players
-    assert player.name == shown.format(id=group.user_ids[1])
-    assert shown.format(id=group.user_ids[1]) in lobby_message(telegram, group.chat_id).text
-
-
-@pytest.mark.parametrize(
-    ("full_name", "username", "shown"),
     [
+        ("\u3164", "ghost", "@ghost"),  # a Hangul filler
+        ("\u200b\u2800 ", None, "{id}"),  # a zero-width space, a blank Braille pattern
+        ("\u3164 Zoe \u200b", None, "Zoe"),  # blanks around a name: trimmed
         ("\u00ad\u2062", "ghost", "@ghost"),  # a soft hyphen and an invisible operator
         ("\u2067\u202e\u2069", None, "{id}"),  # direction marks: set apart, still nothing to see
         ("\u034f\ufe0f\U000e0041", "ghost", "@ghost"),  # a joiner, a variation selector, a tag
         ("\u2066🤖\u2069", "ghost", "@ghost"),  # a robot between marks, the robot taken out
     ],
 )
-async def test_a_name_of_format_characters_alone_is_not_seated_blank(make_bot, telegram, full_name, username, shown):
-    """A name of format characters or marks with nothing to carry them shows as nothing too, and the
-    group read blanks where that player was listed ("Waiting for: , Bob"); it is seated as the
-    @username, or the user id, like a name of spaces."""
+async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegram, full_name, username, shown):
+    """Telegram accepts a name made of characters that show as nothing (blanks, format characters,
+    marks with nothing to carry them): the group would read blanks where that player is listed
+    ("Waiting for: , Bob"). It is seated as the @username, or the user id."""
     application = await make_bot(1)
     group = SimulatedGroup(telegram, application, players=2)
     telegram.add_user(group.user_ids[1], full_name, language_code="en", username=username)

@@ -499,16 +499,22 @@ async def test_hints_switched_off(make_bot, telegram):
     assert all(not data.startswith("h:") for buttons in prompts for data in buttons)
 
 
-async def test_a_player_in_two_games_chooses_which_hints(make_bot, telegram):
-    application = await make_bot(7)
-    north = SimulatedGroup(telegram, application, chat_id=-100, title="North", players=5)
-    south = SimulatedGroup(telegram, application, chat_id=-200, title="South", players=4)
+async def two_games_sharing_a_player(application, telegram, north_title: str, south_title: str):
+    """Two running games in two groups, one player (the north game's second) seated in both."""
+    north = SimulatedGroup(telegram, application, chat_id=-100, title=north_title, players=5)
+    south = SimulatedGroup(telegram, application, chat_id=-200, title=south_title, players=4)
     shared = north.user_ids[1]
     await north.open_lobby_and_join()
     await south.open_lobby_and_join()
     await south.send(telegram.open_link(shared, lobby_message(telegram, south.chat_id).buttons()[0]["url"]))
     await north.start()
     await south.start()
+    return north, south, shared
+
+
+async def test_a_player_in_two_games_chooses_which_hints(make_bot, telegram):
+    application = await make_bot(7)
+    north, south, shared = await two_games_sharing_a_player(application, telegram, "North", "South")
     await one_failed_mission(south)
 
     choice = await command(north, shared, "/hints", chat_id=shared)
@@ -532,14 +538,7 @@ async def test_hints_asked_in_a_group_are_that_groups_games(make_bot, telegram):
     """A player of two games who sent /hints in one game's group got "Hints for which game?", and had to
     tell two groups apart by their titles alone (which may be the same): they get that game's hints."""
     application = await make_bot(7)
-    north = SimulatedGroup(telegram, application, chat_id=-100, title="Games", players=5)
-    south = SimulatedGroup(telegram, application, chat_id=-200, title="Games", players=4)
-    shared = north.user_ids[1]
-    await north.open_lobby_and_join()
-    await south.open_lobby_and_join()
-    await south.send(telegram.open_link(shared, lobby_message(telegram, south.chat_id).buttons()[0]["url"]))
-    await north.start()
-    await south.start()
+    north, south, shared = await two_games_sharing_a_player(application, telegram, "Games", "Games")
     await one_failed_mission(south)
 
     for group in (south, north):
@@ -558,14 +557,7 @@ async def test_games_in_groups_of_the_same_title_are_told_apart_when_choosing_hi
     """Two groups may have the same title: the choice of game offered two buttons reading "Games".
     Each names the other players of its game too."""
     application = await make_bot(7)
-    north = SimulatedGroup(telegram, application, chat_id=-100, title="Games", players=5)
-    south = SimulatedGroup(telegram, application, chat_id=-200, title="Games", players=4)
-    shared = north.user_ids[1]
-    await north.open_lobby_and_join()
-    await south.open_lobby_and_join()
-    await south.send(telegram.open_link(shared, lobby_message(telegram, south.chat_id).buttons()[0]["url"]))
-    await north.start()
-    await south.start()
+    north, south, shared = await two_games_sharing_a_player(application, telegram, "Games", "Games")
     choice = await command(north, shared, "/hints", chat_id=shared)
     assert labels(choice) == {
         "Games · Ann, Cy, Dan, Eve": f"h:{north.game_id}",
