@@ -113,7 +113,7 @@ def help_text(lang: str) -> str:
         t(
             lang,
             "<b>The Resistance</b>: commands\n"
-            "/newgame — open a game in this group; add targeting, blind or both for those variants "
+            "/newgame — open a game in this group; add targeting, blind and/or plot for those variants "
             "(/newgame targeting blind)\n"
             "/join — join the open game (or press Join)\n"
             "/leave — leave the game before it starts\n"
