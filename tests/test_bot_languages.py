@@ -509,7 +509,7 @@ async def test_rules_and_help_in_every_language(make_bot, telegram, language):
 SETTINGS_ARE_FOR = {
     "en": ("a group admin", "whoever opened the lobby"),
     "es": ("un administrador del grupo", "quien abrió la sala"),
-    "ru": ("админ группы", "тот, кто открыл набор"),
+    "ru": ("администратор группы", "тот, кто открыл набор"),
     "bg": ("администратор на групата", "който е открил лобито"),
     "eo": ("grupa administranto", "tiu, kiu malfermis la atendejon"),
 }
