@@ -510,6 +510,6 @@ SETTINGS_ARE_FOR = {
     "en": ("a group admin", "whoever opened the lobby"),
     "es": ("un administrador del grupo", "quien abrió la sala"),
     "ru": ("администратор группы", "тот, кто открыл набор"),
-    "bg": ("администратор на групата", "който е открил лобито"),
+    "bg": ("администратор на групата", "който е отворил лобито"),
     "eo": ("grupa administranto", "tiu, kiu malfermis la atendejon"),
 }
