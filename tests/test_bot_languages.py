@@ -21,7 +21,7 @@ from engine import Phase, seat_view
 from engine import rules as game_rules
 from tests.bot_helpers import button_data, command, forged, lobby_message, press
 from tgbot.app import COMMANDS
-from tgbot.i18n import LOCALE_DIR, t
+from tgbot.i18n import LOCALE_DIR, supported, t
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 from tgbot.render import private as render_private
 from tgbot.render.common import SeatScene, group_scene
@@ -406,6 +406,28 @@ async def test_a_player_whose_language_the_bot_does_not_speak_gets_the_groups(ma
     answers = [p.get("text") or "" for m, p in telegram.calls if m == "answerCallbackQuery"]
     found = english_in(private(kurt) + answers)
     assert not found, found
+
+
+@pytest.mark.parametrize(
+    ("code", "language"),
+    [
+        ("es-419", "es"),  # Latin American Spanish, as Telegram names it
+        ("es-AR", "es"),
+        ("ru-RU", "ru"),
+        ("RU", "ru"),
+        ("bg", "bg"),
+        ("eo", "eo"),
+        ("en-GB", "en"),
+        ("de", None),  # none of the five: the group's language (the test above)
+        ("pt-br", None),
+        ("zh-hans", None),
+        ("uk", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_a_telegram_language_code_and_its_regional_variants_map_to_the_language_spoken(code, language):
+    assert supported(code) == language
 
 
 @pytest.mark.parametrize("language", TRANSLATED)
