@@ -96,7 +96,7 @@ def choose(view: AgentView, belief: Belief, rng: random.Random, cover: Belief | 
         return _spotlight(view, belief, cover, rng) or passing
     if phase is Phase.WATCH:
         return _watch(view, belief, cover, rng) or passing
-    raise NotImplementedError(f"no Plot decision in the {phase} phase")
+    raise ValueError(f"no Plot decision in the {phase} phase")
 
 
 def ally_chance(view: AgentView, belief: Belief) -> np.ndarray:
