@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
 import pytest
+from telegram import Update
 
 from engine import Phase
 from tests.bot_helpers import (
@@ -491,6 +493,139 @@ async def test_kept_from_posting_mid_game_the_bot_posts_the_board_again_when_it_
     assert [m.message_id for m in telegram.messages(chat) if m.from_bot and m.buttons()] == [reposted.message_id]
     await vote_all(group, approve=True)
     assert (await group.table()).game.phase is Phase.MISSION
+
+
+# ---------------------------------------------------------------- a game that ended while the bot was away
+
+
+async def ended_by_deadlines(group: SimulatedGroup):
+    """Nobody in the group can act (the bot posts nothing there): the deadlines, and the computer players
+    who take over the seats that miss them, play the game to its end."""
+    service = group.application.bot_data["service"]
+    for _ in range(300):
+        table = await group.table()
+        if not table.is_active:
+            return table
+        await service.fire_due(table.next_wake)
+    raise AssertionError("the deadlines did not end the game")
+
+
+def results(telegram, chat_id: int) -> list:
+    """The bot's messages in the group that tell a game's end."""
+    return [m for m in telegram.messages(chat_id) if m.from_bot and "🏁" in (m.text or "")]
+
+
+def helps(telegram, chat_id: int) -> list:
+    """The bot's messages in the group that say what it can do (`/help`)."""
+    return [m for m in telegram.messages(chat_id) if m.from_bot and "The Resistance: commands" in plain_text(m.text)]
+
+
+def shows_the_end_of(message, finished) -> None:
+    """`message` is the finished game's last board: who won, the spies named, and Play again."""
+    text, _ = board.board(group_scene(finished))
+    assert message.text == text
+    spies = [finished.players[seat].name for seat in finished.game.spies]
+    spies_line = next(line for line in plain_text(message.text).splitlines() if line.startswith("Spies: "))
+    assert all(name in spies_line for name in spies)
+    assert [b["callback_data"] for b in message.buttons()] == [f"r:{finished.id}"]
+
+
+async def test_a_game_that_ended_while_the_bot_was_removed_is_told_when_it_is_added_back(make_bot, telegram):
+    """Someone removes the bot mid-game and the deadlines play the game to its end: the edit telling the
+    end was refused with everything else, and the bot, added back, posted /help, so the group never
+    learnt who won or who the spies were. Now it posts the end with Play again, which works; removed
+    and added back once more, it does not post the end again."""
+    group = SimulatedGroup(telegram, await make_bot(1), players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    chat = group.chat_id
+    telegram.remove_bot(chat)
+    seen_before = [(m.message_id, m.text, m.edits) for m in telegram.messages(chat)]
+    finished = await ended_by_deadlines(group)
+    assert finished.stage is Stage.OVER
+    assert [(m.message_id, m.text, m.edits) for m in telegram.messages(chat)] == seen_before
+
+    await group.send(telegram.add_bot(chat))
+    [result] = results(telegram, chat)
+    shows_the_end_of(result, finished)
+    assert helps(telegram, chat) == []
+
+    # The group has seen it now: the next return is like any return to a group without a game.
+    telegram.remove_bot(chat)
+    await group.send(telegram.add_bot(chat))
+    assert results(telegram, chat) == [result]
+    assert len(helps(telegram, chat)) == 1
+
+    await group.send(telegram.press(group.user_ids[2], chat, result.message_id, f"r:{finished.id}"))
+    group.game_id = await group.store.game_of_chat(chat)
+    lobby = await group.table()
+    assert lobby.stage is Stage.LOBBY and lobby.id != finished.id
+    assert [p.user_id for p in lobby.players] == [p.user_id for p in finished.players]
+
+
+async def test_a_group_that_saw_the_end_gets_help_and_not_the_end_again_when_the_bot_is_added_back(make_bot, telegram):
+    """The game ended with the bot in the group: the outbox remembers that the edit telling the end reached
+    the group's board. The bot removed afterwards and added back says what it does, as in any group
+    without a game, and does not post the end a second time."""
+    group = await started(make_bot, telegram)
+    chat = group.chat_id
+    finished = await group.play(CleanTeams())
+    [result] = results(telegram, chat)
+    shows_the_end_of(result, finished)
+    assert await group.store.message_of(finished.id, board.RESULT_KEY) == (chat, result.message_id)
+
+    telegram.remove_bot(chat)
+    await group.send(telegram.add_bot(chat))
+    assert results(telegram, chat) == [result]
+    [greeting] = helps(telegram, chat)
+    assert telegram.messages(chat)[-1].message_id == greeting.message_id
+
+
+async def test_a_game_that_ended_while_the_bot_was_kept_from_posting_is_told_when_it_may_post_again(
+    make_bot, telegram
+):
+    """An admin takes the bot's right to post mid-game, and the deadlines play the game to its end: the
+    proposals made meanwhile never reached the group, so neither did the end told on the last of them.
+    Given the right back, the bot posts the end with Play again."""
+    group = SimulatedGroup(telegram, await make_bot(1), players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    chat = group.chat_id
+    await group.send(telegram.restrict_bot(chat))
+    seen_before = [(m.message_id, m.text, m.edits) for m in telegram.messages(chat)]
+    finished = await ended_by_deadlines(group)
+    assert [(m.message_id, m.text, m.edits) for m in telegram.messages(chat)] == seen_before
+
+    await group.send(telegram.allow_bot(chat))
+    [result] = results(telegram, chat)
+    shows_the_end_of(result, finished)
+    assert telegram.messages(chat)[-1].message_id == result.message_id
+
+
+async def test_the_end_is_told_once_when_two_workers_hear_of_the_bots_return_at_once(make_bot, telegram):
+    """An admin keeps the bot from posting, someone removes it, and the game ends meanwhile. Added back
+    with its right to post, the bot hears of it twice (the service message and its own membership's
+    change), here on two workers at the same moment: the group gets the end once."""
+    workers = (await make_bot(1), await make_bot(2))
+    group = SimulatedGroup(telegram, workers[0], players=5)
+    await group.open_lobby_and_join()
+    await group.start()
+    chat = group.chat_id
+    await group.send(telegram.restrict_bot(chat))
+    telegram.remove_bot(chat)
+    finished = await ended_by_deadlines(group)
+    assert results(telegram, chat) == []
+
+    added = telegram.add_bot(chat)
+    may_post = telegram.allow_bot(chat)
+    # Removed while restricted, it was no member any more until it was added back.
+    may_post["my_chat_member"]["old_chat_member"]["is_member"] = False
+    await asyncio.gather(
+        workers[0].process_update(Update.de_json(added, workers[0].bot)),
+        workers[1].process_update(Update.de_json(may_post, workers[1].bot)),
+    )
+    [result] = results(telegram, chat)
+    shows_the_end_of(result, finished)
 
 
 async def crowd(group: SimulatedGroup, turns_beyond: int = 2) -> None:

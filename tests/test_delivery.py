@@ -38,7 +38,7 @@ from tgbot.offline.fake_telegram import FakeTelegram
 from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.outbox import ATTEMPTS, LOCK_SECONDS
-from tgbot.outgoing import Button, Send
+from tgbot.outgoing import Button, Edit, Send
 from tgbot.redis_client import connect
 
 REPO = Path(__file__).resolve().parent.parent
@@ -385,6 +385,39 @@ async def test_a_private_message_of_a_key_is_sent_at_most_once(make_bot, telegra
     await redis.rpush(keys.outbox(game_id), outgoing.dumps(board))
     await outbox.drain(game_id)
     assert [m.text for m in telegram.messages(-100)] == ["board", "board"]
+
+
+async def test_a_group_message_sent_once_per_key_goes_once_and_not_after_an_edit_left_its_receipt(
+    make_bot, telegram, redis
+):
+    """The end of a game posted again on the bot's return to its group may be queued by two workers, each
+    told of the return: it reaches the group once, and not at all when the edit that told the end reached
+    the group (and left its receipt under the same key)."""
+    application = await make_bot(1)
+    outbox = application.bot_data["service"].outbox
+    telegram.add_group(-100, "Demo group")
+    last_board = Send(-100, "Mission 3", key="board:3")
+    end = Edit(-100, "board:3", "The spies win", receipt="result")
+    again = Send(-100, "The spies win", key="result", once=True)
+
+    seen = "0123456789"  # the end's edit reached the board
+    await redis.rpush(keys.outbox(seen), *[outgoing.dumps(item) for item in (last_board, end, again)])
+    await outbox.drain(seen)
+    await redis.rpush(keys.outbox(seen), outgoing.dumps(again))
+    await outbox.drain(seen)
+    [board_message] = telegram.messages(-100)
+    assert board_message.text == "The spies win"
+    assert await outbox.store.message_of(seen, "result") == (-100, board_message.message_id)
+
+    unseen = "9876543210"  # its board never reached the group, so neither did the end's edit
+    await redis.rpush(keys.outbox(unseen), *[outgoing.dumps(item) for item in (end, again, again)])
+    await outbox.drain(unseen)
+    await redis.rpush(keys.outbox(unseen), outgoing.dumps(again))
+    await outbox.drain(unseen)
+    assert [m.text for m in telegram.messages(-100)] == ["The spies win", "The spies win"]
+    assert await redis.llen(keys.outbox(unseen)) == 0
+    # Items that use neither read as before (an older worker's queue, and its reading of ours).
+    assert "receipt" not in outgoing.dumps(Edit(-100, "board:3", "x")) and "once" not in outgoing.dumps(last_board)
 
 
 # ---------------------------------------------------------------- a drain in a long flood wait keeps its lock

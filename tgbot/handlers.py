@@ -470,26 +470,35 @@ async def group_renamed(update: Update, context: BotContext) -> None:
 async def bot_added(update: Update, context: BotContext) -> None:
     """Someone added the bot to a group. Back in a group whose game went on without it (removed
     mid-game: nothing it said there arrived meanwhile, and the deadlines played on), it posts the
-    board again; in a group without a game it says what it can do."""
+    board again, or, if the game ended meanwhile, its end; in a group without a game (or one that saw
+    its last game's end) it says what it can do."""
     message = update.effective_message
     if not in_group(message.chat) or all(member.id != context.bot.id for member in message.new_chat_members):
         return
-    if not await context.service.board_again(await group_id(update, context)):
+    if not await back_in_group(context, await group_id(update, context)):
         await reply(update, menus.help_text(await language_of(update, context)))
+
+
+async def back_in_group(context: BotContext, chat_id: int) -> bool:
+    """The bot may post in the group again: the board of its game as it is now, or the end of its last
+    game if the group never saw it. False when it had nothing of the kind to post."""
+    service = context.service
+    return await service.board_again(chat_id) or await service.result_again(chat_id)
 
 
 async def bot_member_changed(update: Update, context: BotContext) -> None:
     """The bot's own membership of a group changed. Given back its right to post after an admin had
-    taken it (restricted, then let go), it posts the board again: nothing it said there meanwhile
-    arrived (Telegram refused it), and the game went on by its deadlines. (Added back after someone
-    removed it, it hears of it by the service message too: `bot_added`.)"""
+    taken it (restricted, then let go), it posts the board again, or the end of a game that ended
+    meanwhile: nothing it said there meanwhile arrived (Telegram refused it), and the game went on by
+    its deadlines. (Added back after someone removed it, it hears of it by the service message too:
+    `bot_added`.)"""
     change = update.my_chat_member
     if change is None or not in_group(change.chat):
         return
     old, new = change.old_chat_member, change.new_chat_member
     if old.status != ChatMemberStatus.RESTRICTED or not may_post(new) or may_post(old):
         return
-    await context.service.board_again(await group_id(update, context))
+    await back_in_group(context, await group_id(update, context))
 
 
 def may_post(member) -> bool:

@@ -145,7 +145,8 @@ return {items, wanted, ids}
 # After Telegram answered: remove the delivered item (and the superseded edits before it).
 #   KEYS: lock, queue, messages. ARGV: token, lock ms, position of the item, the item, key to
 #   remember ('' none), its "chat:message", mode, '1' to check the lock and renew it ('0': the
-#   drain's lease says it is still ours).
+#   drain's lease says it is still ours), an edit's receipt to remember with the same "chat:message"
+#   ('' none).
 #   mode 'next': more items follow; 'look': also return the queue as it is now; 'last': the
 #   drain has nothing more in hand.
 # Returns -1 if another drain took the lock over (stop), -2 if the queue is not as read (read it
@@ -176,6 +177,7 @@ else
     redis.call('LTRIM', KEYS[2], position + 1, -1)
 end
 if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], ARGV[5], ARGV[6]) end
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[3], ARGV[9], ARGV[6]) end
 if ARGV[7] == 'next' then return 1 end
 if redis.call('LLEN', KEYS[2]) == 0 then
     redis.call('DEL', KEYS[1])
@@ -303,6 +305,7 @@ class _Unsettled:
     raw: str
     key: str
     value: str
+    receipt: str
 
 
 @dataclass
@@ -469,10 +472,13 @@ class Outbox:
             started = time.monotonic()
             unsettled = self._unsettled.pop(game_id, None)
             if unsettled is not None and (unsettled.position, unsettled.raw) == (skipped, raw):
-                key, value = unsettled.key, unsettled.value  # it reached Telegram before Redis failed
+                # It reached Telegram before Redis failed.
+                key, value, receipt = unsettled.key, unsettled.value, unsettled.receipt
             else:
                 try:
-                    key, value = await self._deliver_item(game_id, item, queue, items[skipped + 1 :], lock)
+                    key, value, receipt = await self._deliver_item(
+                        game_id, item, queue, items[skipped + 1 :], lock
+                    )
                 except LockLost:
                     log.info("game %s: another drain took the outbox over", game_id)
                     return False
@@ -492,15 +498,16 @@ class Outbox:
             try:
                 reply = await self._commit(
                     keys=self._keys(game_id),
-                    args=[lock.token, _LOCK_MS, skipped, raw, key, value, mode, "1" if check else "0"],
+                    args=[lock.token, _LOCK_MS, skipped, raw, key, value, mode, "1" if check else "0", receipt],
                 )
             except RedisError:
-                self._unsettled[game_id] = _Unsettled(skipped, raw, key, value)
+                self._unsettled[game_id] = _Unsettled(skipped, raw, key, value, receipt)
                 raise
             if check and reply != _LOST:
                 lock.held_from(asked)
-            if key:
-                queue.ids[key] = value
+            for remembered_key in (key, receipt):
+                if remembered_key:
+                    queue.ids[remembered_key] = value
             if reply == 1:
                 queue.drop_through(skipped)
             elif reply == 0:
@@ -532,23 +539,28 @@ class Outbox:
 
     async def _deliver_item(
         self, game_id: str, item: outgoing.Outgoing, queue: _Queue, later: list[outgoing.Outgoing], lock: _Lock
-    ) -> tuple[str, str]:
-        """Deliver one item; returns the message key and "chat:message" to remember ("" if none)."""
+    ) -> tuple[str, str, str]:
+        """Deliver one item; returns the message key and "chat:message" to remember ("" if none), and
+        an edit's receipt to remember with it ("" if none, or if the edit did not reach the chat)."""
         if once_only(item) and queue.ids.get(item.key) is not None:
-            log.info("game %s: a private message already delivered was not sent again", game_id)
-            return "", ""
+            log.info("game %s: a message already delivered was not sent again", game_id)
+            return "", "", ""
         if isinstance(item, Edit):
             known = parse_remembered(queue.ids.get(item.key))
             if known is None and item.key not in queue.ids:
                 known = await self.store.message_of(game_id, item.key)
             if known is None:
-                return "", ""  # its Send never reached the chat (a player who could not be reached)
-            sent = await self._deliver(game_id, item, lock, known=known, repost=not _replaced(item, later))
-        else:
-            sent = await self._deliver(game_id, item, lock)
+                return "", "", ""  # its Send never reached the chat (a player who could not be reached)
+            shown = await self._deliver(game_id, item, lock, known=known, repost=not _replaced(item, later))
+            if shown is None:
+                return "", "", ""
+            # Posted anew (the message was deleted, or left in the group's old chat): its key names the new one.
+            key = item.key if shown != known else ""
+            return key, remembered(*shown), item.receipt
+        sent = await self._deliver(game_id, item, lock)
         if sent is None or not getattr(item, "key", ""):
-            return "", ""
-        return item.key, remembered(sent[0], sent[1])
+            return "", "", ""
+        return item.key, remembered(sent[0], sent[1]), ""
 
     async def _deliver(
         self,
@@ -559,8 +571,9 @@ class Outbox:
         repost: bool = True,
     ) -> tuple[int, int] | None:
         """Deliver one item, retrying only what can succeed later; never let one item block the queue.
-        Returns (chat, message id) of a message it posted. `known`: the message an edit changes;
-        `repost`: an edit whose message was deleted posts it again."""
+        Returns (chat, message id) of a message it posted, or for an edit of the message that reads as
+        the edit says now. `known`: the message an edit changes; `repost`: an edit whose message was
+        deleted posts it again."""
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 if isinstance(item, Send):
@@ -674,6 +687,8 @@ class Outbox:
     async def _edit(
         self, game_id: str, item: Edit, lock: _Lock, known: tuple[int, int] | None, repost: bool
     ) -> tuple[int, int] | None:
+        """The message that reads as the edit says now: `known`, or a copy posted anew; None if the
+        edit did not reach the chat."""
         chat_id, message_id = known
         if chat_id != item.chat_id and self._chat_now(chat_id) == chat_id:
             # The message and its edit name two chats: the group moved, one way or the other (the message
@@ -696,7 +711,7 @@ class Outbox:
         except BadRequest as error:
             text = str(error).lower()
             if "not modified" in text:
-                return None
+                return known  # it reads so already (an edit sent again after a worker died)
             if "not found" in text or "can't be edited" in text:
                 if not repost:
                     return None  # a new copy of it is queued next
@@ -705,7 +720,8 @@ class Outbox:
             raise
         except Forbidden:
             log.info("game %s: an edit was refused (403)", game_id)
-        return None
+            return None
+        return known
 
     async def _post_anew(self, game_id: str, item: Edit, lock: _Lock, repost: bool) -> tuple[int, int] | None:
         """An edit of a message left in a group's old chat: message ids do not carry over to the

@@ -34,6 +34,9 @@ class Send:
     notice_text: str = ""
     notice_buttons: Keyboard = ()
     topic: int | None = None  # the group's forum topic, for whatever of this goes to the group: `in_topic`
+    # A group message that reaches the group at most once per key, as a private message of a key
+    # always does (`once_only`): the end of a game told again when the bot is back in the group.
+    once: bool = False
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,9 @@ class Edit:
     buttons: Keyboard = ()
     protected: bool = False  # if the message is gone and must be posted again
     topic: int | None = None  # where it is posted again, in the group
+    # A key the outbox remembers the edited message under once Telegram took the edit (or found the
+    # message reading so already): whether the group saw it, asked later (the game's end).
+    receipt: str = ""
 
     def posted_anew(self, chat_id: int) -> Send:
         """The message as this edit makes it, posted again in `chat_id` (its old one is gone)."""
@@ -76,9 +82,9 @@ def in_topic(item: Outgoing, group_id: int, topic: int | None) -> Outgoing:
 
 def once_only(item: Outgoing) -> bool:
     """A private message with a key reaches its player at most once per key (their role, a card
-    prompt, the leader's keyboard), whoever queued it and however often: the outbox drops one
-    whose key already names a delivered message."""
-    return isinstance(item, Send) and bool(item.key) and item.chat_id > 0
+    prompt, the leader's keyboard), whoever queued it and however often, and so does a group message
+    marked `once`: the outbox drops one whose key already names a delivered message."""
+    return isinstance(item, Send) and bool(item.key) and (item.chat_id > 0 or item.once)
 
 
 def _keyboard_to_data(buttons: Keyboard) -> list:
@@ -96,6 +102,11 @@ def dumps(item: Outgoing) -> str:
             data[name] = _keyboard_to_data(data[name])
     if data.get("topic") is None:
         data.pop("topic", None)  # most groups have no topics: their items stay as they were
+    # Left out when unused, so that items read the same as before these fields were known.
+    if not data.get("once", True):
+        del data["once"]
+    if data.get("receipt") == "":
+        del data["receipt"]
     data["kind"] = type(item).__name__
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 

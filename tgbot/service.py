@@ -744,6 +744,33 @@ class GameService:
         await self._send_queued(game_id)
         return True
 
+    async def result_again(self, chat_id: int) -> bool:
+        """Post the end of the group's last game (who won, the spies named, Play again) as a new message,
+        if the game ended while the bot could not post in the group (removed from it, or kept from
+        posting by an admin): the outbox remembers no delivery of the edit that told it. True when it
+        was owed, and is on its way: told twice of the bot's return (by two of Telegram's signals, on
+        two workers), the group still gets it once (`announcements.result_again`).
+
+        False when the group saw it, or has no finished game kept: a game is forgotten with what its
+        outbox delivered (`FINISHED_GAME_SECONDS`), so whether the group saw the end of one that is
+        gone cannot be told, and its Play again would no longer work."""
+        raw = await self.store.last_record(chat_id)
+        if raw is None:
+            return False
+        game_id = json.loads(raw)["id"]
+        if await self.store.message_of(game_id, board.RESULT_KEY) is not None:
+            return False
+        table = await self._load(game_id)
+        if table is None or table.stage is not Stage.OVER:
+            return False
+        try:
+            await self.store.update(game_id, play.result_again)
+        except (GameGone, DamagedGame):
+            return False  # forgotten meanwhile; a damaged one is ended by whoever reads it next
+        log.info("game %s: its end never reached its group; posted again", game_id)
+        await self._send_queued(game_id)
+        return True
+
     async def record_document(self, chat_id: int, lang: str) -> Document | None:
         raw = await self.store.last_record(chat_id)
         if raw is None:

@@ -87,7 +87,8 @@ local function lookups_of(items)
     for _, raw in ipairs(items) do
         local ok, item = pcall(cjson.decode, raw)
         if ok and type(item.key) == 'string' and item.key ~= ''
-                and (item.kind == 'Edit' or (item.kind == 'Send' and tonumber(item.chat_id) > 0)) then
+                and (item.kind == 'Edit'
+                     or (item.kind == 'Send' and (tonumber(item.chat_id) > 0 or item.once == true))) then
             wanted[#wanted + 1] = item.key
         end
     end
@@ -162,7 +163,7 @@ return 1
 
 def needs_lookup(item: outgoing.Outgoing) -> bool:
     """Whether a drain must know what its key names before delivering it: an edit (which message),
-    a private message of a key (whether it was delivered: `outgoing.once_only`)."""
+    a message sent once per key (whether it was delivered: `outgoing.once_only`)."""
     return bool(getattr(item, "key", "")) and (isinstance(item, outgoing.Edit) or outgoing.once_only(item))
 
 

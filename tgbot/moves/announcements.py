@@ -45,7 +45,10 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
         out.append(Send(chat, text, buttons, key=board.board_key(scene)))
     if any(isinstance(e, _SHOWN_AT_ONCE) for e in events) and not _votes_wait_for_result(events, scene):
         text, buttons = board.board(scene)
-        out.append(Edit(chat, board.board_key(scene), text, buttons))
+        # The end's edit leaves a receipt once it reaches the group: a bot removed from the group (or kept
+        # from posting) when the game ended reads it when it is back (`GameService.result_again`).
+        receipt = board.RESULT_KEY if any(isinstance(e, GameOver) for e in events) else ""
+        out.append(Edit(chat, board.board_key(scene), text, buttons, receipt=receipt))
     filled = next((e for e in events if isinstance(e, CardsFilled)), None)
     if filled is not None:
         # A prompt whose card the deadline played keeps no live buttons.
@@ -113,6 +116,14 @@ def to_player(
         notice_text=notice,
         notice_buttons=notice_buttons,
     )
+
+
+def result_again(scene: GroupScene, chat_id: int) -> list[Outgoing]:
+    """The finished game's last board (its end: who won, the spies named, Play again) as a new message,
+    for a group that never saw it. Sent once whoever asks for it: the outbox drops it once a message
+    of its key reached the group, the end's own edit or an earlier copy."""
+    text, buttons = board.board(scene)
+    return [Send(chat_id, text, buttons, key=board.RESULT_KEY, once=True)]
 
 
 def reposted_board(scene: GroupScene, chat_id: int) -> list[Outgoing]:

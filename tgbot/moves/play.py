@@ -179,6 +179,14 @@ def repost_board(table: Table, bot_username: str) -> Change:
     return Change(table, announcements.reposted_board(group_scene(table), table.chat_id))
 
 
+def result_again(table: Table) -> Change:
+    """A finished game's end posted again as a new message (see `announcements.result_again`); nothing
+    for a game that did not end by its rules (cancelled, or never started)."""
+    if table.stage is not Stage.OVER or table.game is None:
+        return Change(table)
+    return Change(table, announcements.result_again(group_scene(table), table.chat_id))
+
+
 def pending_private(table: Table, user_id: int, bot_username: str) -> list[Outgoing]:
     """What a player's private chat should hold now: their role, their card prompt if a card is
     due, their leader's keyboard if it is their turn, what Plot cards showed them. The caller sends

@@ -201,6 +201,11 @@ def board_key(scene: GroupScene) -> str:
     return f"board:{sum(len(r.proposals) for r in scene.view.rounds)}"
 
 
+# Names the group message that showed the game's end: the last board, once the edit telling the end
+# reached it, or the final board posted again on the bot's return to a group that never saw it.
+RESULT_KEY = "result"
+
+
 def board(scene: GroupScene) -> tuple[str, Keyboard]:
     """The latest proposal's message as it reads now."""
     view, lang = scene.view, scene.lang
