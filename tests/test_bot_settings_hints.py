@@ -802,3 +802,41 @@ async def test_the_leaders_keyboard_shows_long_names_whole_on_a_phone(make_bot, 
     ticked = telegram.message(leader, keyboard.message_id)
     assert "✔ Bo" in [b["text"] for b in ticked.buttons()]
     assert [len(row) for row in ticked.reply_markup] == shape
+
+
+async def test_a_settings_change_in_the_lobby_keeps_the_variants_named_with_newgame(make_bot, telegram):
+    """"/newgame plot", then the host sets a longer vote time in /settings: the lobby took the group's
+    settings whole and the game started without the Plot cards it was opened for."""
+    application = await make_bot(5)
+    group = SimulatedGroup(telegram, application, players=5)
+    host = group.user_ids[0]
+    await group.open_lobby_and_join(variants=Variants(plot_cards=True, blind_spies=True))
+    assert (await group.table()).variants == Variants(plot_cards=True, blind_spies=True)
+    menu = await command(group, host, "/settings")
+    await press(group, host, menu, setting(menu, "vt"))
+    table = await group.table()
+    assert table.settings.vote_seconds == 180
+    assert table.variants == Variants(plot_cards=True, blind_spies=True)
+    assert "Variants: Blind Spies, Plot cards." in plain_text(lobby_message(telegram, group.chat_id).text)
+    # A variant switched on in /settings comes on top of them.
+    await press(group, host, menu, setting(menu, "tg"))
+    assert (await group.table()).variants == Variants(targeting=True, plot_cards=True, blind_spies=True)
+    await group.start()
+    assert (await group.table()).game.variants == Variants(targeting=True, plot_cards=True, blind_spies=True)
+
+
+async def test_play_again_keeps_the_variants_named_with_newgame(make_bot, telegram):
+    """A game opened with "/newgame targeting" (the group's settings have none): Play again opened a
+    lobby without Targeting, and the players found themselves in another game than the one they played."""
+    application = await make_bot(5)
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join(variants=Variants(targeting=True))
+    await group.start()
+    finished = await group.play(SpyOnEveryTeam())
+    assert finished.stage is Stage.OVER and finished.variants == Variants(targeting=True)
+    over = telegram.messages(group.chat_id)[-1]
+    presser = finished.players[1].user_id
+    assert await press(group, presser, over, f"r:{finished.id}") == "A new game is open with the same players."
+    rematch = await group.store.load(await group.store.game_of_chat(group.chat_id))
+    assert rematch.stage is Stage.LOBBY and rematch.variants == Variants(targeting=True)
+    assert "Variants: Targeting." in plain_text(lobby_message(telegram, group.chat_id).text)

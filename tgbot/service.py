@@ -189,16 +189,9 @@ class GameService:
         _, settings = await self.store.update_settings(
             chat_id, lambda current: current if current.language else replace(current, language=lang)
         )
-        if variants is not None:
-            settings = replace(
-                settings,
-                targeting=settings.targeting or variants.targeting,
-                blind_spies=settings.blind_spies or variants.blind_spies,
-                plot_cards=settings.plot_cards or variants.plot_cards,
-            )
         game_id = Table.new_id()
         change = lobby.open_lobby(
-            game_id, chat_id, chat_title, host, settings, self.bot_username, players, rematch, topic
+            game_id, chat_id, chat_title, host, settings, self.bot_username, players, rematch, topic, variants
         )
         try:
             await self.store.create(clock.settled(change, self.clock(), self.rng))
@@ -254,7 +247,10 @@ class GameService:
             players = tuple(p for p in players if p.user_id not in gone)
         # In the topic the last game was played in (a basic group since upgraded had none).
         topic = finished.topic if chat_id == finished.chat_id else None
-        refusal = await self.open_lobby(chat_id, title, host, lang, players=players, rematch=True, topic=topic)
+        # The variants its players chose with /newgame stay chosen; the group's settings are followed as they are now.
+        refusal = await self.open_lobby(
+            chat_id, title, host, lang, finished.named_variants, players=players, rematch=True, topic=topic
+        )
         if refusal is not None:
             return refusal
         if len(players) < len(finished.players):

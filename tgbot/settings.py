@@ -2,7 +2,7 @@
 players, language.
 
 Stored per group; a lobby takes a copy when it opens (and follows changes until the game
-starts), so a running game never changes its rules.
+starts, keeping the variants named with /newgame on top), so a running game never changes its rules.
 """
 
 from __future__ import annotations
@@ -49,6 +49,15 @@ class GroupSettings:
     @property
     def variants(self) -> Variants:
         return Variants(targeting=self.targeting, blind_spies=self.blind_spies, plot_cards=self.plot_cards)
+
+    def with_variants(self, variants: Variants) -> GroupSettings:
+        """These settings with `variants` switched on too (the variants named with /newgame come on top)."""
+        return replace(
+            self,
+            targeting=self.targeting or variants.targeting,
+            blind_spies=self.blind_spies or variants.blind_spies,
+            plot_cards=self.plot_cards or variants.plot_cards,
+        )
 
     def position(self, name: str) -> int:
         """Where the setting's value stands: 1 + its index among the choices, 0 if it is none of

@@ -78,6 +78,9 @@ class Table:
     # A lobby Play again opened, its players seated by whoever pressed it: the others did not choose
     # to play again, so when its time runs out it closes instead of starting a game by itself.
     rematch: bool = False
+    # The variants named with /newgame (or kept by Play again): on top of the group's settings, which an
+    # open lobby follows, so that a change in /settings does not drop them.
+    named_variants: Variants = field(default_factory=Variants)
     # The forum topic of the group the game was opened in (None: the group has none, or it was opened
     # in General): the game's messages to the group go there.
     topic: int | None = None
@@ -175,6 +178,11 @@ class Table:
                 "revision": self.revision,
                 "moved_from": self.moved_from,
                 "rematch": self.rematch,
+                "named_variants": [
+                    self.named_variants.targeting,
+                    self.named_variants.blind_spies,
+                    self.named_variants.plot_cards,
+                ],
                 "topic": self.topic,
                 "write_id": self.write_id,
             },
@@ -211,6 +219,7 @@ class Table:
                 revision=data.get("revision", 0),
                 moved_from=data.get("moved_from"),
                 rematch=data.get("rematch", False),
+                named_variants=_variants(data.get("named_variants", [False, False, False])),
                 topic=data.get("topic"),
                 write_id=data.get("write_id", ""),
             )
@@ -283,6 +292,13 @@ _CARD_NAMES = frozenset(card.value for card in Card)
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _variants(entry: list) -> Variants:
+    """Stored variants: [targeting, blind_spies, plot_cards], each true or false."""
+    if not isinstance(entry, list) or len(entry) != 3 or not all(isinstance(v, bool) for v in entry):
+        raise TableFormatError("named_variants: not the variants the bot writes")
+    return Variants(*entry)
 
 
 def _player(entry: list) -> Player:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from engine import Phase, new_game
+from engine import Phase, Variants, new_game
 from engine import rules as game_rules
 from tgbot.buttons import CancelPress, encode
 from tgbot.changes import Change, Refused, Reply, refuse
@@ -34,16 +34,19 @@ def open_lobby(
     players: tuple[Player, ...] = (),
     rematch: bool = False,
     topic: int | None = None,
+    variants: Variants | None = None,
 ) -> Change:
-    """A new lobby with the group's settings, in its forum `topic` if any; `players` are seated
-    already (the host whose private chat is open, or, with `rematch`, the players of the game Play
-    again was pressed on)."""
+    """A new lobby with the group's settings and `variants` (named with /newgame) on top, in its forum
+    `topic` if any; `players` are seated already (the host whose private chat is open, or, with
+    `rematch`, the players of the game Play again was pressed on)."""
+    named = variants or Variants()
     table = Table(
         id=game_id,
         chat_id=chat_id,
         chat_title=chat_title,
         creator_id=host.user_id,
-        settings=settings,
+        settings=settings.with_variants(named),
+        named_variants=named,
         players=players,
         rematch=rematch,
         topic=topic,
@@ -53,7 +56,9 @@ def open_lobby(
 
 
 def follow_settings(table: Table, settings: GroupSettings, bot_username: str) -> Change:
-    """An open lobby takes the group's new settings; a game that has started keeps its own."""
+    """An open lobby takes the group's new settings, keeping the variants named with /newgame; a game
+    that has started keeps its own."""
+    settings = settings.with_variants(table.named_variants)
     if table.stage is not Stage.LOBBY or table.settings == settings:
         return Change(table)
     table = replace(table, settings=settings)
