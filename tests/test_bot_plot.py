@@ -201,9 +201,12 @@ async def test_a_holder_who_lets_the_time_run_out_passes_and_a_missed_deal_is_de
             after = await group.table()
             assert public_view(after.game).ballot != key_ballot
             user = table.players[asked].user_id
-            closed = [
-                m for m in telegram.messages(user) if "time ran out, so this was decided for you" in (m.text or "")
-            ]
+            closed_as = (
+                "Time ran out, so this was drawn at random for you"
+                if kind is Phase.DEAL
+                else "time ran out, so this was decided for you"
+            )
+            closed = [m for m in telegram.messages(user) if closed_as in (m.text or "")]
             assert closed and not closed[-1].buttons()
             if kind is Phase.DEAL and table.game.plot.receiving is None:
                 assert len(after.game.plot.drawn) < len(table.game.plot.drawn) or after.game.phase is not Phase.DEAL
@@ -261,3 +264,35 @@ async def test_the_board_says_how_many_cards_the_leader_deals(make_bot, telegram
     group = await started_plot_game(make_bot, telegram, players=players)
     boards = [plain_text(m.text or "") for m in telegram.messages(group.chat_id) if "The leader drew" in (m.text or "")]
     assert boards and all(deal_line in text for text in boards)
+
+
+async def test_a_deal_or_immediate_card_drawn_at_random_tells_its_player_what_was_drawn(make_bot, telegram):
+    """A leader who let the deal's time run out, or a receiver of Open Up, Overheard Conversation or
+    Take Responsibility who did, read "this was decided for you (a held card is kept)": they held no
+    card, and a spy whose role went to a player drawn at random was not told to whom."""
+    group = await started_plot_game(make_bot, telegram, players=8, seed=4)
+    service = group.application.bot_data["service"]
+    told: dict[str, int] = {}
+    for _ in range(200):
+        table = await group.table()
+        if table.game.is_over or len(told) == 2:
+            break
+        if table.game.phase is not Phase.DEAL:
+            assert await group.step(Policy(rng=random.Random(2), approve_rate=1.0))
+            continue
+        asked = public_view(table.game).waiting_for[0]
+        kind = "deal" if table.game.plot.receiving is None else "immediate"
+        uses_before = sum(len(uses) for uses in table.game.plot.uses)
+        await service.fire_due(table.deadline + 1)
+        after = await group.table()
+        drawn = [use for uses in after.game.plot.uses for use in uses][uses_before:]
+        drawn = [u for u in drawn if u.by == asked and u.drawn]
+        user = table.players[asked].user_id
+        timed_out = [m for m in telegram.messages(user) if "time ran out" in (m.text or "").lower()]
+        closed = plain_text(timed_out[-1].text) if timed_out else ""
+        assert closed.startswith("⏰ Time ran out, so this was drawn at random for you:\n«Demo group»: you "), closed
+        assert "a held card is kept" not in closed
+        for use in drawn:
+            assert table.name(use.target) in closed, (closed, use)
+        told[kind] = told.get(kind, 0) + 1
+    assert told.keys() == {"deal", "immediate"}

@@ -139,5 +139,5 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     table, takeovers = absence.missed_deadline(table, () if chance else public_view(game).waiting_for)
     before = table
     change = step(replace(table, draft_team=(), draft_mission=None, draft_card=None), after, events, None, bot_username)
-    closed = plot_announcements.closed_by_the_clock(before, change.table)
+    closed = plot_announcements.closed_by_the_clock(before, change.table, action)
     return replace(change, outgoing=closed + change.outgoing + takeovers)

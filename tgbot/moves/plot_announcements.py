@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from engine import (
     PLOT_PHASES,
+    DealCard,
     GameState,
     OpenUp,
     Overhear,
@@ -16,6 +17,7 @@ from engine import (
     legal_actions,
     public_view,
 )
+from engine.actions import DealTimedOut, ImmediateTimedOut
 from engine.plot import Card
 from tgbot.moves import announcements
 from tgbot.outgoing import Edit, Outgoing, Send
@@ -102,17 +104,32 @@ def seen_messages(table: Table, seat: int, bot_username: str) -> list[Send]:
     return [seen_message(table, index, bot_username) for index, seen in enumerate(plot.seen) if seen.viewer == seat]
 
 
-def closed_by_the_clock(before: Table, after: Table) -> list[Outgoing]:
-    """A Plot decision the deadline made: its keyboard keeps no live buttons."""
+def closed_by_the_clock(before: Table, after: Table, action) -> list[Outgoing]:
+    """A Plot decision the deadline made (`action`, the engine's timeout action): its keyboard keeps
+    no live buttons and says what was decided: a chance passed, or what was drawn at random in the
+    player's name (the cards dealt, the card's target)."""
     if before.game is None or before.game.phase not in PLOT_PHASES:
         return []
     ballot = public_view(before.game).ballot
-    return [
-        Edit(
-            after.players[seat].user_id,
-            plot_render.plot_key(ballot, seat),
-            plot_render.prompt_timed_out(seat_scene(after, seat)),
-            protected=True,
-        )
-        for seat in public_view(before.game).waiting_for
-    ]
+    out: list[Outgoing] = []
+    for seat in public_view(before.game).waiting_for:
+        scene = seat_scene(after, seat)
+        drawn = _drawn_actions(before.game, seat, action)
+        text = plot_render.prompt_drawn_for_you(scene, drawn) if drawn else plot_render.prompt_timed_out(scene)
+        out.append(Edit(after.players[seat].user_id, plot_render.plot_key(ballot, seat), text, protected=True))
+    return out
+
+
+def _drawn_actions(game: GameState, seat: int, action) -> tuple:
+    """The choices a deal or immediate card drawn at random made for `seat`, as the engine actions
+    they stand for; none for a chance that lapsed (a pass)."""
+    if isinstance(action, DealTimedOut):
+        return tuple(DealCard(seat, card, to) for card, to in action.deals)
+    if isinstance(action, ImmediateTimedOut):
+        card = game.plot.receiving_card
+        if card is Card.TAKE_RESPONSIBILITY:
+            return (TakeCard(seat, action.card, action.target),)
+        if card is Card.OVERHEARD_CONVERSATION:
+            return (Overhear(seat, action.target),)
+        return (OpenUp(seat, action.target),)
+    return ()

@@ -238,6 +238,14 @@ def prompt_closed_for_you(scene: SeatScene, action) -> str:
     return "\n".join([t(scene.lang, "🤖 A computer player chose for you:"), prompt_closed(scene, action)])
 
 
+def prompt_drawn_for_you(scene: SeatScene, actions) -> str:
+    """A deal or an immediate card whose time ran out: what was drawn at random in this player's name
+    (`actions`, the engine actions it stands for: each card given, or the card's target), told to them
+    alone, since a card that must be resolved is never simply passed."""
+    lines = [t(scene.lang, "⏰ Time ran out, so this was drawn at random for you:")]
+    return "\n".join(lines + [prompt_closed(scene, action) for action in actions])
+
+
 def prompt_timed_out(scene: SeatScene) -> str:
     return t(
         scene.lang,
