@@ -770,3 +770,30 @@ async def test_a_player_of_both_games_cannot_vote_there_from_here(make_bot, tele
     assert answer["text"] == NOT_HERE
     assert await snapshot(here) == before_here
     assert await snapshot(there) == before_there
+
+
+async def test_a_team_pressed_before_the_mission_or_a_mission_without_targeting_changes_nothing(make_bot, telegram):
+    """Under Targeting the leader's keyboard offers the missions first; a forged tick on it was stored,
+    and the team keyboard then came up with a player ticked that the leader never chose. Without
+    Targeting no mission is picked at all; a forged mission press was stored all the same."""
+    group = await started(make_bot, telegram, seed=5, variants=Variants(targeting=True))
+    table = await group.table()
+    leader, ballot = leader_of(table), ballot_of(table)
+    keyboard = group.latest_with_button(leader, f"m:{group.game_id}:")
+    before = await snapshot(group)
+    answer = await forged(group, leader, leader, keyboard.message_id, f"t:{group.game_id}:{ballot}:0")
+    assert answer["text"] == "Choose the mission first."
+    assert await snapshot(group) == before
+    await group.press(leader, leader, "m:", ":1")
+    assert (await group.table()).draft_team == ()
+    assert "Chosen: —" in plain_text(keyboard_of(group, leader).text)
+
+    plain = await started(make_bot, telegram, seed=5, chat_id=-200)
+    table = await plain.table()
+    leader, ballot = leader_of(table), ballot_of(table)
+    keyboard = keyboard_of(plain, leader)
+    before = await snapshot(plain)
+    answer = await forged(plain, leader, leader, keyboard.message_id, f"m:{plain.game_id}:{ballot}:1")
+    assert answer["text"] == "This button is not valid."
+    assert await snapshot(plain) == before
+    assert (await plain.table()).draft_mission is None

@@ -83,6 +83,9 @@ def pick_team_member(table: Table, user_id: int, press: TeamPress, lang: str, bo
         return _propose(table, game, lang, bot_username)
     if not 0 <= press.seat < game.players:
         raise refuse(lang, "There is no such player.")
+    if game.variants.targeting and table.draft_mission is None:
+        # The keyboard offers the missions alone until one is picked: a tick now was never on it.
+        raise refuse(lang, _REFUSALS[Reason.MISSION_REQUIRED])
     ticked = set(table.draft_team) ^ {press.seat}
     table = absence.acted(table, game.leader)
     return _redraw_leader_prompt(replace(table, draft_team=tuple(sorted(ticked))), bot_username)
@@ -92,6 +95,8 @@ def pick_mission(table: Table, user_id: int, press: MissionPress, lang: str, bot
     """The leader picks (or changes) the mission of their proposal: any the engine says a
     proposal may name now."""
     game = _leader_turn(table, user_id, press.ballot, lang)
+    if not game.variants.targeting:
+        raise refuse(lang, "This button is not valid.")  # only Targeting's leader picks a mission
     if press.mission not in game.open_missions():
         raise refuse(lang, "That mission cannot be chosen now.")
     table = absence.acted(table, game.leader)
