@@ -1001,7 +1001,7 @@ async def test_a_person_taken_over_gets_the_seat_back_with_a_press_the_computer_
     user = table.players[seat].user_id
     board = group.latest_with_button(group.chat_id, f"v:{group.game_id}:")
     answer = await press(group, user, board, button_data(board, ":a"))
-    assert answer == "A computer player had already chosen for you this time. From now on you play yourself."
+    assert answer == "That choice was already made. From now on you play yourself again."
     table = await group.table()
     assert seat not in table.autopilot and table.missed[seat] == 0
     # The next decision waits for the person.

@@ -40,7 +40,8 @@ def taken_back(table: Table, user_id: int, lang: str, move: Callable[[Table], Ch
         if table.game is not None and seat in still_to_act(table.game):
             # The computer player has not chosen yet: the choice is the person's, and so is the reason it was refused.
             return Change(acted(table, seat), [], refused.reply)
-    text = t(lang, "A computer player had already chosen for you this time. From now on you play yourself.")
+    # The press may be an old button's, of a choice the deadline or the person made: only that it was made is sure.
+    text = t(lang, "That choice was already made. From now on you play yourself again.")
     return Change(acted(table, seat), [], Reply(text))
 
 
