@@ -85,6 +85,22 @@ async def test_newgame_twice_says_a_game_is_open(make_bot, telegram):
     assert sum("a new game is open" in text for text in texts(telegram, group.chat_id)) == 1
 
 
+async def test_newgame_with_variants_the_open_lobby_lacks_says_its_rules(make_bot, telegram):
+    """'/newgame plot' sent while a plain lobby is open adds nothing to it: the answer says the lobby's
+    rules, so nobody believes it now has Plot cards."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=3)
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/newgame targeting"))
+    reply = await command_text(group, group.user_ids[1], "/newgame plot")
+    assert reply == "A game is already open in this group: /join it, or see /status.\nVariants: Targeting."
+    lobby = await group.store.load(await group.store.game_of_chat(group.chat_id))
+    assert lobby.settings.targeting and not lobby.settings.plot_cards
+    # Naming what the lobby has already, or nothing, needs no word on its rules.
+    assert await command_text(group, group.user_ids[2], "/newgame targeting") == (
+        "A game is already open in this group: /join it, or see /status."
+    )
+
+
 async def test_newgame_seats_its_sender_at_once_when_their_private_chat_is_open(make_bot, telegram):
     application = await make_bot()
     north = SimulatedGroup(telegram, application, chat_id=-100, title="North", players=2)

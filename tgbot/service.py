@@ -201,7 +201,7 @@ class GameService:
             # damaged (ending it frees the group).
             current = await self._table_of_chat(chat_id)
             if current is not None:
-                return _busy_answer(current, host.user_id, lang)
+                return _busy_answer(current, host.user_id, lang, variants)
             try:
                 await self.store.create(clock.settled(change, self.clock(), self.rng))
             except ChatBusy:
@@ -842,13 +842,19 @@ def _put_back(item: Send) -> Edit:
     return Edit(item.chat_id, item.key, item.text, item.buttons, protected=item.protected)
 
 
-def _busy_answer(current: Table | None, user_id: int, lang: str) -> Reply:
+def _busy_answer(current: Table | None, user_id: int, lang: str, variants: Variants | None = None) -> Reply:
     """Why no new lobby opened: say what the group can do with the game it has (someone seated in its
-    open lobby, as Play again pressed twice seats every player, has nothing to join)."""
+    open lobby, as Play again pressed twice seats every player, has nothing to join). Variants named
+    for the new game that the open lobby does not have are not added to it: its rules are said."""
     if current is not None and current.stage is Stage.LOBBY:
         if current.seat_of(user_id) is not None:
-            return Reply(t(lang, "You are already in this game."))
-        return Reply(t(lang, "A game is already open in this group: /join it, or see /status."))
+            text = t(lang, "You are already in this game.")
+        else:
+            text = t(lang, "A game is already open in this group: /join it, or see /status.")
+        wanted = variants if variants is not None else Variants()
+        if current.settings.with_variants(wanted) != current.settings:
+            text += "\n" + board.variants_line(current.settings, lang)
+        return Reply(text)
     return Reply(t(lang, "A game is already running in this group: see /status, or /cancel it first."))
 
 
