@@ -129,6 +129,12 @@ def _check_proposal(state: GameState, proposal: Proposal, field: str, played_bef
             or (set(proposal.auto_votes) <= set(proposal.open_votes) and state.phase is Phase.VOTING),
             f"{field}.auto_votes: the votes are not in",
         )
+        if proposal.auto_votes and len(state.pending_votes) == players:
+            filled = {state.pending_votes[s] for s in proposal.auto_votes}
+            _require(
+                len(filled) == 1 and None not in filled,
+                f"{field}.auto_votes: one setting fills every missing vote",
+            )
     else:
         _require(len(proposal.votes) == players, f"{field}.votes: one per seat")
         _require(_seats_in_order(proposal.auto_votes, players), f"{field}.auto_votes: distinct seats, in order")
@@ -185,6 +191,12 @@ def _check_phase(state: GameState, successes: int, failures: int, next_leader: i
     if state.phase in _BEFORE_TEAM:
         _require(
             next_leader is None or state.leader == next_leader or took_lead, "leader: the leader card passes clockwise"
+        )
+        # An approved team goes on its mission: nobody proposes again in its round (a No Confidence
+        # taken off a stored proposal would otherwise leave two approved teams in one round).
+        _require(
+            not (open_round and latest is not None and latest.approved),
+            "phase: a team was approved, so its mission comes next, not another proposal",
         )
     if state.phase in _TEAM_IN_PLAY:
         _require(open_round and latest is not None, f"phase: {state.phase.value} needs a proposal in play")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import StateFormatError, apply, check_state, state_from_dict, state_to_dict
+from engine import Phase, StateFormatError, apply, check_state, state_from_dict, state_to_dict
 from engine.simulate import random_action
 from tests.test_engine_plot import plot_tables, start
 from tests.test_engine_strict import one_value_changed
@@ -42,3 +43,46 @@ def test_a_damaged_plot_state_is_refused_or_plays_on_by_the_rules(table, steps, 
             break
         loaded, _ = apply(loaded, random_action(loaded, play))
         check_state(loaded)
+
+
+def test_a_no_confidence_taken_off_a_stored_proposal_is_refused():
+    """Without its No Confidence, an overturned proposal reads as approved while the table is already
+    proposing again: two approved teams would follow in one round. Such a state is refused."""
+    table = {"players": 7, "targeting": False, "blind_spies": False, "seed": 0}
+    for seed in range(50):
+        state, rng = start(table | {"seed": seed})
+        while not state.is_over and not any(p.no_confidence is not None for r in state.rounds for p in r.proposals):
+            state, _ = apply(state, random_action(state, rng))
+        if state.is_over:
+            continue
+        stored = json.loads(json.dumps(state_to_dict(state)))
+        for current in stored["rounds"]:
+            for proposal in current["proposals"]:
+                proposal["no_confidence"] = None
+        with pytest.raises(StateFormatError, match="mission comes next"):
+            state_from_dict(stored)
+        return
+    raise AssertionError("no game of these seeds used No Confidence")
+
+
+def test_an_opinion_makers_vote_filled_by_the_deadline_and_changed_in_storage_is_refused():
+    """The deadline fills the Opinion Makers' missing votes as the group's setting says, all alike;
+    a stored state where one of two differs would have two settings fill one proposal's votes."""
+    table = {"players": 7, "targeting": False, "blind_spies": False}
+    for seed in range(300):
+        state, rng = start(table | {"seed": seed})
+        while not state.is_over:
+            latest = state.rounds[-1].proposals[-1] if state.rounds else None
+            filled_before_the_vote = latest is not None and latest.votes is None and len(latest.auto_votes) > 1
+            if state.phase is Phase.VOTING and filled_before_the_vote:
+                break
+            state, _ = apply(state, random_action(state, rng, deadline_rate=0.4))
+        if state.is_over:
+            continue
+        stored = json.loads(json.dumps(state_to_dict(state)))
+        seat = state.rounds[-1].proposals[-1].auto_votes[0]
+        stored["pending_votes"][seat] = not stored["pending_votes"][seat]
+        with pytest.raises(StateFormatError, match="one setting fills every missing vote"):
+            state_from_dict(stored)
+        return
+    raise AssertionError("no game of these seeds had an Opinion Maker's vote filled by the deadline")
