@@ -93,6 +93,7 @@ def check_state(state: GameState) -> None:
             _require(
                 not current.auto_cards or state.phase is Phase.WATCH, f"{field}.auto_cards: the mission was not played"
             )
+            _check_auto_cards(state, current, field)
     _check_phase(state, successes, failures, leader)
     if state.plot is not None or state.variants.plot_cards:
         _check_plot(state)
@@ -146,12 +147,19 @@ def _check_played(state: GameState, current: MissionRound, field: str) -> None:
     latest = current.proposals[-1]
     _require(latest.approved, f"{field}.fails: played, but its last proposal was not approved")
     assert current.fails is not None
+    _check_auto_cards(state, current, field)
+    played_by_spies = [s for s in latest.team if s in state.spies and s not in current.auto_cards]
+    _require(0 <= current.fails <= len(played_by_spies), f"{field}.fails: more Fail cards than spies who played")
+
+
+def _check_auto_cards(state: GameState, current: MissionRound, field: str) -> None:
+    """The members whose card the deadline played (while the watcher looks, before the round counts
+    as played, too): each a member of the team, once, in order."""
+    latest = current.proposals[-1]
     _require(
         _seats_in_order(current.auto_cards, state.players) and set(current.auto_cards) <= set(latest.team),
         f"{field}.auto_cards: team members, once each, in order",
     )
-    played_by_spies = [s for s in latest.team if s in state.spies and s not in current.auto_cards]
-    _require(0 <= current.fails <= len(played_by_spies), f"{field}.fails: more Fail cards than spies who played")
 
 
 def _check_phase(state: GameState, successes: int, failures: int, next_leader: int | None) -> None:

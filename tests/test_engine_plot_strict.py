@@ -86,3 +86,21 @@ def test_an_opinion_makers_vote_filled_by_the_deadline_and_changed_in_storage_is
             state_from_dict(stored)
         return
     raise AssertionError("no game of these seeds had an Opinion Maker's vote filled by the deadline")
+
+
+def test_a_card_the_deadline_played_listed_twice_while_the_watcher_looks_is_refused():
+    """While Keeping a Close Eye on You is asked, the mission's cards are in, the deadline's among them:
+    a stored list naming a member twice is damaged, as it is once the mission counts."""
+    table = {"players": 9, "targeting": False, "blind_spies": False}
+    for seed in range(400):
+        state, rng = start(table | {"seed": seed})
+        while not state.is_over and not (state.phase is Phase.WATCH and state.rounds[-1].auto_cards):
+            state, _ = apply(state, random_action(state, rng, deadline_rate=0.4))
+        if state.is_over:
+            continue
+        stored = json.loads(json.dumps(state_to_dict(state)))
+        stored["rounds"][-1]["auto_cards"].insert(0, stored["rounds"][-1]["auto_cards"][0])
+        with pytest.raises(StateFormatError, match="team members, once each, in order"):
+            state_from_dict(stored)
+        return
+    raise AssertionError("no game of these seeds reached a watch after a deadline played a card")
