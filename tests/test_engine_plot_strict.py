@@ -45,62 +45,51 @@ def test_a_damaged_plot_state_is_refused_or_plays_on_by_the_rules(table, steps, 
         check_state(loaded)
 
 
+def stored_state_where(players: int, reached, deadline_rate: float, seeds: int) -> dict:
+    """The stored form of the first state of a random Plot game (seeds tried in turn) for which
+    `reached(state)` holds."""
+    for seed in range(seeds):
+        state, rng = start({"players": players, "targeting": False, "blind_spies": False, "seed": seed})
+        while not state.is_over and not reached(state):
+            state, _ = apply(state, random_action(state, rng, deadline_rate=deadline_rate))
+        if not state.is_over:
+            return json.loads(json.dumps(state_to_dict(state)))
+    raise AssertionError(f"no game of {seeds} seeds reached the state looked for")
+
+
 def test_a_no_confidence_taken_off_a_stored_proposal_is_refused():
     """Without its No Confidence, an overturned proposal reads as approved while the table is already
     proposing again: two approved teams would follow in one round. Such a state is refused."""
-    table = {"players": 7, "targeting": False, "blind_spies": False, "seed": 0}
-    for seed in range(50):
-        state, rng = start(table | {"seed": seed})
-        while not state.is_over and not any(p.no_confidence is not None for r in state.rounds for p in r.proposals):
-            state, _ = apply(state, random_action(state, rng))
-        if state.is_over:
-            continue
-        stored = json.loads(json.dumps(state_to_dict(state)))
-        for current in stored["rounds"]:
-            for proposal in current["proposals"]:
-                proposal["no_confidence"] = None
-        with pytest.raises(StateFormatError, match="mission comes next"):
-            state_from_dict(stored)
-        return
-    raise AssertionError("no game of these seeds used No Confidence")
+    stored = stored_state_where(
+        7, lambda state: any(p.no_confidence is not None for r in state.rounds for p in r.proposals), 0.0, 50
+    )
+    for current in stored["rounds"]:
+        for proposal in current["proposals"]:
+            proposal["no_confidence"] = None
+    with pytest.raises(StateFormatError, match="mission comes next"):
+        state_from_dict(stored)
+
+
+def opinion_makers_filled_by_the_deadline(state) -> bool:
+    latest = state.rounds[-1].proposals[-1] if state.rounds else None
+    filled = latest is not None and latest.votes is None and len(latest.auto_votes) > 1
+    return state.phase is Phase.VOTING and filled
 
 
 def test_an_opinion_makers_vote_filled_by_the_deadline_and_changed_in_storage_is_refused():
     """The deadline fills the Opinion Makers' missing votes as the group's setting says, all alike;
     a stored state where one of two differs would have two settings fill one proposal's votes."""
-    table = {"players": 7, "targeting": False, "blind_spies": False}
-    for seed in range(300):
-        state, rng = start(table | {"seed": seed})
-        while not state.is_over:
-            latest = state.rounds[-1].proposals[-1] if state.rounds else None
-            filled_before_the_vote = latest is not None and latest.votes is None and len(latest.auto_votes) > 1
-            if state.phase is Phase.VOTING and filled_before_the_vote:
-                break
-            state, _ = apply(state, random_action(state, rng, deadline_rate=0.4))
-        if state.is_over:
-            continue
-        stored = json.loads(json.dumps(state_to_dict(state)))
-        seat = state.rounds[-1].proposals[-1].auto_votes[0]
-        stored["pending_votes"][seat] = not stored["pending_votes"][seat]
-        with pytest.raises(StateFormatError, match="one setting fills every missing vote"):
-            state_from_dict(stored)
-        return
-    raise AssertionError("no game of these seeds had an Opinion Maker's vote filled by the deadline")
+    stored = stored_state_where(7, opinion_makers_filled_by_the_deadline, 0.4, 300)
+    seat = stored["rounds"][-1]["proposals"][-1]["auto_votes"][0]
+    stored["pending_votes"][seat] = not stored["pending_votes"][seat]
+    with pytest.raises(StateFormatError, match="one setting fills every missing vote"):
+        state_from_dict(stored)
 
 
 def test_a_card_the_deadline_played_listed_twice_while_the_watcher_looks_is_refused():
     """While Keeping a Close Eye on You is asked, the mission's cards are in, the deadline's among them:
     a stored list naming a member twice is damaged, as it is once the mission counts."""
-    table = {"players": 9, "targeting": False, "blind_spies": False}
-    for seed in range(400):
-        state, rng = start(table | {"seed": seed})
-        while not state.is_over and not (state.phase is Phase.WATCH and state.rounds[-1].auto_cards):
-            state, _ = apply(state, random_action(state, rng, deadline_rate=0.4))
-        if state.is_over:
-            continue
-        stored = json.loads(json.dumps(state_to_dict(state)))
-        stored["rounds"][-1]["auto_cards"].insert(0, stored["rounds"][-1]["auto_cards"][0])
-        with pytest.raises(StateFormatError, match="team members, once each, in order"):
-            state_from_dict(stored)
-        return
-    raise AssertionError("no game of these seeds reached a watch after a deadline played a card")
+    stored = stored_state_where(9, lambda state: state.phase is Phase.WATCH and state.rounds[-1].auto_cards, 0.4, 400)
+    stored["rounds"][-1]["auto_cards"].insert(0, stored["rounds"][-1]["auto_cards"][0])
+    with pytest.raises(StateFormatError, match="team members, once each, in order"):
+        state_from_dict(stored)
