@@ -29,9 +29,10 @@ def all_assignments(players: int, spies: int) -> np.ndarray:
 @cache
 def assignment_floats(players: int, spies: int) -> tuple[np.ndarray, np.ndarray]:
     """`all_assignments(players, spies)` as floats (1.0 for a spy), and its complement (1.0 for
-    a Resistance seat): counts as products of float matrices, which numpy hands to BLAS."""
+    a Resistance seat): counts as products of float matrices, which numpy hands to BLAS. Single
+    precision counts exactly up to 2^24, far beyond the 210 assignments of a table, at twice the speed."""
     assignments = all_assignments(players, spies)
-    spy, resistance = assignments.astype(float), (~assignments).astype(float)
+    spy, resistance = assignments.astype(np.float32), (~assignments).astype(np.float32)
     spy.setflags(write=False)
     resistance.setflags(write=False)
     return spy, resistance

@@ -48,6 +48,12 @@ PARAMS_FORMAT = "resistance-behaviour/3"
 MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
 # A proposal's hidden situation for the vote model: leader a spy or not x the team's spies bucket.
 SITUATIONS = 2 * TEAM_SPY_BUCKETS
+# The vote term is worked out in single precision: numpy runs the exponential and logarithm with
+# SIMD there (double precision's one element at a time) and BLAS multiplies single-precision
+# matrices twice as fast, and a hint's vote sums are most of its work. Each vote's term is good to
+# about 1e-7 of its size, a seat's sum over 25 proposals to about 1e-6, far below the whole points
+# a hint shows; the sums are added to the other pieces in double precision.
+VOTE_DTYPE = np.float32
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,12 @@ class BehaviourParams:
             np.array([summed(source) for source in PROPOSAL_SOURCES]),
             np.array([summed(source) for source in VOTER_SOURCES]),
         )
+
+    @cached_property
+    def others_approving_weights(self) -> np.ndarray:
+        """(12,): the weight of the share of the others approving, per voter role x leader spy x
+        team bucket, in the vote term's precision."""
+        return self.source_vote_weights[2][VOTER_SOURCES.index("others_approving")].astype(VOTE_DTYPE)
 
     def to_json(self) -> dict:
         def table(values: np.ndarray):
@@ -157,12 +169,8 @@ def default_params() -> BehaviourParams:
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     # log(1 / (1 + e^-x)) without overflow for large |x|; np.logaddexp(0, -x) is the same, four times slower.
-    # The exponential and logarithm in single precision: numpy runs those with SIMD, and double
-    # precision's one element at a time (2.5 times as long here). 1 + e^-|x| lies in (1, 2], where
-    # single precision's log is good to about 1e-7, and each vote's term is within that of
-    # double precision's.
-    tail = np.log(np.exp(-np.abs(x, dtype=np.float32)) + np.float32(1.0))
-    return np.minimum(x, 0.0) - tail
+    tail = np.log(np.exp(-np.abs(x)) + VOTE_DTYPE(1.0))
+    return np.minimum(x, VOTE_DTYPE(0.0)) - tail
 
 
 def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndarray) -> np.ndarray:
@@ -171,14 +179,13 @@ def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndar
     count, players = arrays.votes.shape
     per_proposal, per_vote = vote_sources(arrays, tallies)
     constant, proposal_weights, voter_weights = params.source_vote_weights
-    logits = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
-    logits += (per_proposal @ proposal_weights + constant)[:, None, :]
-    return logits
+    per_voter = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
+    return np.add(per_voter, (per_proposal @ proposal_weights + constant)[:, None, :], dtype=VOTE_DTYPE)
 
 
 def _vote_signs(arrays: RecordArrays) -> np.ndarray:
     """(P, players): +1 for an approval, -1 for a rejection."""
-    return np.where(arrays.votes, 1.0, -1.0)
+    return np.where(arrays.votes, VOTE_DTYPE(1.0), VOTE_DTYPE(-1.0))
 
 
 @dataclass(frozen=True)
@@ -213,7 +220,7 @@ class Evidence:
         return self.vote_term_lost()
 
 
-_SITUATION_ROWS = np.eye(SITUATIONS)  # row s: 1.0 in column s
+_SITUATION_ROWS = np.eye(SITUATIONS, dtype=VOTE_DTYPE)  # row s: 1.0 in column s
 
 
 @dataclass(frozen=True)
@@ -258,8 +265,8 @@ def evidence(
         empty = np.zeros((rows, players))
         return Evidence(np.zeros((rows, 0)), empty, empty.copy())
     # Counts as float products (numpy multiplies float matrices with BLAS, integer ones in a slow
-    # loop), exact at these sizes, then indices.
-    as_float = assignments.astype(float)
+    # loop), exact at these sizes even in single precision, then indices.
+    as_float = assignments.astype(VOTE_DTYPE)
     team_spies = np.minimum(as_float @ arrays.teams.T, MAX_TEAM_SPIES).astype(np.intp)  # (A, P)
     leader_spy = assignments[:, arrays.leaders].astype(np.intp)  # (A, P)
     proposal_index = np.arange(count)
@@ -295,7 +302,8 @@ def evidence(
     as_cast = _log_sigmoid(signed)
     situations = _Situations.of(assignments, as_float, leader_spy, team_spies)
     exponents = vote_exponents(arrays, params)  # (P,)
-    weighed = tallies[1] * exponents[:, None]  # (P, players): 0 for a vote that does not count
+    # (P, players): 0 for a vote that does not count
+    weighed = np.multiply(tallies[1], exponents[:, None], dtype=VOTE_DTYPE)
     votes = _summed_per_voter(as_cast * weighed[..., None], situations)
 
     def vote_term_lost_without_each_seat() -> np.ndarray:
@@ -307,9 +315,9 @@ def evidence(
         # count is not moved, so its change is exactly zero.
         approved, cast = tallies
         taken = np.concatenate([approved, cast - approved])  # (2P, players): s's own approvals, then rejections
-        shifts = others_approving_shifts(tallies) * (signs * cast)
-        weights = params.source_vote_weights[2][VOTER_SOURCES.index("others_approving")]  # (12,)
-        change = _log_sigmoid(signed + shifts[..., None] * weights) - as_cast  # (2, P, players, 12)
+        shifts = np.multiply(others_approving_shifts(tallies), signs * cast, dtype=VOTE_DTYPE)
+        # (2, P, players, 12)
+        change = _log_sigmoid(signed + shifts[..., None] * params.others_approving_weights) - as_cast
         change *= exponents[:, None, None]
         # On each proposal s took part in, every vote moves, s's own too: that one is taken back,
         # as s's whole own column already goes.

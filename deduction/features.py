@@ -184,10 +184,11 @@ def _team_suspicion(
     assignments, consistent with the missions played before it and with that seat in the
     Resistance, that put a spy on the team."""
     as_float, resistance_seat = assignment_floats(players, spies)
-    with_spy = (consistent_after[prefix] & (teams @ as_float.T > 0)).astype(float) @ resistance_seat  # (P, players)
+    holds_spy = consistent_after[prefix] & (teams @ as_float.T > 0)  # (P, A)
+    with_spy = holds_spy.astype(np.float32) @ resistance_seat  # (P, players)
     # How many assignments leave each seat in the Resistance depends only on the missions played before.
-    total = (consistent_after.astype(float) @ resistance_seat)[prefix]  # (P, players)
-    return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0)
+    total = (consistent_after.astype(np.float32) @ resistance_seat)[prefix]  # (P, players)
+    return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0, dtype=float)
 
 
 # Every vote feature is a number the voter can see (its multiplier, per vote) times a 0/1
