@@ -110,7 +110,8 @@ def run() -> int:
 
 async def demo(players: int, people: int, seed: int | None, targeting: bool, blind_spies: bool, plot: bool) -> int:
     """`people` simulated people (who decide as computer players do) and computer players in the
-    other seats play a whole game; one Resistance person asks for /hints after every mission.
+    other seats play a whole game; one person (a Resistance member if any of them is one) asks for /hints
+    after every mission but the last.
     With `plot`, the simulated people choose at random among what their Plot keyboards offer."""
     import fakeredis
 
