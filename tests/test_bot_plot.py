@@ -13,6 +13,7 @@ import pytest
 from engine import PLOT_PHASES, Phase, Variants, export_record, parse_record, public_view, replay
 from tests.bot_helpers import command_text, forged, lobby_message, press
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.render.plot import card_name
 from tgbot.table import Stage
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -296,3 +297,24 @@ async def test_a_deal_or_immediate_card_drawn_at_random_tells_its_player_what_wa
             assert table.name(use.target) in closed, (closed, use)
         told[kind] = told.get(kind, 0) + 1
     assert told.keys() == {"deal", "immediate"}
+
+
+@pytest.mark.parametrize("how", ["pass", "deadline"])
+async def test_the_cards_drawn_after_a_strong_leader_holder_let_the_lead_go_are_shown_to_the_group(
+    make_bot, telegram, how
+):
+    """On a mission's first proposal the Strong Leader holders are asked before the deal. Once they
+    let the lead go (a pass, or their time running out), the leader draws the cards face up: the
+    board says which, as it does when nobody holds Strong Leader."""
+    group = await started_plot_game(make_bot, telegram, players=7, seed=1)
+    policy = Policy(rng=random.Random(1), plot_use_rate=0.0)
+    table = await until(group, policy, lambda t: t.game.phase is Phase.LEAD and t.game.current_round is None)
+    if how == "pass":
+        assert await group.step(policy)
+    else:
+        await group.application.bot_data["service"].fire_due(table.deadline + 1)
+    after = await group.table()
+    assert after.game.phase is Phase.DEAL and after.game.leader == table.game.leader
+    drawn = ", ".join(card_name(card, "en") for card in after.game.plot.drawn)
+    board = plain_text(group.latest_with_button(group.chat_id, f"w:{table.id}").text)
+    assert f"The leader drew {drawn} and deals" in board, board
