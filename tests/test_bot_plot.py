@@ -318,3 +318,23 @@ async def test_the_cards_drawn_after_a_strong_leader_holder_let_the_lead_go_are_
     drawn = ", ".join(card_name(card, "en") for card in after.game.plot.drawn)
     board = plain_text(group.latest_with_button(group.chat_id, f"w:{table.id}").text)
     assert f"The leader drew {drawn} and deals" in board, board
+
+
+async def test_who_is_in_the_spotlight_is_known_before_the_team_plays(make_bot, telegram):
+    """In the Spotlight is used before anyone picks a mission card, and its use is public: the board
+    says at once who was put in the spotlight (and no longer shows the card held), and every other
+    member plays knowing whose card will be face up."""
+    group = await started_plot_game(make_bot, telegram, players=8, seed=1)
+    policy = Policy(rng=random.Random(1), plot_use_rate=1.0, approve_rate=0.9)
+    table = await until(group, policy, lambda t: t.game.phase is Phase.MISSION and t.game.plot.spotlight is not None)
+    by, target = table.game.plot.spotlight
+    by_name, target_name = table.name(by), table.name(target)
+    board = plain_text(group.latest_with_button(group.chat_id, f"w:{table.id}").text)
+    assert f"🔦 {by_name} put {target_name} in the spotlight: {target_name} plays their card face up." in board
+    assert "is asked whether to use it" not in board and "In the Spotlight" not in board
+    for seat in table.game.current_round.team:
+        prompt = plain_text(group.latest_with_button(table.players[seat].user_id, f"c:{table.id}").text)
+        if seat == target:
+            assert "You are in the spotlight" in prompt
+        else:
+            assert f"🔦 {target_name} is in the spotlight: everyone will see the card they play." in prompt

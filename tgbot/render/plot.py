@@ -348,6 +348,22 @@ def open_votes_line(scene: GroupScene, revealed: tuple[tuple[int, bool], ...] | 
     return t(scene.lang, "Opinion Makers voted first, in the open: %(votes)s", votes=cast)
 
 
+def spotlight_line(scene: GroupScene) -> str | None:
+    """Who was put in the spotlight, while the team plays and the card is not face up yet (once it
+    is, the use's own line says which card it was)."""
+    view = scene.view
+    plot = view.plot
+    if plot is None or plot.spotlight is None or view.phase is not Phase.MISSION:
+        return None
+    proposal = len(view.rounds[-1].proposals) - 1
+    uses = plot.uses[len(view.rounds) - 1] if len(view.rounds) <= len(plot.uses) else ()
+    if any(use.kind is UseKind.SPOTLIGHT and use.proposal == proposal for use in uses):
+        return None
+    by, target = (shown(scene.players[seat].name) for seat in plot.spotlight)
+    template = N_("🔦 %(by)s put %(target)s in the spotlight: %(target)s plays their card face up.")
+    return t(scene.lang, template, by=by, target=target)
+
+
 def window_line(scene: GroupScene) -> str | None:
     """What comes in a window of Plot cards (holders asked one at a time), said as the order of
     play: the board is not edited when a window closes with nobody using a card, so it must
