@@ -338,3 +338,32 @@ async def test_who_is_in_the_spotlight_is_known_before_the_team_plays(make_bot, 
             assert "You are in the spotlight" in prompt
         else:
             assert f"🔦 {target_name} is in the spotlight: everyone will see the card they play." in prompt
+
+
+def _took_nothing(table) -> str | None:
+    """The receiver of a Take Responsibility dealt in the round being played that found no card to take."""
+    uses = table.game.plot.uses[len(table.game.rounds) - 1] if table.game.rounds else ()
+    for i, use in enumerate(uses):
+        if use.kind.value == "deal" and use.card.value == "take_responsibility":
+            after = uses[i + 1] if i + 1 < len(uses) else None
+            if after is None or after.kind.value != "take" or after.by != use.target:
+                return table.name(use.target)
+    return None
+
+
+async def test_a_take_responsibility_with_nothing_to_take_says_so(make_bot, telegram):
+    """Take Responsibility received when nobody else holds a card does nothing: the board says so,
+    where it only read that the card was given, as if its receiver had still to take one."""
+    for seed in range(1, 12):
+        group = await started_plot_game(make_bot, telegram, players=10, seed=seed)
+        policy = Policy(rng=random.Random(seed), plot_use_rate=0.9)
+        try:
+            table = await until(group, policy, lambda t: t.game.phase is Phase.VOTING and _took_nothing(t))
+        except AssertionError:
+            await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
+            continue
+        name = _took_nothing(table)
+        board = plain_text(group.latest_with_button(group.chat_id, f"v:{table.id}").text)
+        assert f"gave Take Responsibility to {name}. Nobody else held a Plot card: it was discarded." in board, board
+        return
+    pytest.fail("no Take Responsibility found nothing to take")

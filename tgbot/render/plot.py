@@ -10,6 +10,7 @@ from engine import (
     Overhear,
     Pass,
     Phase,
+    PlotView,
     Spotlight,
     TakeCard,
     UseNoConfidence,
@@ -335,7 +336,29 @@ def proposal_uses(scene: GroupScene, round_index: int, proposal_index: int) -> l
     plot = scene.view.plot
     if plot is None or round_index >= len(plot.uses):
         return []
-    return [use_line(u, scene.players, scene.lang) for u in plot.uses[round_index] if u.proposal == proposal_index]
+    uses = plot.uses[round_index]
+    lines = []
+    for index, use in enumerate(uses):
+        if use.proposal != proposal_index:
+            continue
+        line = use_line(use, scene.players, scene.lang)
+        if _took_nothing(plot, uses, index):
+            line += " " + t(scene.lang, "Nobody else held a Plot card: it was discarded.")
+        lines.append(line)
+    return lines
+
+
+def _took_nothing(plot: PlotView, uses: tuple[PlotUse, ...], index: int) -> bool:
+    """Whether the use at `index` dealt Take Responsibility to a player who found no card to take
+    (the card then does nothing): a card taken is logged right after the deal, before the next one."""
+    use = uses[index]
+    if use.kind is not UseKind.DEAL or use.card is not Card.TAKE_RESPONSIBILITY:
+        return False
+    if index + 1 < len(uses):
+        following = uses[index + 1]
+        return not (following.kind is UseKind.TAKE and following.by == use.target)
+    # The last use: its receiver may be choosing what to take right now.
+    return not (plot.receiving == use.target and plot.receiving_card is Card.TAKE_RESPONSIBILITY)
 
 
 def open_votes_line(scene: GroupScene, revealed: tuple[tuple[int, bool], ...] | None = None) -> str | None:
