@@ -367,3 +367,20 @@ async def test_a_take_responsibility_with_nothing_to_take_says_so(make_bot, tele
         assert f"gave Take Responsibility to {name}. Nobody else held a Plot card: it was discarded." in board, board
         return
     pytest.fail("no Take Responsibility found nothing to take")
+
+
+async def test_an_opinion_maker_pressing_after_the_deadline_voted_for_them_is_told_so(make_bot, telegram):
+    """The Opinion Makers' deadline casts their votes and the rest vote on the same board: an Opinion
+    Maker who presses then is told the clock counted their vote, not that they had already voted."""
+    group, table, makers = await a_vote_with_opinion_makers(make_bot, telegram)
+    await group.application.bot_data["service"].fire_due(table.deadline + 1)
+    after = await group.table()
+    maker = makers[0]
+    counted = after.game.pending_votes[maker]
+    board = group.latest_with_button(group.chat_id, f"v:{table.id}:")
+    other_way = ":r" if counted else ":a"
+    data = next(b["callback_data"] for b in board.buttons() if b.get("callback_data", "").endswith(other_way))
+    answer = await press(group, table.players[maker].user_id, board, data)
+    shown_as = "👍 Approve" if counted else "👎 Reject"
+    assert answer == f"Time ran out, so your vote was counted as {shown_as}.", answer
+    assert (await group.table()).game.pending_votes[maker] is counted
