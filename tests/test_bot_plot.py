@@ -11,7 +11,7 @@ import re
 import pytest
 
 from engine import PLOT_PHASES, Phase, Variants, export_record, parse_record, public_view, replay
-from tests.bot_helpers import command_text, forged, lobby_message, press
+from tests.bot_helpers import command_text, forged, lobby_message, press, vote_all
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 from tgbot.render.plot import card_name
 from tgbot.table import Stage
@@ -384,3 +384,28 @@ async def test_an_opinion_maker_pressing_after_the_deadline_voted_for_them_is_to
     shown_as = "👍 Approve" if counted else "👎 Reject"
     assert answer == f"Time ran out, so your vote was counted as {shown_as}.", answer
     assert (await group.table()).game.pending_votes[maker] is counted
+
+
+async def test_no_confidence_on_the_fifth_team_warns_that_it_makes_the_spies_win(make_bot, telegram):
+    """Throwing out the fifth team of a mission is its fifth rejection, which ends the game: the holder
+    is told so before they choose."""
+    warning = "This is the fifth team: throwing it out ends the game, and the spies win."
+    for seed in range(1, 8):
+        group = await started_plot_game(make_bot, telegram, players=7, seed=seed)
+        # Every team rejected but the fifth; nobody fails a mission, nobody uses a card.
+        policy = Policy(rng=random.Random(seed), approve_rate=0.0, spy_fail_rate=0.0, plot_use_rate=0.0)
+        for _ in range(200):
+            table = await group.table()
+            if table.game.is_over:
+                break
+            if table.game.phase is Phase.OVERTURN:
+                asked = public_view(table.game).waiting_for[0]
+                prompt = plain_text(group.latest_with_button(table.players[asked].user_id, f"p:{table.id}:").text)
+                assert warning in prompt, prompt
+                return
+            if table.game.phase is Phase.VOTING and table.game.proposal_number == 5:
+                while (await group.table()).game.phase is Phase.VOTING:
+                    await vote_all(group, True)  # Opinion Makers first, then the rest
+                continue
+            assert await group.step(policy)
+    pytest.fail("no No Confidence was asked about on a fifth team")

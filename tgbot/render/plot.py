@@ -18,6 +18,7 @@ from engine import (
     Watch,
 )
 from engine.plot import Card, CardSeen, PlotUse, RoleSeen, UseKind
+from engine.rules import MAX_PROPOSALS_PER_MISSION
 from tgbot.buttons import PlotPress, encode
 from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
@@ -113,6 +114,9 @@ def chance_prompt(
             group=group,
             names=names(players, view.team or ()),
         )
+        if view.proposal_number >= MAX_PROPOSALS_PER_MISSION:
+            # Thrown out, it is the fifth rejected team: the game ends there.
+            text += "\n" + t(lang, "This is the fifth team: throwing it out ends the game, and the spies win.")
         rows.append((Button(t(lang, "✋ No Confidence"), data=_press(scene, "nc")),))
     elif view.phase is Phase.SPOTLIGHT:
         text = t(
