@@ -11,6 +11,7 @@ import re
 import pytest
 
 from engine import PLOT_PHASES, Phase, Variants, export_record, parse_record, public_view, replay
+from engine.plot import Card
 from tests.bot_helpers import command_text, forged, lobby_message, press, vote_all
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 from tgbot.render.plot import card_name
@@ -409,3 +410,31 @@ async def test_no_confidence_on_the_fifth_team_warns_that_it_makes_the_spies_win
                 continue
             assert await group.step(policy)
     pytest.fail("no No Confidence was asked about on a fifth team")
+
+
+async def test_a_watcher_is_told_which_cards_the_deadline_played(make_bot, telegram):
+    """A card the deadline played counts as Success, which the result will show everyone: the holder
+    of Keeping a Close Eye on You asked next is told whose cards those were, so as not to spend the
+    card on one of them unknowingly."""
+    for seed in range(1, 10):
+        group = await started_plot_game(make_bot, telegram, players=8, seed=seed)
+        policy = Policy(rng=random.Random(seed), plot_use_rate=0.5)
+
+        def watch_ahead(t) -> bool:
+            watcher = any(t.game.plot.holds(s, Card.KEEPING_A_CLOSE_EYE_ON_YOU) for s in range(8))
+            return t.game.phase is Phase.MISSION and watcher and not t.game.played_seats
+
+        try:
+            table = await until(group, policy, watch_ahead)
+        except AssertionError:
+            continue
+        await group.application.bot_data["service"].fire_due(table.deadline + 1)
+        after = await group.table()
+        if after.game.phase is not Phase.WATCH:
+            continue
+        watcher = public_view(after.game).waiting_for[0]
+        prompt = plain_text(group.latest_with_button(after.players[watcher].user_id, f"p:{table.id}:").text)
+        missed = ", ".join(after.name(s) for s in after.game.current_round.team)
+        assert f"⏰ Time ran out for these cards, which count as ✅ Success: {missed}" in prompt, prompt
+        return
+    pytest.fail("no watch came after a deadline played the cards")

@@ -132,6 +132,11 @@ def chance_prompt(
             "look at a team member's card?",
             group=group,
         )
+        missed = view.rounds[-1].auto_cards if view.rounds else ()
+        if missed:
+            # Counted as Success, as the result will show everyone: watching one tells nothing.
+            template = N_("⏰ Time ran out for these cards, which count as ✅ Success: %(names)s")
+            text += "\n" + t(lang, template, names=names(players, missed))
         rows += _seat_rows(scene, targets, "wa")
         rows += [
             (Button(f"{isolated(players[a].name)} + {isolated(players[b].name)}", data=_press(scene, f"wa{a}-{b}")),)
