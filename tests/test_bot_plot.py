@@ -11,8 +11,10 @@ import re
 import pytest
 
 from engine import PLOT_PHASES, Phase, Variants, export_record, parse_record, public_view, replay
-from tests.bot_helpers import command_text, forged, lobby_message, press
+from engine.plot import Card
+from tests.bot_helpers import command_text, forged, lobby_message, press, vote_all
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
+from tgbot.render.plot import card_name
 from tgbot.table import Stage
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -296,3 +298,143 @@ async def test_a_deal_or_immediate_card_drawn_at_random_tells_its_player_what_wa
             assert table.name(use.target) in closed, (closed, use)
         told[kind] = told.get(kind, 0) + 1
     assert told.keys() == {"deal", "immediate"}
+
+
+@pytest.mark.parametrize("how", ["pass", "deadline"])
+async def test_the_cards_drawn_after_a_strong_leader_holder_let_the_lead_go_are_shown_to_the_group(
+    make_bot, telegram, how
+):
+    """On a mission's first proposal the Strong Leader holders are asked before the deal. Once they
+    let the lead go (a pass, or their time running out), the leader draws the cards face up: the
+    board says which, as it does when nobody holds Strong Leader."""
+    group = await started_plot_game(make_bot, telegram, players=7, seed=1)
+    policy = Policy(rng=random.Random(1), plot_use_rate=0.0)
+    table = await until(group, policy, lambda t: t.game.phase is Phase.LEAD and t.game.current_round is None)
+    if how == "pass":
+        assert await group.step(policy)
+    else:
+        await group.application.bot_data["service"].fire_due(table.deadline + 1)
+    after = await group.table()
+    assert after.game.phase is Phase.DEAL and after.game.leader == table.game.leader
+    drawn = ", ".join(card_name(card, "en") for card in after.game.plot.drawn)
+    board = plain_text(group.latest_with_button(group.chat_id, f"w:{table.id}").text)
+    assert f"The leader drew {drawn} and deals" in board, board
+
+
+async def test_who_is_in_the_spotlight_is_known_before_the_team_plays(make_bot, telegram):
+    """In the Spotlight is used before anyone picks a mission card, and its use is public: the board
+    says at once who was put in the spotlight (and no longer shows the card held), and every other
+    member plays knowing whose card will be face up."""
+    group = await started_plot_game(make_bot, telegram, players=8, seed=1)
+    policy = Policy(rng=random.Random(1), plot_use_rate=1.0, approve_rate=0.9)
+    table = await until(group, policy, lambda t: t.game.phase is Phase.MISSION and t.game.plot.spotlight is not None)
+    by, target = table.game.plot.spotlight
+    by_name, target_name = table.name(by), table.name(target)
+    board = plain_text(group.latest_with_button(group.chat_id, f"w:{table.id}").text)
+    assert f"🔦 {by_name} put {target_name} in the spotlight: {target_name} plays their card face up." in board
+    assert "is asked whether to use it" not in board and "In the Spotlight" not in board
+    for seat in table.game.current_round.team:
+        prompt = plain_text(group.latest_with_button(table.players[seat].user_id, f"c:{table.id}").text)
+        if seat == target:
+            assert "You are in the spotlight" in prompt
+        else:
+            assert f"🔦 {target_name} is in the spotlight: everyone will see the card they play." in prompt
+
+
+def _took_nothing(table) -> str | None:
+    """The receiver of a Take Responsibility dealt in the round being played that found no card to take."""
+    uses = table.game.plot.uses[len(table.game.rounds) - 1] if table.game.rounds else ()
+    for i, use in enumerate(uses):
+        if use.kind.value == "deal" and use.card.value == "take_responsibility":
+            after = uses[i + 1] if i + 1 < len(uses) else None
+            if after is None or after.kind.value != "take" or after.by != use.target:
+                return table.name(use.target)
+    return None
+
+
+async def test_a_take_responsibility_with_nothing_to_take_says_so(make_bot, telegram):
+    """Take Responsibility received when nobody else holds a card does nothing: the board says so,
+    where it only read that the card was given, as if its receiver had still to take one."""
+    for seed in range(1, 12):
+        group = await started_plot_game(make_bot, telegram, players=10, seed=seed)
+        policy = Policy(rng=random.Random(seed), plot_use_rate=0.9)
+        try:
+            table = await until(group, policy, lambda t: t.game.phase is Phase.VOTING and _took_nothing(t))
+        except AssertionError:
+            await group.send(telegram.command(group.user_ids[0], group.chat_id, "/cancel"))
+            continue
+        name = _took_nothing(table)
+        board = plain_text(group.latest_with_button(group.chat_id, f"v:{table.id}").text)
+        assert f"gave Take Responsibility to {name}. Nobody else held a Plot card: it was discarded." in board, board
+        return
+    pytest.fail("no Take Responsibility found nothing to take")
+
+
+async def test_an_opinion_maker_pressing_after_the_deadline_voted_for_them_is_told_so(make_bot, telegram):
+    """The Opinion Makers' deadline casts their votes and the rest vote on the same board: an Opinion
+    Maker who presses then is told the clock counted their vote, not that they had already voted."""
+    group, table, makers = await a_vote_with_opinion_makers(make_bot, telegram)
+    await group.application.bot_data["service"].fire_due(table.deadline + 1)
+    after = await group.table()
+    maker = makers[0]
+    counted = after.game.pending_votes[maker]
+    board = group.latest_with_button(group.chat_id, f"v:{table.id}:")
+    other_way = ":r" if counted else ":a"
+    data = next(b["callback_data"] for b in board.buttons() if b.get("callback_data", "").endswith(other_way))
+    answer = await press(group, table.players[maker].user_id, board, data)
+    shown_as = "👍 Approve" if counted else "👎 Reject"
+    assert answer == f"Time ran out, so your vote was counted as {shown_as}.", answer
+    assert (await group.table()).game.pending_votes[maker] is counted
+
+
+async def test_no_confidence_on_the_fifth_team_warns_that_it_makes_the_spies_win(make_bot, telegram):
+    """Throwing out the fifth team of a mission is its fifth rejection, which ends the game: the holder
+    is told so before they choose."""
+    warning = "This is the fifth team: throwing it out ends the game, and the spies win."
+    for seed in range(1, 8):
+        group = await started_plot_game(make_bot, telegram, players=7, seed=seed)
+        # Every team rejected but the fifth; nobody fails a mission, nobody uses a card.
+        policy = Policy(rng=random.Random(seed), approve_rate=0.0, spy_fail_rate=0.0, plot_use_rate=0.0)
+        for _ in range(200):
+            table = await group.table()
+            if table.game.is_over:
+                break
+            if table.game.phase is Phase.OVERTURN:
+                asked = public_view(table.game).waiting_for[0]
+                prompt = plain_text(group.latest_with_button(table.players[asked].user_id, f"p:{table.id}:").text)
+                assert warning in prompt, prompt
+                return
+            if table.game.phase is Phase.VOTING and table.game.proposal_number == 5:
+                while (await group.table()).game.phase is Phase.VOTING:
+                    await vote_all(group, True)  # Opinion Makers first, then the rest
+                continue
+            assert await group.step(policy)
+    pytest.fail("no No Confidence was asked about on a fifth team")
+
+
+async def test_a_watcher_is_told_which_cards_the_deadline_played(make_bot, telegram):
+    """A card the deadline played counts as Success, which the result will show everyone: the holder
+    of Keeping a Close Eye on You asked next is told whose cards those were, so as not to spend the
+    card on one of them unknowingly."""
+    for seed in range(1, 10):
+        group = await started_plot_game(make_bot, telegram, players=8, seed=seed)
+        policy = Policy(rng=random.Random(seed), plot_use_rate=0.5)
+
+        def watch_ahead(t) -> bool:
+            watcher = any(t.game.plot.holds(s, Card.KEEPING_A_CLOSE_EYE_ON_YOU) for s in range(8))
+            return t.game.phase is Phase.MISSION and watcher and not t.game.played_seats
+
+        try:
+            table = await until(group, policy, watch_ahead)
+        except AssertionError:
+            continue
+        await group.application.bot_data["service"].fire_due(table.deadline + 1)
+        after = await group.table()
+        if after.game.phase is not Phase.WATCH:
+            continue
+        watcher = public_view(after.game).waiting_for[0]
+        prompt = plain_text(group.latest_with_button(after.players[watcher].user_id, f"p:{table.id}:").text)
+        missed = ", ".join(after.name(s) for s in after.game.current_round.team)
+        assert f"⏰ Time ran out for these cards, which count as ✅ Success: {missed}" in prompt, prompt
+        return
+    pytest.fail("no watch came after a deadline played the cards")

@@ -8,7 +8,14 @@ cast in between is answered to its player alone. Private messages follow whoever
 from __future__ import annotations
 
 from engine import CardsFilled, Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
-from engine.events import NoConfidenceUsed, OpenVotesShown, SpotlightCardShown, StrongLeaderUsed
+from engine.events import (
+    CardsDrawn,
+    NoConfidenceUsed,
+    OpenVotesShown,
+    SpotlightCardShown,
+    SpotlightUsed,
+    StrongLeaderUsed,
+)
 from engine.plot import Card
 from tgbot.outgoing import Edit, Keyboard, Outgoing, Send
 from tgbot.render import board, private
@@ -16,14 +23,18 @@ from tgbot.render.common import GroupScene, group_scene, seat_scene
 from tgbot.table import Table
 
 # The events the group's board shows as they happen. With Plot cards, a leader taking over,
-# the Opinion Makers' open votes, a team thrown out and a card played face up are seen at once too.
+# the Opinion Makers' open votes, a team thrown out and a card played face up are seen at once too,
+# and so are the cards the leader draws face up (drawn once the Strong Leader holders let the lead go)
+# and who was put in the spotlight (before the team plays, so that they play knowing it).
 _SHOWN_AT_ONCE = (
     VotesRevealed
+    | CardsDrawn
     | MissionCompleted
     | GameOver
     | StrongLeaderUsed
     | OpenVotesShown
     | NoConfidenceUsed
+    | SpotlightUsed
     | SpotlightCardShown
 )
 

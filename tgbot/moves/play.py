@@ -55,6 +55,11 @@ def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: 
         closed = N_("The votes are in and the team is playing its cards; the votes are shown with the result.")
     game = _open_decision(table, press.ballot, Phase.VOTING, lang, closed)
     seat = _seat(table, user_id, lang)
+    if seat in game.current_round.proposals[-1].auto_votes:
+        # An Opinion Maker whose time ran out: the rest vote on the same board after the clock voted for them.
+        if game.pending_votes[seat]:
+            raise refuse(lang, "Time ran out, so your vote was counted as 👍 Approve.")
+        raise refuse(lang, "Time ran out, so your vote was counted as 👎 Reject.")
     after, events = _apply(game, CastVote(seat, press.approve), lang)
     message = (
         N_("You voted 👍 Approve (mission %(mission)d, «%(group)s»).")

@@ -241,7 +241,8 @@ def board(scene: GroupScene) -> tuple[str, Keyboard]:
             waiting_row(scene),
         )
     elif view.phase is Phase.MISSION:
-        lines.append(t(lang, "The team plays its cards in private."))
+        spotlight = plot_render.spotlight_line(scene)
+        lines += [*([spotlight] if spotlight else []), t(lang, "The team plays its cards in private.")]
         buttons = (waiting_row(scene),)
     elif view.phase in (Phase.PROPOSING, Phase.LEAD, Phase.DEAL):
         lines += ["", whose_turn(scene), *([window] if window else [])]

@@ -10,6 +10,7 @@ from engine import (
     Overhear,
     Pass,
     Phase,
+    PlotView,
     Spotlight,
     TakeCard,
     UseNoConfidence,
@@ -17,6 +18,7 @@ from engine import (
     Watch,
 )
 from engine.plot import Card, CardSeen, PlotUse, RoleSeen, UseKind
+from engine.rules import MAX_PROPOSALS_PER_MISSION
 from tgbot.buttons import PlotPress, encode
 from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
@@ -112,6 +114,9 @@ def chance_prompt(
             group=group,
             names=names(players, view.team or ()),
         )
+        if view.proposal_number >= MAX_PROPOSALS_PER_MISSION:
+            # Thrown out, it is the fifth rejected team: the game ends there.
+            text += "\n" + t(lang, "This is the fifth team: throwing it out ends the game, and the spies win.")
         rows.append((Button(t(lang, "✋ No Confidence"), data=_press(scene, "nc")),))
     elif view.phase is Phase.SPOTLIGHT:
         text = t(
@@ -127,6 +132,11 @@ def chance_prompt(
             "look at a team member's card?",
             group=group,
         )
+        missed = view.rounds[-1].auto_cards if view.rounds else ()
+        if missed:
+            # Counted as Success, as the result will show everyone: watching one tells nothing.
+            template = N_("⏰ Time ran out for these cards, which count as ✅ Success: %(names)s")
+            text += "\n" + t(lang, template, names=names(players, missed))
         rows += _seat_rows(scene, targets, "wa")
         rows += [
             (Button(f"{isolated(players[a].name)} + {isolated(players[b].name)}", data=_press(scene, f"wa{a}-{b}")),)
@@ -335,7 +345,29 @@ def proposal_uses(scene: GroupScene, round_index: int, proposal_index: int) -> l
     plot = scene.view.plot
     if plot is None or round_index >= len(plot.uses):
         return []
-    return [use_line(u, scene.players, scene.lang) for u in plot.uses[round_index] if u.proposal == proposal_index]
+    uses = plot.uses[round_index]
+    lines = []
+    for index, use in enumerate(uses):
+        if use.proposal != proposal_index:
+            continue
+        line = use_line(use, scene.players, scene.lang)
+        if _took_nothing(plot, uses, index):
+            line += " " + t(scene.lang, "Nobody else held a Plot card: it was discarded.")
+        lines.append(line)
+    return lines
+
+
+def _took_nothing(plot: PlotView, uses: tuple[PlotUse, ...], index: int) -> bool:
+    """Whether the use at `index` dealt Take Responsibility to a player who found no card to take
+    (the card then does nothing): a card taken is logged right after the deal, before the next one."""
+    use = uses[index]
+    if use.kind is not UseKind.DEAL or use.card is not Card.TAKE_RESPONSIBILITY:
+        return False
+    if index + 1 < len(uses):
+        following = uses[index + 1]
+        return not (following.kind is UseKind.TAKE and following.by == use.target)
+    # The last use: its receiver may be choosing what to take right now.
+    return not (plot.receiving == use.target and plot.receiving_card is Card.TAKE_RESPONSIBILITY)
 
 
 def open_votes_line(scene: GroupScene, revealed: tuple[tuple[int, bool], ...] | None = None) -> str | None:
@@ -346,6 +378,22 @@ def open_votes_line(scene: GroupScene, revealed: tuple[tuple[int, bool], ...] | 
         return None
     cast = ", ".join(f"{shown(scene.players[seat].name)} {'👍' if vote else '👎'}" for seat, vote in votes)
     return t(scene.lang, "Opinion Makers voted first, in the open: %(votes)s", votes=cast)
+
+
+def spotlight_line(scene: GroupScene) -> str | None:
+    """Who was put in the spotlight, while the team plays and the card is not face up yet (once it
+    is, the use's own line says which card it was)."""
+    view = scene.view
+    plot = view.plot
+    if plot is None or plot.spotlight is None or view.phase is not Phase.MISSION:
+        return None
+    proposal = len(view.rounds[-1].proposals) - 1
+    uses = plot.uses[len(view.rounds) - 1] if len(view.rounds) <= len(plot.uses) else ()
+    if any(use.kind is UseKind.SPOTLIGHT and use.proposal == proposal for use in uses):
+        return None
+    by, target = (shown(scene.players[seat].name) for seat in plot.spotlight)
+    template = N_("🔦 %(by)s put %(target)s in the spotlight: %(target)s plays their card face up.")
+    return t(scene.lang, template, by=by, target=target)
 
 
 def window_line(scene: GroupScene) -> str | None:

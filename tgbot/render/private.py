@@ -11,7 +11,7 @@ from engine import rules as game_rules
 from tgbot.buttons import CardPress, HintsPress, MissionPress, TeamPress, encode
 from tgbot.i18n import t, tn
 from tgbot.outgoing import Button, Keyboard
-from tgbot.render.common import SeatScene, fitted, isolated, mission_button_label, names, title, vote_lines
+from tgbot.render.common import SeatScene, fitted, isolated, mission_button_label, names, shown, title, vote_lines
 
 
 def role_message(scene: SeatScene) -> str:
@@ -167,8 +167,15 @@ def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
     # The group sees these votes only with the mission's result; the team plays knowing them,
     # as it would at a table.
     text += "\n" + "\n".join(vote_lines(scene.group, view.rounds[-1].proposals[-1]))
-    if view.plot is not None and view.plot.spotlight is not None and view.plot.spotlight[1] == scene.seat.seat:
+    spotlighted = view.plot.spotlight[1] if view.plot is not None and view.plot.spotlight is not None else None
+    if spotlighted == scene.seat.seat:
         text += "\n" + t(lang, "🔦 You are in the spotlight: everyone will see the card you play.")
+    elif spotlighted is not None:
+        text += "\n" + t(
+            lang,
+            "🔦 %(name)s is in the spotlight: everyone will see the card they play.",
+            name=shown(scene.group.players[spotlighted].name),
+        )
     buttons: Keyboard = (
         (
             Button(t(lang, "✅ Success"), data=encode(CardPress(scene.game_id, view.ballot, False))),
