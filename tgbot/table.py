@@ -66,6 +66,9 @@ class Table:
     # whose player missed two deadlines in a row), and each seat's deadlines missed in a row.
     autopilot: tuple[int, ...] = ()
     missed: tuple[int, ...] = ()
+    # With Plot cards: seats of holders who let their last chance to use a card lapse unanswered, asked
+    # more briefly at their next chances until they answer one themselves (`moves.absence.hurried`).
+    hurried: tuple[int, ...] = ()
     # Webhook mode: the ids of the last updates that changed this table, so that an update processed
     # again (its worker died before it could say it was done) is not applied twice (tgbot.once).
     applied_updates: tuple[int, ...] = ()
@@ -174,6 +177,7 @@ class Table:
                 "computer_at": self.computer_at,
                 "autopilot": list(self.autopilot),
                 "missed": list(self.missed),
+                "hurried": list(self.hurried),
                 "applied_updates": list(self.applied_updates),
                 "revision": self.revision,
                 "moved_from": self.moved_from,
@@ -215,6 +219,7 @@ class Table:
                 computer_at=data.get("computer_at"),
                 autopilot=tuple(data.get("autopilot", ())),
                 missed=tuple(data.get("missed", ())),
+                hurried=tuple(data.get("hurried", ())),
                 applied_updates=tuple(data.get("applied_updates", ())),
                 revision=data.get("revision", 0),
                 moved_from=data.get("moved_from"),
@@ -257,6 +262,11 @@ class Table:
             "autopilot: seats at the table, once each",
         )
         require(all(_is_int(m) and m >= 0 for m in self.missed), "missed: counts")
+        require(
+            all(_is_int(s) and 0 <= s < len(self.players) for s in self.hurried)
+            and len(set(self.hurried)) == len(self.hurried),
+            "hurried: seats at the table, once each",
+        )
         require(all(_is_int(u) for u in self.applied_updates), "applied_updates: not update ids")
         require(_is_int(self.revision) and self.revision >= 0, "revision: not a count")
         require(isinstance(self.write_id, str), "write_id: not text")

@@ -10,7 +10,7 @@ new table with the messages the engine's events cause (`announcements`). A refus
 - `announcements`: engine events in, group and private messages out;
 - `clock`: deadlines and reminders;
 - `computers`: computer players seated in the lobby, and their turns on the clock;
-- `absence`: missed deadlines, and a computer player taking over a seat;
+- `absence`: missed deadlines, a computer player taking over a seat, Plot chances let lapse;
 - `plot`, `plot_announcements`: Plot card presses, and the Plot keyboards and what a card showed;
 - `prompts`: the private keyboards of the decisions the game waits for.
 """

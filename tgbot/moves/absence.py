@@ -1,5 +1,7 @@
 """Missed deadlines: each seat's count in a row, and a computer player taking over the seat of a
-person who keeps missing them (only where the group's settings allow it, off by default)."""
+person who keeps missing them (only where the group's settings allow it, off by default). With Plot
+cards, also the holders who let a chance to use a card lapse unanswered: they are asked more briefly
+until they answer one (`moves.clock.step_seconds`)."""
 
 from __future__ import annotations
 
@@ -43,6 +45,28 @@ def taken_back(table: Table, user_id: int, lang: str, move: Callable[[Table], Ch
     # The press may be an old button's, of a choice the deadline or the person made: only that it was made is sure.
     text = t(lang, "That choice was already made. From now on you play yourself again.")
     return Change(acted(table, seat), [], Reply(text))
+
+
+def hurried(table: Table, seat: int) -> bool:
+    """Whether `seat` is asked more briefly at a chance: a person who let their last chance lapse
+    unanswered. A computer player answers at once, so a seat it plays never is."""
+    return seat in table.hurried and not table.played_by_computer(seat)
+
+
+def chance_lapsed(table: Table, seat: int) -> Table:
+    """`seat` let a chance to use a held card lapse unanswered (a pass the rules allow, not a missed
+    turn): they are asked more briefly until they answer a chance themselves."""
+    if table.played_by_computer(seat) or seat in table.hurried:
+        return table
+    return replace(table, hurried=tuple(sorted((*table.hurried, seat))))
+
+
+def chance_answered(table: Table, seat: int) -> Table:
+    """A person answered a chance themselves (used the card or passed): their full time again. Only
+    this gives it back; a vote or a mission card says nothing of the chances they let lapse."""
+    if seat not in table.hurried:
+        return table
+    return replace(table, hurried=tuple(s for s in table.hurried if s != seat))
 
 
 def missed_deadline(table: Table, seats: tuple[int, ...]) -> tuple[Table, list[Outgoing]]:

@@ -21,6 +21,9 @@ from tgbot.table import MIN_PEOPLE, Stage, Table
 
 # A Plot card holder's chance in a window (use it or pass) is a short question.
 PLOT_CHANCE_SECONDS = 45
+# A holder who let their last chance lapse unanswered gets less, until they answer one themselves:
+# a lapsed chance costs them nothing else, and the whole table waits for each.
+HURRIED_CHANCE_SECONDS = 15
 
 
 def step_of(table: Table) -> str:
@@ -52,7 +55,8 @@ def step_seconds(table: Table) -> int:
     if phase is Phase.DEAL:
         return settings.vote_seconds  # a card or two to give, or one to resolve: quicker than a team
     if phase in PLOT_PHASES:
-        return PLOT_CHANCE_SECONDS
+        asked = public_view(table.game).waiting_for
+        return HURRIED_CHANCE_SECONDS if any(absence.hurried(table, s) for s in asked) else PLOT_CHANCE_SECONDS
     return settings.mission_seconds
 
 
@@ -135,8 +139,11 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
         action = CardsTimedOut()
     after, events = apply(game, action)
     # A chance to use a held card that lapses is a pass the rules allow, not a missed turn.
+    # It does make the holder's next chances shorter, until they answer one.
     chance = game.phase in PLOT_PHASES and game.phase is not Phase.DEAL
     table, takeovers = absence.missed_deadline(table, () if chance else public_view(game).waiting_for)
+    for seat in public_view(game).waiting_for if chance else ():
+        table = absence.chance_lapsed(table, seat)
     before = table
     change = step(replace(table, draft_team=(), draft_mission=None, draft_card=None), after, events, None, bot_username)
     closed = plot_announcements.closed_by_the_clock(before, change.table, action)

@@ -19,6 +19,7 @@ from engine import (
     OpenUp,
     Overhear,
     Pass,
+    Phase,
     Reason,
     Spotlight,
     TakeCard,
@@ -79,6 +80,8 @@ def press(table: Table, user_id: int, plot_press: PlotPress, lang: str, bot_user
         raise Refused(Reply(t(lang, _REFUSALS.get(refusal.reason, N_("That is not possible now."))))) from None
     done = plot_render.prompt_closed(seat_scene(table, seat), action)
     table = absence.acted(replace(table, draft_card=None), seat)
+    if game.phase is not Phase.DEAL:
+        table = absence.chance_answered(table, seat)  # a chance answered, by using the card or passing
     change = step(table, after, events, Reply(t(lang, "Done.")), bot_username)
     closed = Edit(user_id, plot_render.plot_key(plot_press.ballot, seat), done, protected=True)
     return replace(change, outgoing=[closed, *change.outgoing])

@@ -19,7 +19,7 @@ from engine import (
 )
 from engine.actions import DealTimedOut, ImmediateTimedOut
 from engine.plot import Card
-from tgbot.moves import announcements
+from tgbot.moves import absence, announcements
 from tgbot.outgoing import Edit, Outgoing, Send
 from tgbot.render import plot as plot_render
 from tgbot.render.common import seat_scene
@@ -42,7 +42,7 @@ def prompt_for(table: Table, seat: int, bot_username: str) -> Send | None:
         text, buttons = plot_render.immediate_prompt(scene, plot.receiving_card, options)
     else:
         targets, pairs = _targets(game, seat)
-        text, buttons = plot_render.chance_prompt(scene, targets, pairs)
+        text, buttons = plot_render.chance_prompt(scene, targets, pairs, hurried=absence.hurried(table, seat))
     key = plot_render.plot_key(scene.view.ballot, seat)
     return announcements.to_player(table, seat, text, buttons, key, bot_username)
 

@@ -97,9 +97,10 @@ def _pass_row(scene: SeatScene) -> tuple[Button, ...]:
 
 
 def chance_prompt(
-    scene: SeatScene, targets: tuple[int, ...], pairs: tuple[tuple[int, int], ...]
+    scene: SeatScene, targets: tuple[int, ...], pairs: tuple[tuple[int, int], ...], hurried: bool = False
 ) -> tuple[str, Keyboard]:
-    """The holder asked in a window: use the card (on a target, where it takes one) or pass."""
+    """The holder asked in a window: use the card (on a target, where it takes one) or pass.
+    `hurried`: they let their last chance lapse unanswered, and are given less time for this one."""
     lang, view = scene.lang, scene.view
     group = title(scene.group.chat_title)
     players = scene.group.players
@@ -142,6 +143,13 @@ def chance_prompt(
             (Button(f"{isolated(players[a].name)} + {isolated(players[b].name)}", data=_press(scene, f"wa{a}-{b}")),)
             for a, b in pairs
         ]
+    if hurried:
+        # They let the last one lapse unanswered: the clock gives them less time (`moves.clock.step_seconds`).
+        template = N_(
+            "⏱ You let your last chance pass without answering, so you have less time for this one. "
+            "Answering it gives you the full time again."
+        )
+        text += "\n" + t(lang, template)
     rows.append(_pass_row(scene))
     return text, tuple(rows)
 
