@@ -438,3 +438,36 @@ async def test_a_watcher_is_told_which_cards_the_deadline_played(make_bot, teleg
         assert f"⏰ Time ran out for these cards, which count as ✅ Success: {missed}" in prompt, prompt
         return
     pytest.fail("no watch came after a deadline played the cards")
+
+
+def _upcoming_uses(table):
+    """The public Plot uses of a mission's first proposal while it is being prepared (dealt, chosen)."""
+    plot = table.game.plot
+    return plot.uses[len(table.game.rounds)] if len(plot.uses) > len(table.game.rounds) else ()
+
+
+def _latest_board(group) -> str:
+    return plain_text(next(m.text for m in reversed(group.telegram.messages(group.chat_id)) if m.text[0] != "/"))
+
+
+async def test_each_plot_card_is_public_on_the_board_as_soon_as_it_is_dealt(make_bot, telegram):
+    """Every Plot card is public from the moment it is dealt, and what an immediate card did (who
+    looked at whose role) is public as it happens: the board says so at once, while the leader
+    deals the rest and then chooses the team, not only once the team is proposed."""
+    group = await started_plot_game(make_bot, telegram, players=7, seed=2)
+    policy = Policy(rng=random.Random(2), plot_use_rate=0.5)
+    table = await until(group, policy, lambda t: t.game.phase is Phase.DEAL and _upcoming_uses(t))
+    dealt = _upcoming_uses(table)[0]
+    leader, receiver, card = table.name(dealt.by), table.name(dealt.target), card_name(dealt.card, "en")
+    board = _latest_board(group)
+    assert f"{leader} gave {card} to {receiver}." in board, board
+    if dealt.card.value not in ("overheard_conversation", "open_up", "take_responsibility"):
+        assert f"{receiver}: {card}" in board  # held cards: who holds what
+    table = await until(
+        group,
+        policy,
+        lambda t: t.game.phase is Phase.PROPOSING and any(u.kind.value == "overheard" for u in _upcoming_uses(t)),
+    )
+    overheard = next(u for u in _upcoming_uses(table) if u.kind.value == "overheard")
+    board = _latest_board(group)
+    assert f"{table.name(overheard.by)} looked at {table.name(overheard.target)}'s role." in board, board

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from engine import CardsFilled, Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
 from engine.events import (
+    CardDealt,
     CardsDrawn,
+    CardTaken,
+    ConfidenceEstablished,
+    ConversationOverheard,
     NoConfidenceUsed,
+    OpenedUp,
     OpenVotesShown,
     SpotlightCardShown,
     SpotlightUsed,
@@ -24,11 +29,18 @@ from tgbot.table import Table
 
 # The events the group's board shows as they happen. With Plot cards, a leader taking over,
 # the Opinion Makers' open votes, a team thrown out and a card played face up are seen at once too,
-# and so are the cards the leader draws face up (drawn once the Strong Leader holders let the lead go)
-# and who was put in the spotlight (before the team plays, so that they play knowing it).
+# and so are the cards the leader draws face up (drawn once the Strong Leader holders let the lead go),
+# each card as it is dealt and what an immediate card did (a Plot card is public from the moment it is
+# dealt, and everyone always knows who holds what), and who was put in the spotlight (before the team
+# plays, so that they play knowing it).
 _SHOWN_AT_ONCE = (
     VotesRevealed
     | CardsDrawn
+    | CardDealt
+    | CardTaken
+    | ConversationOverheard
+    | OpenedUp
+    | ConfidenceEstablished
     | MissionCompleted
     | GameOver
     | StrongLeaderUsed

@@ -188,7 +188,9 @@ def started(scene: GroupScene) -> str:
             setup_line(scene.view.players, lang),
             "",
             whose_turn(scene),
-            *filter(None, [plot_render.window_line(scene), plot_render.holders_line(scene)]),
+            *filter(None, [plot_render.window_line(scene)]),
+            *plot_render.upcoming_uses(scene),
+            *filter(None, [plot_render.holders_line(scene)]),
         ]
     )
 
@@ -245,7 +247,7 @@ def board(scene: GroupScene) -> tuple[str, Keyboard]:
         lines += [*([spotlight] if spotlight else []), t(lang, "The team plays its cards in private.")]
         buttons = (waiting_row(scene),)
     elif view.phase in (Phase.PROPOSING, Phase.LEAD, Phase.DEAL):
-        lines += ["", whose_turn(scene), *([window] if window else [])]
+        lines += ["", whose_turn(scene), *([window] if window else []), *plot_render.upcoming_uses(scene)]
         buttons = (waiting_row(scene),) if window else ()
     elif window is not None:
         lines.append(window)

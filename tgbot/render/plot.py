@@ -348,6 +348,17 @@ def _use_line(use: PlotUse, players: tuple[Player, ...], lang: str) -> str:
     return t(lang, "👁 %(by)s watched %(target)s's card.", by=by, target=target)
 
 
+def upcoming_uses(scene: GroupScene) -> list[str]:
+    """While a mission's first team is being prepared (the leader dealing, then choosing): what was
+    done with Plot cards so far, each card as it was given and what an immediate card did. A Plot
+    card is public from the moment it is dealt; the proposal's own message shows these again."""
+    view = scene.view
+    if view.plot is None or view.phase not in (Phase.DEAL, Phase.PROPOSING):
+        return []
+    # The uses of a proposal not made yet belong to a round the view does not hold yet.
+    return proposal_uses(scene, len(view.rounds), 0)
+
+
 def proposal_uses(scene: GroupScene, round_index: int, proposal_index: int) -> list[str]:
     """The public uses that belong to one proposal."""
     plot = scene.view.plot
