@@ -310,20 +310,31 @@ def parse_private(raw: Any, players: int) -> dict[int, tuple[Seen, ...]]:
         for i, entry in enumerate(entries):
             efield = f"{field}[{i}]"
             _require(isinstance(entry, dict), efield, "must be an object")
-            if set(entry) == {"role_of", "spy"}:
+            # Which of the two an entry is, by the field that names its seat; then its fields are
+            # read in the format's order, so an unknown one written last never hides an earlier fault.
+            if ("role_of" in entry) == ("card_of" in entry):
+                raise RecordError(efield, "must be {role_of, spy} or {card_of, mission, fail}")
+            if "role_of" in entry:
+                fields = Fields(entry, ("role_of", "spy"), efield)
+                fields.at("role_of")
                 _require(_is_seat(entry["role_of"], players), f"{efield}.role_of", "must be a seat")
+                fields.at("spy")
                 _require(isinstance(entry["spy"], bool), f"{efield}.spy", "must be true or false")
+                fields.done()
                 seen.append(RoleSeen(viewer=viewer, seat=entry["role_of"], spy=entry["spy"]))
-            elif set(entry) == {"card_of", "mission", "fail"}:
+            else:
+                fields = Fields(entry, ("card_of", "mission", "fail"), efield)
+                fields.at("card_of")
                 _require(_is_seat(entry["card_of"], players), f"{efield}.card_of", "must be a seat")
+                fields.at("mission")
                 mission = entry["mission"]
                 _require(
                     _is_seat(mission, rules.MISSION_COUNT + 1) and mission >= 1, f"{efield}.mission", "must be 1 to 5"
                 )
+                fields.at("fail")
                 _require(isinstance(entry["fail"], bool), f"{efield}.fail", "must be true or false")
+                fields.done()
                 seen.append(CardSeen(viewer=viewer, seat=entry["card_of"], mission=mission, fail=entry["fail"]))
-            else:
-                raise RecordError(efield, "must be {role_of, spy} or {card_of, mission, fail}")
             _require(seen[-1].seat != viewer, efield, "nobody is shown their own role or card")
         private[viewer] = tuple(seen)
     return private

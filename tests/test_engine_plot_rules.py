@@ -631,3 +631,33 @@ def _fits_but_for_the_spotlight(record: dict) -> bool:
         if "fails" in m and (len(spies & played) < m["fails"] or not shown_fail <= spies):
             return False
     return True
+
+
+MISWRITTEN_PRIVATE_ENTRIES = {
+    "a role seen of no seat, an unknown field after it": (
+        {"0": [{"role_of": None, "spy": True, "seen_by": 0}]},
+        "private.0[0].role_of",
+    ),
+    "a card of no mission, an unknown field after it": (
+        {"6": [{"card_of": 5, "mission": 9, "fail": True, "seen_by": 6}]},
+        "private.6[0].mission",
+    ),
+    "an unknown field before a fault": (
+        {"0": [{"seen_by": 0, "role_of": None, "spy": True}]},
+        "private.0[0].seen_by",
+    ),
+    "a role seen without its side": ({"0": [{"role_of": 1}]}, "private.0[0].spy"),
+    "both kinds in one entry": ({"0": [{"role_of": 1, "spy": True, "card_of": 1}]}, "private.0[0]"),
+}
+
+
+@pytest.mark.parametrize("case", list(MISWRITTEN_PRIVATE_ENTRIES))
+def test_a_private_entry_is_read_field_by_field_in_the_formats_order(case):
+    """The first fault in the order the entry is written is the one reported: an unknown field
+    written after a broken one does not hide it."""
+    private, field = MISWRITTEN_PRIVATE_ENTRIES[case]
+    record = rules_example_record()
+    record["private"] = private
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field == field
