@@ -13,7 +13,7 @@ from tgbot.i18n import N_, t, tn
 from tgbot.moves import announcements, plot_announcements, prompts
 from tgbot.outgoing import Button, Edit, Outgoing, Send
 from tgbot.render import board
-from tgbot.render.common import group_scene, seat_scene, shown, title
+from tgbot.render.common import group_scene, reads_as, seat_scene, shown, title
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
@@ -84,10 +84,12 @@ def join(table: Table, player: Player, lang: str, bot_username: str, member: boo
         raise refuse(lang, "This game is played in the group «%(group)s»: join the group first.", group=group)
     if len(table.players) >= game_rules.MAX_PLAYERS:
         raise refuse(lang, "The table is full: %(max)d players.", max=game_rules.MAX_PLAYERS)
-    taken = {p.name for p in table.players}
+    # Two Anns at one table must be told apart, also when one name holds characters that show as
+    # nothing or writes the same letters another way: the group would read the same name twice.
+    taken = {reads_as(p.name) for p in table.players}
     name = player.name
     suffix = 2
-    while name in taken:  # two Anns at one table must be told apart
+    while reads_as(name) in taken:
         name = f"{player.name} ({suffix})"
         suffix += 1
     table = replace(table, players=table.players + (replace(player, name=name),))
