@@ -1007,6 +1007,31 @@ async def test_names_with_html_characters_are_escaped_in_html_replies(make_bot, 
     assert answer == "Only Tom & <Jerry>, who opened the game, or a group admin can cancel it."
 
 
+async def test_a_player_who_leaves_the_group_gives_up_their_seat_in_its_lobby(make_bot, telegram):
+    """A player who left the group, or whom an admin removed from it, stayed seated in its open lobby:
+    the game started with them (by /startgame, or by itself when the lobby's time ran out), dealt them
+    a role, and waited at every vote for someone who could not see the board. Their seat is given up,
+    as with /leave; once the roles are dealt, a seat stays taken."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=8)
+    admin, *_, troll, leaver = group.user_ids
+    await group.open_lobby_and_join(joining=group.user_ids[:7] + [leaver])
+    lobby = lobby_message(telegram, group.chat_id)
+    await group.send(telegram.leave_group(group.chat_id, leaver))
+    await group.send(telegram.leave_group(group.chat_id, troll, by_user_id=admin))
+    assert [p.user_id for p in (await group.table()).players] == group.user_ids[:6]
+    assert "6 players of 10: Ann, Bob, Cy, Dan, Eve, Fay" in plain_text(lobby_message(telegram, group.chat_id).text)
+    assert lobby_message(telegram, group.chat_id).message_id == lobby.message_id
+    assert await group.store.games_of_user(leaver) == await group.store.games_of_user(troll) == []
+    await group.start()
+    assert (await group.table()).stage is Stage.PLAYING
+    assert len((await group.table()).game.spies) == 2  # a game of six
+    # Once the game runs, a player who leaves keeps their seat (the deadlines play it).
+    before = (await group.table()).to_json()
+    await group.send(telegram.leave_group(group.chat_id, group.user_ids[5]))
+    assert (await group.table()).to_json() == before
+
+
 async def test_leave_during_a_game_says_what_a_player_can_do(make_bot, telegram):
     """A player who wants out of a running game is told the truth: the seat stays, the deadlines play
     it, and who may end the game; nothing changes."""

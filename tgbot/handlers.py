@@ -467,6 +467,17 @@ async def group_renamed(update: Update, context: BotContext) -> None:
         await context.service.retitled(await group_id(update, context), message.new_chat_title)
 
 
+async def member_left(update: Update, context: BotContext) -> None:
+    """Someone left the group, or an admin removed them: a seat they held in its open lobby is given
+    up, and the lobby shows it (they could not see the boards of the game it would start)."""
+    message = update.effective_message
+    left = message.left_chat_member
+    if not in_group(message.chat) or left is None or left.id == context.bot.id:
+        return
+    answer = await context.service.left_group(await group_id(update, context), left.id)
+    await context.service.deliver(answer)
+
+
 async def bot_added(update: Update, context: BotContext) -> None:
     """Someone added the bot to a group. Back in a group whose game went on without it (removed
     mid-game: nothing it said there arrived meanwhile, and the deadlines played on), it posts the

@@ -290,6 +290,18 @@ class GameService:
             game_id, lang, lambda table: lobby.leave(table, user_id, lang, self.bot_username), chat_id=chat_id
         )
 
+    async def left_group(self, chat_id: int, user_id: int) -> Reply | None:
+        """The user left the group (or was removed from it): their seat in its open lobby is given up."""
+        game_id = await self.store.game_of_chat(chat_id)
+        if game_id is None:
+            return None
+        return await self._in_game(
+            game_id,
+            DEFAULT_LANGUAGE,
+            lambda table: lobby.left_group(table, user_id, self.bot_username),
+            chat_id=chat_id,
+        )
+
     async def start_game(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> Reply:
         game_id = await self.store.game_of_chat(chat_id)
         if game_id is None:

@@ -113,6 +113,17 @@ def leave(table: Table, user_id: int, lang: str, bot_username: str) -> Change:
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)], Reply(t(lang, "You left the game.")))
 
 
+def left_group(table: Table, user_id: int, bot_username: str) -> Change:
+    """The user left the game's group, or was removed from it. A seat they held in its open lobby is
+    given up: they could not see the boards they would vote on (and an admin who removed them would
+    have them dealt a role). Once roles are dealt a seat cannot be left empty: the deadlines play it."""
+    if table.stage is not Stage.LOBBY or table.seat_of(user_id) is None:
+        return Change(table)
+    table = replace(table, players=tuple(p for p in table.players if p.user_id != user_id))
+    text, buttons = lobby_message(table, bot_username)
+    return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
+
+
 _HOST_ONLY = {
     "start": (
         N_("Only %(name)s, who opened the game, or a group admin can start it."),
