@@ -14,6 +14,7 @@ from tests.bot_helpers import AlwaysApprove, command, command_text, forged, lobb
 from tgbot import keys
 from tgbot.i18n import t
 from tgbot.offline.simulation import SimulatedGroup, plain_text
+from tgbot.service import GameService
 from tgbot.settings import GroupSettings
 from tgbot.table import Stage
 
@@ -471,6 +472,32 @@ async def test_hints_asked_in_the_group_go_to_private(make_bot, telegram):
     assert not any("▰" in text or "▱" in text or "seat the spies" in text for text in texts(telegram, group.chat_id))
     assert len(telegram.messages(user)) == private_before + 1
     check_hints(plain_text(telegram.messages(user)[-1].text), table, honest)
+
+
+async def test_hints_asked_in_the_group_as_the_game_is_cancelled_never_reach_the_group(make_bot, telegram, monkeypatch):
+    """/hints in the group worked out the player's hints, then asked again whether they play: a game
+    cancelled (or ended) in between answered no, and the hints were posted in the group, a spy's
+    saying "you are a spy". Hints worked out for a game go to private, whatever happens meanwhile."""
+    group = await started(make_bot, telegram, players=5, seed=11)
+    table = await group.table()
+    host = group.user_ids[0]
+    spy = table.players[table.game.spies[0]].user_id
+    question = await command(group, host, "/cancel")
+    yes = next(b["callback_data"] for b in question.buttons() if b["callback_data"].endswith(":y"))
+    worked_out = GameService.hints_asked_in
+
+    async def then_cancelled(self, *args, **kwargs):
+        answer = await worked_out(self, *args, **kwargs)
+        await press(group, host, question, yes)  # the host's Yes lands just then
+        return answer
+
+    monkeypatch.setattr(GameService, "hints_asked_in", then_cancelled)
+    group_before = len(telegram.messages(group.chat_id))
+    await group.send(telegram.command(spy, group.chat_id, "/hints"))
+    assert (await group.table()).stage is Stage.CANCELLED
+    new_in_group = texts(telegram, group.chat_id)[group_before:]
+    assert not any("spy" in text or "▰" in text or "▱" in text for text in new_in_group), new_in_group
+    assert "you are a spy" in plain_text(telegram.messages(spy)[-1].text)
 
 
 async def test_hints_switched_off(make_bot, telegram):

@@ -557,9 +557,9 @@ async def hints(update: Update, context: BotContext) -> None:
         await reply(update, text, buttons, protected=True)
         return
     # Asked in a game's group by one of its players: that game's hints, with no choice to make.
-    text, buttons = await context.service.hints_asked_in(await group_id(update, context), user.id, lang)
-    if not await context.service.playing(user.id):
-        # Nothing to send in private: say so here, where they asked (who plays is public).
+    text, buttons, theirs = await context.service.hints_asked_in(await group_id(update, context), user.id, lang)
+    if not theirs:
+        # They play no running game: say so here, where they asked (who plays is public).
         await reply(update, text)
         return
     if not await send_private(context, user.id, text, buttons, protected=True):

@@ -659,11 +659,17 @@ class GameService:
 
     async def hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard]:
         """Hints for one of the player's running games (a choice of game when there are several)."""
+        text, buttons, _ = await self._hints(user_id, lang, game_id)
+        return text, buttons
+
+    async def _hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard, bool]:
+        """`hints`, and whether the answer is about a game the user plays (only they may see it): the
+        answer that they play none may be told where they asked."""
         if game_id is not None:
             named = await self._load(game_id)
             if named is None or not named.is_active:
                 # A Hints button outlives its game; its player may well be in another one now.
-                return t(lang, "This game is over."), ()
+                return t(lang, "This game is over."), (), False
             tables = [named]
         else:
             tables = await self._tables_of_user(user_id)
@@ -671,20 +677,23 @@ class GameService:
             t_ for t_ in tables if t_ is not None and t_.stage is Stage.PLAYING and t_.seat_of(user_id) is not None
         ]
         if not playing:
-            return t(lang, "You are not in a running game. Hints come once a game has started."), ()
+            return t(lang, "You are not in a running game. Hints come once a game has started."), (), False
         if len(playing) > 1:
-            return hints_render.choose_game(playing, user_id, lang)
+            return *hints_render.choose_game(playing, user_id, lang), True
         table = playing[0]
         if not table.settings.hints:
-            return hints_render.hints_off(table, lang), ()
-        return hints_text(table, table.seat_of(user_id)), ()
+            return hints_render.hints_off(table, lang), (), True
+        return hints_text(table, table.seat_of(user_id)), (), True
 
-    async def hints_asked_in(self, chat_id: int, user_id: int, lang: str) -> tuple[str, Keyboard]:
-        """Hints asked for in a group: for its running game, if the user plays it; else as in private."""
+    async def hints_asked_in(self, chat_id: int, user_id: int, lang: str) -> tuple[str, Keyboard, bool]:
+        """Hints asked for in a group: for its running game, if the user plays it; else as in private.
+        The last item says whether the answer is the user's alone (it goes to private): whether they
+        play was decided as the hints were worked out, so that a game ending or cancelled meanwhile
+        cannot turn them into an answer for the group."""
         table = await self._table_of_chat(chat_id)
         if table is not None and table.stage is Stage.PLAYING and table.seat_of(user_id) is not None:
-            return await self.hints(user_id, lang, table.id)
-        return await self.hints(user_id, lang)
+            return await self._hints(user_id, lang, table.id)
+        return await self._hints(user_id, lang)
 
     # ---------------------------------------------------------------- looking
 
@@ -812,10 +821,6 @@ class GameService:
     async def groups_of(self, user_id: int) -> list[str]:
         """The titles of the groups whose open or running games the user sits at, in order."""
         return sorted({table.chat_title for table in await self._tables_of_user(user_id)})
-
-    async def playing(self, user_id: int) -> bool:
-        """Whether the user sits at a running table (who plays is no secret)."""
-        return any(table.stage is Stage.PLAYING for table in await self._tables_of_user(user_id))
 
     async def resend_private(self, user_id: int) -> int:
         """Send a player who just opened the private chat what their games expect of them (their
