@@ -526,8 +526,9 @@ async def settings(update: Update, context: BotContext) -> None:
     request = await group_request(update, context)
     if request is None or not await may_configure(update, context, request):
         return
-    current = await context.service.store.settings(request.chat_id)
-    text, buttons = menus.settings_menu(request.chat_id, current, current.language or request.lang)
+    admin = await request.is_admin()
+    current = await context.service.settings_of(request.chat_id, admin)
+    text, buttons = menus.settings_menu(request.chat_id, current, current.language or request.lang, not admin)
     await ask(update, context, text, buttons)
 
 
@@ -536,7 +537,7 @@ async def language(update: Update, context: BotContext) -> None:
     request = await group_request(update, context)
     if request is None or not await may_configure(update, context, request):
         return
-    text, buttons = menus.language_menu(request.chat_id, request.lang)
+    text, buttons = menus.language_menu(request.chat_id, request.lang, not await request.is_admin())
     await ask(update, context, text, buttons)
 
 
@@ -742,26 +743,30 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
         await answer_query(query, t(lang, "This button is not valid here."))
         return
     group = await group_id(update, context)  # a keyboard left in a basic group that became a supergroup
+    admin = await is_admin_in(group)
     if isinstance(press, SettingsPress) and press.setting == "done":
-        if not await service.may_configure(group, user_id, await is_admin_in(group)):
+        if not await service.may_configure(group, user_id, admin):
             await answer_query(query, t(lang, NOT_ALLOWED_TO_CONFIGURE))
             return
-        current = await service.store.settings(group)
+        current = await service.settings_of(group, admin)
         await edit_query_message(query, menus.settings_closed(current, current.language or lang))
         await answer_query(query, "")
         return
-    settings, answer = await service.change_settings(
-        group, user_id, await is_admin_in(group), lang, settings_change(press)
-    )
+    # Whoever opened the open lobby, not an admin, changes that lobby's settings alone.
+    settings, answer = await service.change_settings(group, user_id, admin, lang, settings_change(press))
     if settings is None:
         await answer_query(query, answer.text)
         return
     shown_in = settings.language or lang
     if isinstance(press, LanguagePress):
         language_name = menus.LANGUAGE_NAMES[settings.language]
-        await edit_query_message(query, t(shown_in, "I will speak %(language)s here.", language=language_name))
+        if admin:
+            said = t(shown_in, "I will speak %(language)s here.", language=language_name)
+        else:
+            said = t(shown_in, "I will speak %(language)s in the open lobby's game.", language=language_name)
+        await edit_query_message(query, said)
     else:
-        await edit_query_message(query, *menus.settings_menu(group, settings, shown_in))
+        await edit_query_message(query, *menus.settings_menu(group, settings, shown_in, not admin))
     await answer_query(query, "")
 
 

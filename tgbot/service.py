@@ -36,6 +36,7 @@ from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import absence, clock, computers, lobby, play
 from tgbot.moves import plot as plot_moves
+from tgbot.moves.lobby import NOT_ALLOWED_TO_CONFIGURE
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Edit, Keyboard, Send
 from tgbot.render import board
@@ -49,7 +50,6 @@ log = logging.getLogger(__name__)
 # How long a recovering worker waits for the outbox locks of drains that died to lapse.
 RECOVERY_SECONDS = LOCK_SECONDS + 1
 
-NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
 NO_SUCH_GAME = N_("There is no such game here any more: ask the group for a new link.")
 
 
@@ -618,15 +618,36 @@ class GameService:
         table = await self._table_of_chat(chat_id)
         return table is not None and table.stage is Stage.LOBBY and table.creator_id == user_id
 
+    async def settings_of(self, chat_id: int, is_admin: bool) -> GroupSettings:
+        """The settings `/settings` shows: the group's to an admin; to whoever opened the open lobby,
+        who changes that lobby's alone (`change_settings`), the lobby's."""
+        if not is_admin:
+            table = await self._table_of_chat(chat_id)
+            if table is not None and table.stage is Stage.LOBBY:
+                return table.settings
+        return await self.store.settings(chat_id)
+
     async def change_settings(
         self, chat_id: int, user_id: int, is_admin: bool, lang: str, change: Callable[[GroupSettings], GroupSettings]
     ) -> tuple[GroupSettings | None, Reply]:
-        """Change the group's settings between games; an open lobby follows them."""
+        """Change the group's settings between games; an open lobby follows them. Whoever opened the
+        open lobby, not an admin, changes that lobby's settings alone: the group's outlive the lobby."""
         if not await self.may_configure(chat_id, user_id, is_admin):
             return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
         table = await self._table_of_chat(chat_id)
         if table is not None and table.stage is Stage.PLAYING:
             return None, Reply(t(lang, "Settings can be changed between games."))
+        if not is_admin:
+            if table is None:  # the lobby closed meanwhile
+                return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
+            answer = await self._in_game(
+                table.id, lang, lambda current: lobby.host_settings(current, user_id, change, lang, self.bot_username)
+            )
+            await self.deliver(answer)
+            changed = await self._load(table.id)
+            if answer.text or changed is None or changed.stage is not Stage.LOBBY:
+                return None, Reply(answer.text or t(lang, "Settings can be changed between games."))
+            return changed.settings, Reply("")
         _, settings = await self.store.update_settings(chat_id, change)
         if table is not None:
             await self._lobby_follows(table.id, chat_id)

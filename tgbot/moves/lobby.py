@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 
 from engine import Phase, Variants, new_game
@@ -18,6 +19,7 @@ from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
 LOBBY_KEY = "board:0"  # the lobby's message becomes the game's first board
+NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
 
 
 def lobby_message(table: Table, bot_username: str):
@@ -60,6 +62,21 @@ def follow_settings(table: Table, settings: GroupSettings, bot_username: str) ->
     that has started keeps its own."""
     settings = settings.with_variants(table.named_variants)
     if table.stage is not Stage.LOBBY or table.settings == settings:
+        return Change(table)
+    table = replace(table, settings=settings)
+    text, buttons = lobby_message(table, bot_username)
+    return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
+
+
+def host_settings(
+    table: Table, user_id: int, change: Callable[[GroupSettings], GroupSettings], lang: str, bot_username: str
+) -> Change:
+    """Whoever opened the open lobby (not an admin) changes its settings: that lobby's game's, not the
+    group's, which outlive the lobby and are its admins' to set. The variants named with /newgame stay."""
+    if table.stage is not Stage.LOBBY or table.creator_id != user_id:
+        raise refuse(lang, NOT_ALLOWED_TO_CONFIGURE)
+    settings = change(table.settings).with_variants(table.named_variants)
+    if settings == table.settings:
         return Change(table)
     table = replace(table, settings=settings)
     text, buttons = lobby_message(table, bot_username)
