@@ -167,10 +167,14 @@ async def reply(update: Update, text: str, buttons=(), protected: bool = False) 
 
 
 async def can_write_to(context: BotContext, user_id: int) -> bool:
-    """Whether the user's private chat with the bot is open (roles and cards go there)."""
+    """Whether the user's private chat with the bot is open (roles and cards go there); False also when
+    Telegram cannot say (a timeout): the link to the private chat seats them then."""
     try:
         await context.bot.send_chat_action(user_id, ChatAction.TYPING)
     except (Forbidden, BadRequest):
+        return False
+    except TelegramError as error:
+        log.info("could not ask whether a private chat is open: %s", type(error).__name__)
         return False
     return True
 
