@@ -161,6 +161,22 @@ async def test_a_join_link_to_a_game_that_never_existed(make_bot, telegram):
     assert await group.store.load("0123456789") is None
 
 
+async def test_a_join_link_to_a_game_that_is_over_says_where_a_new_one_comes_from(make_bot, telegram):
+    """Someone who opened an old Join link (of a lobby cancelled since, or of a game played to its end)
+    read only "This game is over.", with nothing to do next, though the group may well have opened a
+    new game meanwhile: they are told to ask the group for a new link, as for a game no longer kept."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=2)
+    host, late = group.user_ids
+    await group.open_lobby_and_join(joining=[host])
+    link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
+    question = await command(group, host, "/cancel")
+    await press(group, host, question, button_data(question, ":y"))
+    await group.send(telegram.open_link(late, link))
+    assert texts(telegram, late)[-1] == "This game is over: ask the group for a new link."
+    assert await group.store.games_of_user(late) == []
+
+
 async def test_a_join_link_taken_out_of_the_group_seats_no_outsider(make_bot, telegram):
     """The lobby's Join button can be forwarded anywhere (its link names the game). Someone who is not
     in the group could take a seat, get a role and hold up every vote, but never see the board."""

@@ -279,7 +279,10 @@ class GameService:
             table = await self._load(game_id)
             member = table is None or await is_member_of(table.chat_id)
         return await self._in_game(
-            game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username, member), gone=NO_SUCH_GAME
+            game_id,
+            lang,
+            lambda table: lobby.join(table, player, lang, self.bot_username, member, by_link=is_member_of is not None),
+            gone=NO_SUCH_GAME,
         )
 
     async def leave(self, chat_id: int, user_id: int, lang: str) -> Reply:

@@ -90,9 +90,14 @@ def require_lobby(table: Table, lang: str) -> None:
         raise refuse(lang, "This game is over.")
 
 
-def join(table: Table, player: Player, lang: str, bot_username: str, member: bool = True) -> Change:
+def join(
+    table: Table, player: Player, lang: str, bot_username: str, member: bool = True, by_link: bool = False
+) -> Change:
     """`member`: whether the player is in the game's group, where the game is played (its boards,
-    the votes); someone sent its Join link from outside cannot play there."""
+    the votes); someone sent its Join link from outside cannot play there. `by_link`: from a Join link,
+    which outlives its lobby: whoever opens one of a game that is over is told where a new one comes from."""
+    if by_link and not table.is_active:
+        raise refuse(lang, "This game is over: ask the group for a new link.")
     require_lobby(table, lang)
     if table.seat_of(player.user_id) is not None:
         raise refuse(lang, "You are already in this game.")
