@@ -14,6 +14,7 @@ from tests.bot_helpers import (
     CleanTeams,
     NobodyFails,
     button_data,
+    lobby_message,
     outbox_length,
     press,
     propose,
@@ -464,6 +465,28 @@ async def test_a_command_deleted_before_the_bot_answers_still_gets_its_answer(ma
     menu = await deleted_at_once(host, "/settings")
     assert menu.from_bot and any(b["callback_data"].startswith("s:") for b in menu.buttons())
     assert [r.getMessage() for r in caplog.records if "not delivered" in r.getMessage()] == []
+
+
+async def test_newgame_and_join_are_answered_when_telegram_cannot_say_whether_the_private_chat_is_open(
+    make_bot, telegram
+):
+    """/newgame and /join first ask Telegram whether the bot can write to the sender in private (a
+    chat action). When that question timed out, the command failed with an error in the log: no lobby,
+    no answer, nothing for the sender to press. The lobby opens (its sender not yet seated), and /join
+    answers with the link that seats its sender."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=2)
+    host, other = group.user_ids
+    telegram.fail_next("sendChatAction", status=0, description="timed out")
+    await group.send(telegram.command(host, group.chat_id, "/newgame"))
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    assert group.game_id is not None
+    assert "0 players of 10" in plain_text(lobby_message(telegram, group.chat_id).text)
+    telegram.fail_next("sendChatAction", status=0, description="timed out")
+    await group.send(telegram.command(other, group.chat_id, "/join"))
+    [link] = telegram.messages(group.chat_id)[-1].buttons()
+    await group.send(telegram.open_link(other, link["url"]))
+    assert [p.user_id for p in (await group.table()).players] == [other]
 
 
 async def test_kept_from_posting_mid_game_the_bot_posts_the_board_again_when_it_may_post_again(make_bot, telegram):

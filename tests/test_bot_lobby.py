@@ -161,6 +161,22 @@ async def test_a_join_link_to_a_game_that_never_existed(make_bot, telegram):
     assert await group.store.load("0123456789") is None
 
 
+async def test_a_join_link_to_a_game_that_is_over_says_where_a_new_one_comes_from(make_bot, telegram):
+    """Someone who opened an old Join link (of a lobby cancelled since, or of a game played to its end)
+    read only "This game is over.", with nothing to do next, though the group may well have opened a
+    new game meanwhile: they are told to ask the group for a new link, as for a game no longer kept."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=2)
+    host, late = group.user_ids
+    await group.open_lobby_and_join(joining=[host])
+    link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
+    question = await command(group, host, "/cancel")
+    await press(group, host, question, button_data(question, ":y"))
+    await group.send(telegram.open_link(late, link))
+    assert texts(telegram, late)[-1] == "This game is over: ask the group for a new link."
+    assert await group.store.games_of_user(late) == []
+
+
 async def test_a_join_link_taken_out_of_the_group_seats_no_outsider(make_bot, telegram):
     """The lobby's Join button can be forwarded anywhere (its link names the game). Someone who is not
     in the group could take a seat, get a role and hold up every vote, but never see the board."""
@@ -1005,6 +1021,31 @@ async def test_names_with_html_characters_are_escaped_in_html_replies(make_bot, 
     await group.send(update)
     answer = telegram.callback_answers[update["callback_query"]["id"]]["text"]
     assert answer == "Only Tom & <Jerry>, who opened the game, or a group admin can cancel it."
+
+
+async def test_a_player_who_leaves_the_group_gives_up_their_seat_in_its_lobby(make_bot, telegram):
+    """A player who left the group, or whom an admin removed from it, stayed seated in its open lobby:
+    the game started with them (by /startgame, or by itself when the lobby's time ran out), dealt them
+    a role, and waited at every vote for someone who could not see the board. Their seat is given up,
+    as with /leave; once the roles are dealt, a seat stays taken."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=8)
+    admin, *_, troll, leaver = group.user_ids
+    await group.open_lobby_and_join(joining=group.user_ids[:7] + [leaver])
+    lobby = lobby_message(telegram, group.chat_id)
+    await group.send(telegram.leave_group(group.chat_id, leaver))
+    await group.send(telegram.leave_group(group.chat_id, troll, by_user_id=admin))
+    assert [p.user_id for p in (await group.table()).players] == group.user_ids[:6]
+    assert "6 players of 10: Ann, Bob, Cy, Dan, Eve, Fay" in plain_text(lobby_message(telegram, group.chat_id).text)
+    assert lobby_message(telegram, group.chat_id).message_id == lobby.message_id
+    assert await group.store.games_of_user(leaver) == await group.store.games_of_user(troll) == []
+    await group.start()
+    assert (await group.table()).stage is Stage.PLAYING
+    assert len((await group.table()).game.spies) == 2  # a game of six
+    # Once the game runs, a player who leaves keeps their seat (the deadlines play it).
+    before = (await group.table()).to_json()
+    await group.send(telegram.leave_group(group.chat_id, group.user_ids[5]))
+    assert (await group.table()).to_json() == before
 
 
 async def test_leave_during_a_game_says_what_a_player_can_do(make_bot, telegram):

@@ -148,6 +148,33 @@ async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegr
     assert f"Ann, {shown.format(id=group.user_ids[1])}" in lobby_message(telegram, group.chat_id).text
 
 
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Ann", "An\u200bn"),  # a zero-width space inside
+        ("Ann", "Ann\u2062"),  # an invisible operator at the end
+        ("Ann", "\u00adAnn"),  # a soft hyphen in front
+        ("Ann", "A\u200enn"),  # a direction mark
+        ("Zoë", "Zoe\u0308"),  # the same letter, decomposed
+        ("Ann Lee", "Ann\u00a0Lee"),  # a no-break space
+    ],
+)
+async def test_a_name_that_reads_as_a_seated_players_name_is_told_apart(make_bot, telegram, first, second):
+    """Two Anns are told apart with a number, but a second name that differed from the first only
+    by characters that show as nothing, or wrote the same letters another way, was seated as it was:
+    the lobby read "Ann, Ann", and so did every vote, team and the leader's keyboard. Anyone could
+    pass for a player already seated. It is numbered as a second Ann is."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[0], first, language_code="en")
+    telegram.add_user(group.user_ids[1], second, language_code="en")
+    await group.open_lobby_and_join()
+    (host, player) = (await group.table()).players
+    assert host.name == first
+    assert player.name == f"{second} (2)"
+    assert f"{first}, {second} (2)" in lobby_message(telegram, group.chat_id).text
+
+
 @pytest.mark.parametrize("line_break", ["\n", "\r", "\u2028", "\u2029", "\x85", "\x0b"])
 async def test_a_name_holding_a_line_break_stays_on_its_line(make_bot, telegram, line_break):
     """A name with a line break in it wrote a line of its own into every list naming that player, where

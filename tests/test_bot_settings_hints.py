@@ -10,10 +10,21 @@ import pytest
 
 from deduction import batch
 from engine import Phase, Variants, export_record
-from tests.bot_helpers import AlwaysApprove, command, command_text, forged, lobby_message, press, started, texts
+from tests.bot_helpers import (
+    AlwaysApprove,
+    button_data,
+    command,
+    command_text,
+    forged,
+    lobby_message,
+    press,
+    started,
+    texts,
+)
 from tgbot import keys
 from tgbot.i18n import t
 from tgbot.offline.simulation import SimulatedGroup, plain_text
+from tgbot.service import GameService
 from tgbot.settings import GroupSettings
 from tgbot.table import Stage
 
@@ -292,6 +303,48 @@ async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
     assert telegram.message(group.chat_id, admin_menu.message_id).edits == 0
 
 
+async def test_whoever_opened_a_lobby_sets_its_game_not_the_groups_settings(make_bot, telegram):
+    """Bob, no admin, opened a lobby and switched Blind Spies on and the language to Bulgarian. The
+    lobby took them, and so did the group's own settings: after he cancelled it, every later game of
+    the group was played with Blind Spies, in Bulgarian, until an admin found out. The lobby's game
+    takes them; the group's settings stay the admins' to set."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=6)
+    admin, host, chat = group.user_ids[0], group.user_ids[1], group.chat_id
+    await group.send(telegram.command(host, chat, "/newgame"))
+    group.game_id = await group.store.game_of_chat(chat)
+    before = await group.store.settings(chat)
+
+    menu = await command(group, host, "/settings")
+    assert plain_text(menu.text).startswith("⚙️ Settings for the open lobby\n")
+    assert await press(group, host, menu, setting(menu, "bs")) is None
+    assert "Blind Spies: on" in [b["text"] for b in telegram.message(chat, menu.message_id).buttons()]
+    choice = await command(group, host, "/language")
+    assert plain_text(choice.text) == "Which language should I speak in the open lobby's game?"
+    await press(group, host, choice, next(b["callback_data"] for b in choice.buttons() if b["text"] == "Български"))
+    assert plain_text(telegram.message(chat, choice.message_id).text) == t(
+        "bg", "I will speak %(language)s in the open lobby's game.", language="Български"
+    )
+    table = await group.table()
+    assert table.settings.blind_spies and table.language == "bg"
+    assert t("bg", "Blind Spies") in plain_text(lobby_message(telegram, chat).text)
+    assert await group.store.settings(chat) == before
+
+    question = await command(group, host, "/cancel")
+    await press(group, host, question, button_data(question, ":y"))
+    await group.send(telegram.command(admin, chat, "/newgame"))
+    group.game_id = await group.store.game_of_chat(chat)
+    table = await group.table()
+    assert not table.settings.blind_spies and table.language == "en"
+    assert "Rules: standard, no variants." in plain_text(lobby_message(telegram, chat).text)
+
+    # An admin's changes are the group's, and the open lobby follows them.
+    menu = await command(group, admin, "/settings")
+    assert plain_text(menu.text).startswith("⚙️ Settings for this group\n")
+    await press(group, admin, menu, setting(menu, "bs"))
+    assert (await group.store.settings(chat)).blind_spies and (await group.table()).settings.blind_spies
+
+
 async def test_settings_changed_in_an_open_lobby_show_there_and_rule_the_next_game(make_bot, telegram):
     application = await make_bot(3)
     service = application.bot_data["service"]
@@ -471,6 +524,32 @@ async def test_hints_asked_in_the_group_go_to_private(make_bot, telegram):
     assert not any("▰" in text or "▱" in text or "seat the spies" in text for text in texts(telegram, group.chat_id))
     assert len(telegram.messages(user)) == private_before + 1
     check_hints(plain_text(telegram.messages(user)[-1].text), table, honest)
+
+
+async def test_hints_asked_in_the_group_as_the_game_is_cancelled_never_reach_the_group(make_bot, telegram, monkeypatch):
+    """/hints in the group worked out the player's hints, then asked again whether they play: a game
+    cancelled (or ended) in between answered no, and the hints were posted in the group, a spy's
+    saying "you are a spy". Hints worked out for a game go to private, whatever happens meanwhile."""
+    group = await started(make_bot, telegram, players=5, seed=11)
+    table = await group.table()
+    host = group.user_ids[0]
+    spy = table.players[table.game.spies[0]].user_id
+    question = await command(group, host, "/cancel")
+    yes = next(b["callback_data"] for b in question.buttons() if b["callback_data"].endswith(":y"))
+    worked_out = GameService.hints_asked_in
+
+    async def then_cancelled(self, *args, **kwargs):
+        answer = await worked_out(self, *args, **kwargs)
+        await press(group, host, question, yes)  # the host's Yes lands just then
+        return answer
+
+    monkeypatch.setattr(GameService, "hints_asked_in", then_cancelled)
+    group_before = len(telegram.messages(group.chat_id))
+    await group.send(telegram.command(spy, group.chat_id, "/hints"))
+    assert (await group.table()).stage is Stage.CANCELLED
+    new_in_group = texts(telegram, group.chat_id)[group_before:]
+    assert not any("spy" in text or "▰" in text or "▱" in text for text in new_in_group), new_in_group
+    assert "you are a spy" in plain_text(telegram.messages(spy)[-1].text)
 
 
 async def test_hints_switched_off(make_bot, telegram):

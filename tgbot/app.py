@@ -227,6 +227,8 @@ def build_application(
     # The bot added to a group, first or again (after someone removed it mid-game).
     application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_MEMBERS, handlers.bot_added))
     application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_TITLE, handlers.group_renamed))
+    # Someone left the group, or was removed from it: a seat in its open lobby is given up.
+    application.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, handlers.member_left))
     # Any other command in private (the commands above took theirs): a typo gets an answer, not silence.
     application.add_handler(MessageHandler(filters.COMMAND & filters.ChatType.PRIVATE, handlers.unknown_command))
     application.add_handler(MessageHandler(filters.TEXT & filters.ChatType.PRIVATE, handlers.private_text))

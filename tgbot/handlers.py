@@ -167,10 +167,14 @@ async def reply(update: Update, text: str, buttons=(), protected: bool = False) 
 
 
 async def can_write_to(context: BotContext, user_id: int) -> bool:
-    """Whether the user's private chat with the bot is open (roles and cards go there)."""
+    """Whether the user's private chat with the bot is open (roles and cards go there); False also when
+    Telegram cannot say (a timeout): the link to the private chat seats them then."""
     try:
         await context.bot.send_chat_action(user_id, ChatAction.TYPING)
     except (Forbidden, BadRequest):
+        return False
+    except TelegramError as error:
+        log.info("could not ask whether a private chat is open: %s", type(error).__name__)
         return False
     return True
 
@@ -467,6 +471,17 @@ async def group_renamed(update: Update, context: BotContext) -> None:
         await context.service.retitled(await group_id(update, context), message.new_chat_title)
 
 
+async def member_left(update: Update, context: BotContext) -> None:
+    """Someone left the group, or an admin removed them: a seat they held in its open lobby is given
+    up, and the lobby shows it (they could not see the boards of the game it would start)."""
+    message = update.effective_message
+    left = message.left_chat_member
+    if not in_group(message.chat) or left is None or left.id == context.bot.id:
+        return
+    answer = await context.service.left_group(await group_id(update, context), left.id)
+    await context.service.deliver(answer)
+
+
 async def bot_added(update: Update, context: BotContext) -> None:
     """Someone added the bot to a group. Back in a group whose game went on without it (removed
     mid-game: nothing it said there arrived meanwhile, and the deadlines played on), it posts the
@@ -515,8 +530,9 @@ async def settings(update: Update, context: BotContext) -> None:
     request = await group_request(update, context)
     if request is None or not await may_configure(update, context, request):
         return
-    current = await context.service.store.settings(request.chat_id)
-    text, buttons = menus.settings_menu(request.chat_id, current, current.language or request.lang)
+    admin = await request.is_admin()
+    current = await context.service.settings_of(request.chat_id, admin)
+    text, buttons = menus.settings_menu(request.chat_id, current, current.language or request.lang, not admin)
     await ask(update, context, text, buttons)
 
 
@@ -525,7 +541,7 @@ async def language(update: Update, context: BotContext) -> None:
     request = await group_request(update, context)
     if request is None or not await may_configure(update, context, request):
         return
-    text, buttons = menus.language_menu(request.chat_id, request.lang)
+    text, buttons = menus.language_menu(request.chat_id, request.lang, not await request.is_admin())
     await ask(update, context, text, buttons)
 
 
@@ -546,9 +562,9 @@ async def hints(update: Update, context: BotContext) -> None:
         await reply(update, text, buttons, protected=True)
         return
     # Asked in a game's group by one of its players: that game's hints, with no choice to make.
-    text, buttons = await context.service.hints_asked_in(await group_id(update, context), user.id, lang)
-    if not await context.service.playing(user.id):
-        # Nothing to send in private: say so here, where they asked (who plays is public).
+    text, buttons, theirs = await context.service.hints_asked_in(await group_id(update, context), user.id, lang)
+    if not theirs:
+        # They play no running game: say so here, where they asked (who plays is public).
         await reply(update, text)
         return
     if not await send_private(context, user.id, text, buttons, protected=True):
@@ -731,26 +747,30 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
         await answer_query(query, t(lang, "This button is not valid here."))
         return
     group = await group_id(update, context)  # a keyboard left in a basic group that became a supergroup
+    admin = await is_admin_in(group)
     if isinstance(press, SettingsPress) and press.setting == "done":
-        if not await service.may_configure(group, user_id, await is_admin_in(group)):
+        if not await service.may_configure(group, user_id, admin):
             await answer_query(query, t(lang, NOT_ALLOWED_TO_CONFIGURE))
             return
-        current = await service.store.settings(group)
+        current = await service.settings_of(group, admin)
         await edit_query_message(query, menus.settings_closed(current, current.language or lang))
         await answer_query(query, "")
         return
-    settings, answer = await service.change_settings(
-        group, user_id, await is_admin_in(group), lang, settings_change(press)
-    )
+    # Whoever opened the open lobby, not an admin, changes that lobby's settings alone.
+    settings, answer = await service.change_settings(group, user_id, admin, lang, settings_change(press))
     if settings is None:
         await answer_query(query, answer.text)
         return
     shown_in = settings.language or lang
     if isinstance(press, LanguagePress):
         language_name = menus.LANGUAGE_NAMES[settings.language]
-        await edit_query_message(query, t(shown_in, "I will speak %(language)s here.", language=language_name))
+        if admin:
+            said = t(shown_in, "I will speak %(language)s here.", language=language_name)
+        else:
+            said = t(shown_in, "I will speak %(language)s in the open lobby's game.", language=language_name)
+        await edit_query_message(query, said)
     else:
-        await edit_query_message(query, *menus.settings_menu(group, settings, shown_in))
+        await edit_query_message(query, *menus.settings_menu(group, settings, shown_in, not admin))
     await answer_query(query, "")
 
 

@@ -36,6 +36,7 @@ from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import absence, clock, computers, lobby, play
 from tgbot.moves import plot as plot_moves
+from tgbot.moves.lobby import NOT_ALLOWED_TO_CONFIGURE
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Edit, Keyboard, Send
 from tgbot.render import board
@@ -49,7 +50,6 @@ log = logging.getLogger(__name__)
 # How long a recovering worker waits for the outbox locks of drains that died to lapse.
 RECOVERY_SECONDS = LOCK_SECONDS + 1
 
-NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
 NO_SUCH_GAME = N_("There is no such game here any more: ask the group for a new link.")
 
 
@@ -279,7 +279,10 @@ class GameService:
             table = await self._load(game_id)
             member = table is None or await is_member_of(table.chat_id)
         return await self._in_game(
-            game_id, lang, lambda table: lobby.join(table, player, lang, self.bot_username, member), gone=NO_SUCH_GAME
+            game_id,
+            lang,
+            lambda table: lobby.join(table, player, lang, self.bot_username, member, by_link=is_member_of is not None),
+            gone=NO_SUCH_GAME,
         )
 
     async def leave(self, chat_id: int, user_id: int, lang: str) -> Reply:
@@ -288,6 +291,18 @@ class GameService:
             return Reply(t(lang, "No game is open here."))
         return await self._in_game(
             game_id, lang, lambda table: lobby.leave(table, user_id, lang, self.bot_username), chat_id=chat_id
+        )
+
+    async def left_group(self, chat_id: int, user_id: int) -> Reply | None:
+        """The user left the group (or was removed from it): their seat in its open lobby is given up."""
+        game_id = await self.store.game_of_chat(chat_id)
+        if game_id is None:
+            return None
+        return await self._in_game(
+            game_id,
+            DEFAULT_LANGUAGE,
+            lambda table: lobby.left_group(table, user_id, self.bot_username),
+            chat_id=chat_id,
         )
 
     async def start_game(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> Reply:
@@ -606,15 +621,36 @@ class GameService:
         table = await self._table_of_chat(chat_id)
         return table is not None and table.stage is Stage.LOBBY and table.creator_id == user_id
 
+    async def settings_of(self, chat_id: int, is_admin: bool) -> GroupSettings:
+        """The settings `/settings` shows: the group's to an admin; to whoever opened the open lobby,
+        who changes that lobby's alone (`change_settings`), the lobby's."""
+        if not is_admin:
+            table = await self._table_of_chat(chat_id)
+            if table is not None and table.stage is Stage.LOBBY:
+                return table.settings
+        return await self.store.settings(chat_id)
+
     async def change_settings(
         self, chat_id: int, user_id: int, is_admin: bool, lang: str, change: Callable[[GroupSettings], GroupSettings]
     ) -> tuple[GroupSettings | None, Reply]:
-        """Change the group's settings between games; an open lobby follows them."""
+        """Change the group's settings between games; an open lobby follows them. Whoever opened the
+        open lobby, not an admin, changes that lobby's settings alone: the group's outlive the lobby."""
         if not await self.may_configure(chat_id, user_id, is_admin):
             return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
         table = await self._table_of_chat(chat_id)
         if table is not None and table.stage is Stage.PLAYING:
             return None, Reply(t(lang, "Settings can be changed between games."))
+        if not is_admin:
+            if table is None:  # the lobby closed meanwhile
+                return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
+            answer = await self._in_game(
+                table.id, lang, lambda current: lobby.host_settings(current, user_id, change, lang, self.bot_username)
+            )
+            await self.deliver(answer)
+            changed = await self._load(table.id)
+            if answer.text or changed is None or changed.stage is not Stage.LOBBY:
+                return None, Reply(answer.text or t(lang, "Settings can be changed between games."))
+            return changed.settings, Reply("")
         _, settings = await self.store.update_settings(chat_id, change)
         if table is not None:
             await self._lobby_follows(table.id, chat_id)
@@ -647,11 +683,17 @@ class GameService:
 
     async def hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard]:
         """Hints for one of the player's running games (a choice of game when there are several)."""
+        text, buttons, _ = await self._hints(user_id, lang, game_id)
+        return text, buttons
+
+    async def _hints(self, user_id: int, lang: str, game_id: str | None = None) -> tuple[str, Keyboard, bool]:
+        """`hints`, and whether the answer is about a game the user plays (only they may see it): the
+        answer that they play none may be told where they asked."""
         if game_id is not None:
             named = await self._load(game_id)
             if named is None or not named.is_active:
                 # A Hints button outlives its game; its player may well be in another one now.
-                return t(lang, "This game is over."), ()
+                return t(lang, "This game is over."), (), False
             tables = [named]
         else:
             tables = await self._tables_of_user(user_id)
@@ -659,20 +701,23 @@ class GameService:
             t_ for t_ in tables if t_ is not None and t_.stage is Stage.PLAYING and t_.seat_of(user_id) is not None
         ]
         if not playing:
-            return t(lang, "You are not in a running game. Hints come once a game has started."), ()
+            return t(lang, "You are not in a running game. Hints come once a game has started."), (), False
         if len(playing) > 1:
-            return hints_render.choose_game(playing, user_id, lang)
+            return *hints_render.choose_game(playing, user_id, lang), True
         table = playing[0]
         if not table.settings.hints:
-            return hints_render.hints_off(table, lang), ()
-        return hints_text(table, table.seat_of(user_id)), ()
+            return hints_render.hints_off(table, lang), (), True
+        return hints_text(table, table.seat_of(user_id)), (), True
 
-    async def hints_asked_in(self, chat_id: int, user_id: int, lang: str) -> tuple[str, Keyboard]:
-        """Hints asked for in a group: for its running game, if the user plays it; else as in private."""
+    async def hints_asked_in(self, chat_id: int, user_id: int, lang: str) -> tuple[str, Keyboard, bool]:
+        """Hints asked for in a group: for its running game, if the user plays it; else as in private.
+        The last item says whether the answer is the user's alone (it goes to private): whether they
+        play was decided as the hints were worked out, so that a game ending or cancelled meanwhile
+        cannot turn them into an answer for the group."""
         table = await self._table_of_chat(chat_id)
         if table is not None and table.stage is Stage.PLAYING and table.seat_of(user_id) is not None:
-            return await self.hints(user_id, lang, table.id)
-        return await self.hints(user_id, lang)
+            return await self._hints(user_id, lang, table.id)
+        return await self._hints(user_id, lang)
 
     # ---------------------------------------------------------------- looking
 
@@ -800,10 +845,6 @@ class GameService:
     async def groups_of(self, user_id: int) -> list[str]:
         """The titles of the groups whose open or running games the user sits at, in order."""
         return sorted({table.chat_title for table in await self._tables_of_user(user_id)})
-
-    async def playing(self, user_id: int) -> bool:
-        """Whether the user sits at a running table (who plays is no secret)."""
-        return any(table.stage is Stage.PLAYING for table in await self._tables_of_user(user_id))
 
     async def resend_private(self, user_id: int) -> int:
         """Send a player who just opened the private chat what their games expect of them (their

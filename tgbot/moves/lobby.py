@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import replace
 
 from engine import Phase, Variants, new_game
@@ -13,11 +14,12 @@ from tgbot.i18n import N_, t, tn
 from tgbot.moves import announcements, plot_announcements, prompts
 from tgbot.outgoing import Button, Edit, Outgoing, Send
 from tgbot.render import board
-from tgbot.render.common import group_scene, seat_scene, shown, title
+from tgbot.render.common import group_scene, reads_as, seat_scene, shown, title
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
 LOBBY_KEY = "board:0"  # the lobby's message becomes the game's first board
+NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
 
 
 def lobby_message(table: Table, bot_username: str):
@@ -66,6 +68,21 @@ def follow_settings(table: Table, settings: GroupSettings, bot_username: str) ->
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
 
 
+def host_settings(
+    table: Table, user_id: int, change: Callable[[GroupSettings], GroupSettings], lang: str, bot_username: str
+) -> Change:
+    """Whoever opened the open lobby (not an admin) changes its settings: that lobby's game's, not the
+    group's, which outlive the lobby and are its admins' to set. The variants named with /newgame stay."""
+    if table.stage is not Stage.LOBBY or table.creator_id != user_id:
+        raise refuse(lang, NOT_ALLOWED_TO_CONFIGURE)
+    settings = change(table.settings).with_variants(table.named_variants)
+    if settings == table.settings:
+        return Change(table)
+    table = replace(table, settings=settings)
+    text, buttons = lobby_message(table, bot_username)
+    return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
+
+
 def require_lobby(table: Table, lang: str) -> None:
     if table.stage is Stage.PLAYING:
         raise refuse(lang, "This game has already started.")
@@ -73,9 +90,14 @@ def require_lobby(table: Table, lang: str) -> None:
         raise refuse(lang, "This game is over.")
 
 
-def join(table: Table, player: Player, lang: str, bot_username: str, member: bool = True) -> Change:
+def join(
+    table: Table, player: Player, lang: str, bot_username: str, member: bool = True, by_link: bool = False
+) -> Change:
     """`member`: whether the player is in the game's group, where the game is played (its boards,
-    the votes); someone sent its Join link from outside cannot play there."""
+    the votes); someone sent its Join link from outside cannot play there. `by_link`: from a Join link,
+    which outlives its lobby: whoever opens one of a game that is over is told where a new one comes from."""
+    if by_link and not table.is_active:
+        raise refuse(lang, "This game is over: ask the group for a new link.")
     require_lobby(table, lang)
     if table.seat_of(player.user_id) is not None:
         raise refuse(lang, "You are already in this game.")
@@ -84,10 +106,12 @@ def join(table: Table, player: Player, lang: str, bot_username: str, member: boo
         raise refuse(lang, "This game is played in the group «%(group)s»: join the group first.", group=group)
     if len(table.players) >= game_rules.MAX_PLAYERS:
         raise refuse(lang, "The table is full: %(max)d players.", max=game_rules.MAX_PLAYERS)
-    taken = {p.name for p in table.players}
+    # Two Anns at one table must be told apart, also when one name holds characters that show as
+    # nothing or writes the same letters another way: the group would read the same name twice.
+    taken = {reads_as(p.name) for p in table.players}
     name = player.name
     suffix = 2
-    while name in taken:  # two Anns at one table must be told apart
+    while reads_as(name) in taken:
         name = f"{player.name} ({suffix})"
         suffix += 1
     table = replace(table, players=table.players + (replace(player, name=name),))
@@ -109,6 +133,17 @@ def leave(table: Table, user_id: int, lang: str, bot_username: str) -> Change:
     table = replace(table, players=tuple(p for p in table.players if p.user_id != user_id))
     text, buttons = lobby_message(table, bot_username)
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)], Reply(t(lang, "You left the game.")))
+
+
+def left_group(table: Table, user_id: int, bot_username: str) -> Change:
+    """The user left the game's group, or was removed from it. A seat they held in its open lobby is
+    given up: they could not see the boards they would vote on (and an admin who removed them would
+    have them dealt a role). Once roles are dealt a seat cannot be left empty: the deadlines play it."""
+    if table.stage is not Stage.LOBBY or table.seat_of(user_id) is None:
+        return Change(table)
+    table = replace(table, players=tuple(p for p in table.players if p.user_id != user_id))
+    text, buttons = lobby_message(table, bot_username)
+    return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
 
 
 _HOST_ONLY = {

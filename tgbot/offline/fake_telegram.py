@@ -312,14 +312,18 @@ class FakeTelegram:
         by_user_id = group["admins"][0] if by_user_id is None else by_user_id
         return self._service_message(by_user_id, chat_id, new_chat_title=title)
 
-    def leave_group(self, chat_id: int, user_id: int) -> None:
+    def leave_group(self, chat_id: int, user_id: int, by_user_id: int | None = None) -> dict:
         """The user is not (or no longer) a member of the group: getChatMember says "left", and
         nothing they could say there reaches the bot. (Every known user is a member of every group
-        until then.)"""
+        until then.) Returns the service message's update (`left_chat_member`), as Telegram posts it
+        when a member leaves (`by_user_id`: the admin who removed them), not yet handed to any bot."""
         if chat_id not in self._groups:
             raise LookupError(f"unknown group {chat_id}")
-        self._user(user_id)
+        user = self._user(user_id)
         self._outsiders.setdefault(chat_id, set()).add(user_id)
+        return self._service_message(
+            user_id if by_user_id is None else by_user_id, chat_id, left_chat_member=user.to_dict()
+        )
 
     def delete(self, chat_id: int, message_id: int) -> None:
         """Someone deletes a message: its sender, an admin, or a bot that tidies commands away."""

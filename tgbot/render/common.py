@@ -106,6 +106,23 @@ def shown(name: str) -> str:
     return escape(isolated(name))
 
 
+# Characters a reader does not see inside a name (besides format and control characters): a
+# combining grapheme joiner, variation selectors, Mongolian variation selectors and vowel separator,
+# Khmer inherent vowels, Hangul fillers.
+_IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0") | frozenset(
+    map(chr, [*range(0x180B, 0x1810), *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
+)
+
+
+def reads_as(name: str) -> str:
+    """What a reader can tell a name by: the same letters written another way (composed or not,
+    compatibility forms, another kind of space) read the same, and characters that show as nothing
+    inside it (zero-width, direction marks, soft hyphens) are not seen."""
+    text = unicodedata.normalize("NFKC", name)
+    seen = (c for c in text if c not in _IGNORABLE and unicodedata.category(c) not in ("Cc", "Cf"))
+    return " ".join("".join(seen).split())
+
+
 def mention(player: Player) -> str:
     if player.computer:
         return shown(player.name)  # no Telegram user to link to

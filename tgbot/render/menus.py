@@ -18,17 +18,28 @@ def _switch(lang: str, on: bool, when_on: str, when_off: str) -> str:
     return t(lang, when_on) if on else t(lang, when_off)
 
 
-def settings_menu(chat_id: int, settings: GroupSettings, lang: str) -> tuple[str, Keyboard]:
+def settings_menu(chat_id: int, settings: GroupSettings, lang: str, lobby_only: bool = False) -> tuple[str, Keyboard]:
+    """The keyboard of the group's settings; `lobby_only`: of the open lobby's, for whoever opened it
+    (not an admin), whose changes are that lobby's game's alone."""
+
     def press(name: str) -> str:
         return encode(SettingsPress(chat_id, name, 0 if name == "done" else settings.position(name)))
 
-    text = "\n".join(
-        [
+    if lobby_only:
+        heading = [
+            t(lang, "⚙️ <b>Settings for the open lobby</b>"),
+            t(
+                lang,
+                "Press a button to change it. Changes apply to this lobby's game only; a group admin sets the "
+                "group's.",
+            ),
+        ]
+    else:
+        heading = [
             t(lang, "⚙️ <b>Settings for this group</b>"),
             t(lang, "Press a button to change it. Changes apply to the next game, and to a lobby that is open."),
-            settings_line(settings, lang),
         ]
-    )
+    text = "\n".join([*heading, settings_line(settings, lang)])
     missing = (
         t(lang, "Missing vote: 👍 Approve") if settings.missing_vote_approves else t(lang, "Missing vote: 👎 Reject")
     )
@@ -101,8 +112,10 @@ def settings_closed(settings: GroupSettings, lang: str) -> str:
     return "\n".join([t(lang, "⚙️ Settings saved."), variants_line(settings, lang), settings_line(settings, lang)])
 
 
-def language_menu(chat_id: int, lang: str) -> tuple[str, Keyboard]:
+def language_menu(chat_id: int, lang: str, lobby_only: bool = False) -> tuple[str, Keyboard]:
     buttons = tuple((Button(name, data=encode(LanguagePress(chat_id, code))),) for code, name in LANGUAGE_NAMES.items())
+    if lobby_only:
+        return t(lang, "Which language should I speak in the open lobby's game?"), buttons
     return t(lang, "Which language should I speak in this group?"), buttons
 
 
