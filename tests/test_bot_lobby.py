@@ -1096,3 +1096,35 @@ async def test_a_lobby_whose_host_left_says_who_can_start_it_in_a_sentence(make_
     lobby = plain_text(lobby_message(telegram, group.chat_id).text)
     assert "\nWhoever opened the game or a group admin can start with /startgame.\n" in lobby
     assert "the host" not in lobby
+
+
+async def test_whoever_opened_a_game_they_do_not_play_in_cannot_cancel_it_once_it_has_started(make_bot, telegram):
+    """A game is its players': whoever opened the lobby but never sat down in it, or left it before
+    the game started (no admin), would otherwise end the others' game whenever they liked. A group
+    admin still may."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=7)
+    admin, host, *others = group.user_ids
+    telegram.add_group(group.chat_id, "Demo group", admins=[admin])
+    await group.send(telegram.command(host, group.chat_id, "/newgame"))
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
+    for user in others:
+        await group.send(telegram.open_link(user, link))
+    assert (await group.table()).seat_of(host) is None  # they never sat down (or left: the same)
+    await group.send(telegram.command(host, group.chat_id, "/startgame"))
+    assert (await group.table()).stage is Stage.PLAYING
+
+    refused = "You do not play in this game: only a group admin can cancel it."
+    assert await command_text(group, host, "/cancel") == refused
+    assert await command_text(group, admin, "/cancel") == "Cancel this game for everyone?"
+    question = telegram.messages(group.chat_id)[-1]
+    before = (await group.table()).to_json()
+    update = telegram.press(host, group.chat_id, question.message_id, text="Yes, cancel it")
+    await group.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"] == refused
+    assert (await group.table()).to_json() == before
+    update = telegram.press(admin, group.chat_id, question.message_id, text="Yes, cancel it")
+    await group.send(update)
+    assert telegram.callback_answers[update["callback_query"]["id"]]["text"] == "Cancelled."
+    assert (await group.table()).stage is Stage.CANCELLED

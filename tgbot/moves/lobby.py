@@ -204,10 +204,19 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
 CANCEL_QUESTION = N_("Cancel this game for everyone?")
 
 
+def require_may_cancel(table: Table, user_id: int, is_admin: bool, lang: str) -> None:
+    """Whoever opened the game, or an admin, may cancel it; once it has started, its opener only
+    while they play in it. A game is its players': one who left the lobby (or never sat down) would
+    end it for the others."""
+    if table.game is not None and user_id == table.creator_id and not is_admin and table.seat_of(user_id) is None:
+        raise refuse(lang, "You do not play in this game: only a group admin can cancel it.")
+    require_host(table, user_id, is_admin, lang, "cancel")
+
+
 def ask_cancel(table: Table, user_id: int, is_admin: bool, lang: str) -> Reply:
     if not table.is_active:
         raise refuse(lang, "There is no game to cancel.")
-    require_host(table, user_id, is_admin, lang, "cancel")
+    require_may_cancel(table, user_id, is_admin, lang)
     return Reply(
         t(lang, CANCEL_QUESTION),
         buttons=(
@@ -228,7 +237,7 @@ def _answered(lang: str, answer: str) -> Reply:
 def cancel(table: Table, user_id: int, is_admin: bool, press: CancelPress, lang: str, bot_username: str) -> Change:
     if not table.is_active:
         raise Refused(_answered(lang, N_("This game is already over.")))
-    require_host(table, user_id, is_admin, lang, "cancel")
+    require_may_cancel(table, user_id, is_admin, lang)
     if not press.confirm:
         return Change(table, [], _answered(lang, N_("The game goes on.")))
     if table.game is None:
