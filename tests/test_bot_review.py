@@ -192,6 +192,24 @@ async def test_a_name_holding_a_line_break_stays_on_its_line(make_bot, telegram,
 
 @pytest.mark.parametrize(
     ("full_name", "seated"),
+    [("Bob, Cy", "Bob Cy"), ("Bob,👎 Cy", "Bob 👎 Cy"), ("Bob; Cy", "Bob Cy"), ("李，王", "李 王"), (", ,", "@bob")],
+)
+async def test_a_name_holding_a_list_separator_reads_as_one_player(make_bot, telegram, full_name, seated):
+    """Players are listed with commas (teams, votes) and semicolons (Plot cards held): a player named
+    "Bob, Cy" read as two players in every list, and one named "Bob, 👎 Cy" wrote a rejection into the
+    👍 line of each vote. The separator is seated as a space."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[1], full_name, username="bob", language_code="en")
+    await group.open_lobby_and_join()
+    (_, player) = (await group.table()).players
+    assert player.name == seated
+    lines = plain_text(lobby_message(telegram, group.chat_id).text).splitlines()
+    assert any(line.endswith(f"Ann, {seated}") for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("full_name", "seated"),
     [
         ("A" * 37 + "🇺🇦🇺🇦", "A" * 37 + "…"),  # not a lone regional indicator (a letter in a box)
         ("B" * 35 + "👨\u200d👩\u200d👧", "B" * 35 + "…"),  # not half a family and a dangling joiner

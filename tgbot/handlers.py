@@ -70,6 +70,10 @@ _UNSEEN_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me", "Zs", "Zl", "Zp"})
 # A line break in a name would start a line of its own in every message naming the player, one that
 # could pass for the bot's; control characters have no place in a name either.
 CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Players are listed with commas (teams, votes) and semicolons (Plot cards held): a name holding one
+# would read as two players ("Ann, 👎 Bob" in the 👍 line of a vote). Commas of other scripts too.
+_COMMAS = ",;\u060c\u061b\u201a\u2e34\u2e41\u3001\ufe10\ufe11\ufe14\ufe50\ufe51\ufe54\uff0c\uff1b"
+LIST_SEPARATORS = re.compile(f" *[{_COMMAS}]+ *")
 # A name is shown in every group message that lists the players, and a table of ten listing
 # Telegram's longest names (64 + 64 characters) overruns Telegram's 4096 characters a message.
 MAX_NAME = 40
@@ -78,7 +82,8 @@ MAX_NAME = 40
 def player_of(user: User) -> Player:
     # Only computer players' names hold 🤖: a person may not pass for one (and claim to play blind),
     # not even with a second robot or one behind a character that shows as nothing.
-    name = BLANK_EDGES.sub("", CONTROL_CHARACTERS.sub(" ", (user.full_name or "").replace("🤖", "")))
+    name = LIST_SEPARATORS.sub(" ", CONTROL_CHARACTERS.sub(" ", (user.full_name or "").replace("🤖", "")))
+    name = BLANK_EDGES.sub("", name)
     if shows_as_nothing(name):  # it would leave a blank in every list of players
         name = f"@{user.username}" if user.username else str(user.id)
     return Player(user_id=user.id, name=common.cut(name, MAX_NAME), language=user.language_code)
