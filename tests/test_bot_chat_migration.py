@@ -31,7 +31,7 @@ from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.render import menus
 from tgbot.settings import GroupSettings
 from tgbot.store import FINISHED_GAME_SECONDS
-from tgbot.table import Table, TableFormatError
+from tgbot.table import Stage, Table, TableFormatError
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
@@ -92,6 +92,30 @@ async def test_a_lobby_goes_on_in_the_supergroup(make_bot, telegram):
     assert "The Resistance wins" in last_text(telegram, NEW)
     assert bot_messages(telegram, OLD) == left_behind
     assert calls_to(telegram, OLD, calls) == []  # nothing was even tried there
+
+
+async def test_a_lobby_that_moved_to_the_supergroup_stays_open_when_the_bot_leaves_the_old_group(make_bot, telegram):
+    """Deleting a supergroup, Telegram tells the bot it left the basic group it came from as well, and
+    may in time tell it so on the upgrade itself: the old chat's id is not the group of a lobby that
+    moved on to the supergroup, which stays open. Only leaving the supergroup closes it."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, chat_id=OLD, players=5, basic=True)
+    await group.open_lobby_and_join()
+    await upgrade(group)
+    before = {user: texts(telegram, user) for user in group.user_ids}
+
+    await group.send(telegram.remove_bot(OLD))
+    table = await group.table()
+    assert table.stage is Stage.LOBBY and table.chat_id == NEW
+    assert await group.store.game_of_chat(NEW) == group.game_id
+    assert {user: texts(telegram, user) for user in group.user_ids} == before
+
+    await group.send(telegram.remove_bot(NEW))
+    assert (await group.table()).stage is Stage.CANCELLED
+    for user in group.user_ids:
+        assert texts(telegram, user)[len(before[user]) :] == [
+            "I was removed from the group «Demo group», so the game that was being gathered there will not start."
+        ]
 
 
 async def test_a_command_sent_just_before_the_upgrade_counts_in_the_supergroup(make_bot, telegram):

@@ -651,6 +651,153 @@ async def test_the_end_is_told_once_when_two_workers_hear_of_the_bots_return_at_
     shows_the_end_of(result, finished)
 
 
+# ---------------------------------------------------------------- the bot removed while a lobby is open
+
+REMOVED = "I was removed from the group «{}», so the game that was being gathered there will not start."
+
+
+def roles(telegram, user_id: int) -> list[str]:
+    """The role messages in the user's private chat: what a game dealt them."""
+    return [text for text in texts(telegram, user_id) if text.startswith("Your game in")]
+
+
+def calls_to(telegram, chat_id: int, start: int) -> list[str]:
+    """The bot's calls naming `chat_id` from call number `start` on."""
+    return [method for method, params in telegram.calls[start:] if str(params.get("chat_id")) == str(chat_id)]
+
+
+@pytest.mark.parametrize("kicked", [False, True], ids=["removed", "kicked"])
+async def test_the_bot_removed_from_a_group_with_an_open_lobby_closes_it_and_tells_who_sat_in_it(
+    make_bot, telegram, kicked
+):
+    """Someone removed the bot from a group (or deleted the group) while a lobby was open there: the
+    lobby stayed open, started by itself when its time ran out, and dealt roles and the leader's keyboard
+    in private for a game whose boards and votes were in a group the bot could no longer reach. The lobby
+    is closed, and each person seated in it is told in private, in their language (one who blocked the
+    bot cannot be; a computer player is not); nothing is sent to the group. Added back, the bot opens a
+    new game there with /newgame."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, title="Night <&>", players=7)
+    chat, service = group.chat_id, application.bot_data["service"]
+    spanish, blocked, stranger = group.user_ids[4], group.user_ids[5], group.user_ids[6]
+    telegram.add_user(spanish, "Eve", language_code="es")
+    await group.open_lobby_and_join(joining=group.user_ids[:6])
+    await group.add_computers(1)
+    telegram.block(blocked)
+    lobby = await group.table()
+    assert lobby.stage is Stage.LOBBY and len(lobby.players) == 7 and len(lobby.people) == 6
+    before = {user: texts(telegram, user) for user in group.user_ids}
+    calls_before = len(telegram.calls)
+
+    await group.send(telegram.remove_bot(chat, kicked=kicked))
+    table = await group.table()
+    assert table.stage is Stage.CANCELLED and table.game is None
+    assert await group.store.game_of_chat(chat) is None
+    for user in group.user_ids[:4]:
+        assert texts(telegram, user) == before[user] + [REMOVED.format("Night <&>")]
+    assert texts(telegram, spanish) == before[spanish] + [
+        "Me han eliminado del grupo «Night <&>», así que la partida que se estaba formando allí no empezará."
+    ]
+    assert texts(telegram, blocked) == before[blocked]
+    assert texts(telegram, stranger) == before[stranger] == []
+    assert calls_to(telegram, chat, calls_before) == []
+
+    # Told again (Telegram repeats an update, or the group is deleted after the kick), nobody hears it twice.
+    await group.send(telegram.remove_bot(chat))
+    # The lobby's time runs out: no game starts, nobody is dealt a role.
+    assert await service.fire_due(lobby.deadline + 1) == 0
+    table = await group.table()
+    assert table.stage is Stage.CANCELLED and table.game is None
+    for user in group.user_ids:
+        assert roles(telegram, user) == []
+    assert texts(telegram, group.user_ids[0]) == before[group.user_ids[0]] + [REMOVED.format("Night <&>")]
+    assert calls_to(telegram, chat, calls_before) == []
+
+    # Added back, it says what it does, and the group opens a new game as usual.
+    await group.send(telegram.add_bot(chat))
+    assert helps(telegram, chat)[-1].message_id == telegram.messages(chat)[-1].message_id
+    await group.send(telegram.command(group.user_ids[1], chat, "/newgame"))
+    new_id = await group.store.game_of_chat(chat)
+    assert new_id not in (None, lobby.id)
+    assert (await group.store.load(new_id)).stage is Stage.LOBBY
+
+
+async def test_the_bot_removed_from_a_group_whose_game_runs_leaves_that_game_running(make_bot, telegram):
+    """Only an open lobby is closed when the bot is removed: a running game goes on by its deadlines, and
+    its board is posted again when the bot is added back. The bot is removed here from two groups a
+    player plays in, one with a running game, one with an open lobby: the game plays on and nobody hears
+    of it; the lobby closes, and its people are told of that group alone."""
+    application = await make_bot(1)
+    day = SimulatedGroup(telegram, application, chat_id=-100, title="Day", players=5)
+    night = SimulatedGroup(telegram, application, chat_id=-200, title="Night", players=5)
+    both = day.user_ids[1]
+    night.user_ids[1] = both
+    await day.open_lobby_and_join()
+    await day.start()
+    await night.open_lobby_and_join()
+    service = application.bot_data["service"]
+    running = await day.table()
+    assert running.game.phase is Phase.PROPOSING and (await night.table()).stage is Stage.LOBBY
+    before = {user: texts(telegram, user) for user in day.user_ids + night.user_ids}
+
+    await day.send(telegram.remove_bot(day.chat_id, kicked=True))
+    table = await day.table()
+    assert table.stage is Stage.PLAYING and table.game == running.game
+    assert await day.store.game_of_chat(day.chat_id) == day.game_id
+    # Nobody can act in the group: the leader's time runs out and a drawn team goes to the vote.
+    await service.fire_due(running.deadline)
+    table = await day.table()
+    assert table.stage is Stage.PLAYING and table.game.phase is Phase.VOTING
+    for user in day.user_ids:
+        assert not any("I was removed" in text for text in texts(telegram, user)[len(before[user]) :])
+
+    await night.send(telegram.remove_bot(night.chat_id))
+    assert (await night.table()).stage is Stage.CANCELLED
+    assert (await day.table()).stage is Stage.PLAYING
+    for user in night.user_ids:
+        assert texts(telegram, user)[len(before[user]) :] == [REMOVED.format("Night")]
+    assert [text for text in texts(telegram, day.user_ids[0]) if "I was removed" in text] == []
+
+    # Added back to the group of the running game, the bot posts its board as it is now.
+    await day.send(telegram.add_bot(day.chat_id))
+    text, _ = board.board(group_scene(await day.table()))
+    reposted = telegram.messages(day.chat_id)[-1]
+    assert reposted.from_bot and reposted.text == text and reposted.buttons()
+
+
+@pytest.mark.parametrize("gone", ["left", "restricted, no longer a member"])
+async def test_a_bot_kept_from_posting_keeps_its_lobby_open_until_it_is_removed(make_bot, telegram, gone):
+    """An admin who takes the bot's right to post does not remove it: the lobby stays open, its people
+    seated, and nobody is told anything (the bot posts the lobby again once it may post). Removed while
+    kept from posting (Telegram may then still call it restricted, but no longer a member), it closes the
+    lobby like any removal, and no game starts when the lobby's time runs out."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=5)
+    chat, service = group.chat_id, application.bot_data["service"]
+    await group.open_lobby_and_join()
+    lobby = await group.table()
+    before = {user: texts(telegram, user) for user in group.user_ids}
+
+    await group.send(telegram.restrict_bot(chat))
+    table = await group.table()
+    assert table.stage is Stage.LOBBY and table.players == lobby.players and table.deadline == lobby.deadline
+    assert {user: texts(telegram, user) for user in group.user_ids} == before
+
+    removed = telegram.remove_bot(chat)
+    if gone != "left":
+        removed["my_chat_member"]["new_chat_member"] = removed["my_chat_member"]["old_chat_member"] | {
+            "is_member": False
+        }
+    await group.send(removed)
+    assert (await group.table()).stage is Stage.CANCELLED
+    for user in group.user_ids:
+        assert texts(telegram, user) == before[user] + [REMOVED.format("Demo group")]
+    await service.fire_due(lobby.deadline + 1)
+    table = await group.table()
+    assert table.stage is Stage.CANCELLED and table.game is None
+    assert all(roles(telegram, user) == [] for user in group.user_ids)
+
+
 async def crowd(group: SimulatedGroup, turns_beyond: int = 2) -> None:
     """As if commands answered in the group had used its budget down to the game's reserve, and
     `turns_beyond` turns beyond it: an answer would wait that many turns (3 s each) for its own."""

@@ -121,9 +121,7 @@ async def is_member(context: BotContext, chat_id: int, user_id: int) -> bool:
         member = await context.bot.get_chat_member(chat_id, user_id)
     except TelegramError:
         return True
-    if member.status == ChatMemberStatus.RESTRICTED:
-        return bool(getattr(member, "is_member", True))
-    return member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
+    return is_in(member)
 
 
 def answer_limits(bot, chat: Chat | None, must_arrive: bool = False) -> dict:
@@ -507,18 +505,32 @@ async def back_in_group(context: BotContext, chat_id: int) -> bool:
 
 
 async def bot_member_changed(update: Update, context: BotContext) -> None:
-    """The bot's own membership of a group changed. Given back its right to post after an admin had
-    taken it (restricted, then let go), it posts the board again, or the end of a game that ended
-    meanwhile: nothing it said there meanwhile arrived (Telegram refused it), and the game went on by
-    its deadlines. (Added back after someone removed it, it hears of it by the service message too:
-    `bot_added`.)"""
+    """The bot's own membership of a group changed. Removed from the group (or the group deleted), it
+    closes the group's open lobby, whose game could not be played there (`GameService.bot_removed`).
+    Given back its right to post after an admin had taken it (restricted, then let go), it posts the
+    board again, or the end of a game that ended meanwhile: nothing it said there meanwhile arrived
+    (Telegram refused it), and the game went on by its deadlines. (Added back after someone removed it,
+    it hears of it by the service message too: `bot_added`.)"""
     change = update.my_chat_member
     if change is None or not in_group(change.chat):
         return
     old, new = change.old_chat_member, change.new_chat_member
+    if not is_in(new):
+        # The chat as Telegram names it: a basic group's old id, once it became a supergroup, is not
+        # the game's group any more.
+        answer = await context.service.bot_removed(change.chat.id)
+        await context.service.deliver(answer)
+        return
     if old.status != ChatMemberStatus.RESTRICTED or not may_post(new) or may_post(old):
         return
     await back_in_group(context, await group_id(update, context))
+
+
+def is_in(member) -> bool:
+    """Whether the member is in the group at all: kept from posting (restricted) still is."""
+    if member.status == ChatMemberStatus.RESTRICTED:
+        return bool(getattr(member, "is_member", True))
+    return member.status not in (ChatMemberStatus.LEFT, ChatMemberStatus.BANNED)
 
 
 def may_post(member) -> bool:

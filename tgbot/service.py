@@ -305,6 +305,14 @@ class GameService:
             chat_id=chat_id,
         )
 
+    async def bot_removed(self, chat_id: int) -> Reply | None:
+        """The bot is no longer in the group (removed from it, or the group deleted): its open lobby is
+        closed, and whoever sat in it told in private. A running game goes on by its deadlines."""
+        game_id = await self.store.game_of_chat(chat_id)
+        if game_id is None:
+            return None
+        return await self._in_game(game_id, DEFAULT_LANGUAGE, lambda table: lobby.bot_removed(table, chat_id))
+
     async def start_game(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> Reply:
         game_id = await self.store.game_of_chat(chat_id)
         if game_id is None:

@@ -14,7 +14,7 @@ from tgbot.i18n import N_, t, tn
 from tgbot.moves import announcements, plot_announcements, prompts
 from tgbot.outgoing import Button, Edit, Outgoing, Send
 from tgbot.render import board
-from tgbot.render.common import group_scene, reads_as, seat_scene, shown, title
+from tgbot.render.common import group_scene, player_language, reads_as, seat_scene, shown, title
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
@@ -144,6 +144,24 @@ def left_group(table: Table, user_id: int, bot_username: str) -> Change:
     table = replace(table, players=tuple(p for p in table.players if p.user_id != user_id))
     text, buttons = lobby_message(table, bot_username)
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
+
+
+BOT_REMOVED = N_("I was removed from the group «%(group)s», so the game that was being gathered there will not start.")
+
+
+def bot_removed(table: Table, chat_id: int) -> Change:
+    """The bot is no longer in the group `chat_id`: someone removed it, or the group was deleted. Its
+    open lobby is closed: started (by itself when its time runs out), it would deal roles in private for
+    a game whose boards and votes are in a group the bot cannot reach. The group cannot be told; each
+    person seated in the lobby is told in private. A game already running goes on by its deadlines (its
+    board is posted again if the bot is added back); a table that moved on to a supergroup stays."""
+    if table.stage is not Stage.LOBBY or table.chat_id != chat_id:
+        return Change(table)
+    group = title(table.chat_title)
+    told: list[Outgoing] = [
+        Send(p.user_id, t(player_language(p, table.language), BOT_REMOVED, group=group)) for p in table.people
+    ]
+    return Change(replace(table, stage=Stage.CANCELLED), told)
 
 
 _HOST_ONLY = {

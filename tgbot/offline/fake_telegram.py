@@ -289,12 +289,16 @@ class FakeTelegram:
             self._service_message(by_user_id, new_chat_id, migrate_from_chat_id=chat_id),
         )
 
-    def remove_bot(self, chat_id: int) -> None:
-        """Someone removes the bot from the group: until `add_bot`, every call naming the group is
-        refused (403, as Telegram does) and nothing said there reaches the bot."""
+    def remove_bot(self, chat_id: int, by_user_id: int | None = None, *, kicked: bool = False) -> dict:
+        """Someone removes the bot from the group (`kicked`: bans it too), or deletes the group: until
+        `add_bot`, every call naming the group is refused (403, as Telegram does) and nothing said there
+        reaches the bot. Returns the `my_chat_member` update (the bot's new status "left", or "kicked"),
+        not yet handed to any bot."""
         if chat_id not in self._groups:
             raise LookupError(f"unknown group {chat_id}")
         self._without_bot.add(chat_id)
+        old = "restricted" if chat_id in self._muted else "member"
+        return self._bot_member_update(chat_id, by_user_id, old, "kicked" if kicked else "left")
 
     def add_bot(self, chat_id: int, by_user_id: int | None = None) -> dict:
         """Someone adds the bot to the group (again). Returns the service message's update
@@ -735,6 +739,8 @@ class FakeTelegram:
         by_user_id = group["admins"][0] if by_user_id is None else by_user_id
 
         def member(status: str) -> dict[str, Any]:
+            if status == "kicked":
+                return {"status": status, "user": self._bot_user(), "until_date": 0}
             if status != "restricted":
                 return {"status": status, "user": self._bot_user()}
             rights = ("can_send_messages", "can_send_audios", "can_send_documents", "can_send_photos")
