@@ -150,6 +150,20 @@ async def test_limits(bot: Bot, fake: FakeTelegram):
     assert len(fake.messages(GROUP)) == 1
 
 
+async def test_limits_count_utf16_code_units(bot: Bot, fake: FakeTelegram):
+    """Telegram counts text in UTF-16 code units: an emoji, or a letter outside the basic plane, takes two."""
+    with pytest.raises(BadRequest, match="(?i)message is too long"):
+        await bot.send_message(GROUP, "🙂" * 2049)
+    sent = await bot.send_message(GROUP, "&lt;" + "🙂" * 2047 + "x", parse_mode="HTML")  # an entity is one
+    with pytest.raises(BadRequest, match="(?i)message is too long"):
+        await bot.edit_message_text("𝔄" * 2049, GROUP, sent.message_id)
+    sent = await bot.send_message(GROUP, "Team?", reply_markup=keyboard(("Approve", "a")))
+    query = Update.de_json(fake.press(BOB, GROUP, sent.message_id, "a"), bot).callback_query
+    with pytest.raises(BadRequest, match="(?i)MESSAGE_TOO_LONG"):
+        await query.answer("🙂" * 101)
+    assert await query.answer("🙂" * 100) is True
+
+
 async def test_press_only_existing_buttons(bot: Bot, fake: FakeTelegram):
     sent = await bot.send_message(GROUP, "Team?", reply_markup=keyboard(("Approve", "a"), ("Reject", "r")))
     by_data = Update.de_json(fake.press(BOB, GROUP, sent.message_id, "r"), bot)

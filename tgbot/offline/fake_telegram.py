@@ -528,7 +528,8 @@ class FakeTelegram:
         query_id = str(p.get("callback_query_id"))
         if self._queries.get(query_id) != "pending":
             raise ApiError(400, QUERY_TOO_OLD)
-        if len(p.get("text") or "") > MAX_ANSWER_TEXT:
+        # Counted as message texts are, in UTF-16 code units: an emoji takes two of the 200.
+        if _utf16_len(str(p.get("text") or "")) > MAX_ANSWER_TEXT:
             raise ApiError(400, "Bad Request: MESSAGE_TOO_LONG")
         self._queries[query_id] = "answered"
         self.callback_answers[query_id] = {"text": p.get("text"), "show_alert": bool(p.get("show_alert", False))}
