@@ -18,7 +18,9 @@ from types import SimpleNamespace
 import pytest
 
 from deduction.reasons import Reason
-from engine import PLOT_PHASES, Phase, Variants
+from engine import PLOT_PHASES, Phase, Variants, public_view
+from engine.game import apply, new_game
+from engine.simulate import random_action
 from tgbot.i18n import LANGUAGES
 from tgbot.offline.fake_telegram import (
     MAX_ANSWER_TEXT,
@@ -29,8 +31,9 @@ from tgbot.offline.fake_telegram import (
     _visible_length,
 )
 from tgbot.offline.simulation import Policy, SimulatedGroup
+from tgbot.render import board as board_render
 from tgbot.render import hints as hints_render
-from tgbot.render.common import cut
+from tgbot.render.common import MESSAGE_LIMIT, GroupScene, cut, shown_length
 from tgbot.table import Player
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -171,6 +174,42 @@ async def test_the_longest_game_fits_telegrams_limits(make_bot, telegram, lang):
 
 # Ten right-to-left names of 40 UTF-16 code units each (set apart, they take 42).
 FAR_NAMES = tuple(cut("ע" + "🕵🏿" * 20 + str(i), 40) for i in range(10))
+# A random game (engine.simulate, its seed 597) whose 21st move ends mission 2 and deals mission 3's
+# Plot cards: the proposal's message tells the deal, a drawn team, the votes the clock filled, the
+# mission and the next deal, each card with its effect and whose time ran out.
+LONG_GAME, LONG_MOVES = 597, 21
+
+
+def long_proposal_view():
+    rng = random.Random(LONG_GAME)
+    state = new_game(10, rng, Variants(targeting=rng.random() < 0.5, blind_spies=True, plot_cards=True))
+    deadlines = rng.choice([0.3, 0.6, 0.9])
+    for _ in range(LONG_MOVES):
+        approve = rng.choice([0.3, 0.6, 0.9])
+        action = random_action(
+            state, rng, approve_rate=approve, spy_fail_rate=0.9, deadline_rate=deadlines, plot_use_rate=1.0
+        )
+        state, _ = apply(state, action)
+    return public_view(state)
+
+
+@pytest.mark.parametrize("lang", ["ru", "eo"])
+def test_a_long_proposal_with_every_plot_line_fits_one_message(lang):
+    """The group's message of one proposal tells its whole story, and with Plot cards, deadlines and
+    ten long names it ran past Telegram's 4096 characters (4112 in Russian, 4195 in Esperanto):
+    Telegram refused the edit, and the group never saw the votes, the mission's result or who leads
+    next. The long names are cut shorter instead, and every line is still there."""
+    players = tuple(Player(user_id=i + 1, name=name) for i, name in enumerate(FAR_NAMES))
+    scene = GroupScene("abcdef0123", "Group", players, lang, long_proposal_view(), True)
+    whole, _ = board_render._board(scene)
+    assert shown_length(whole) > MESSAGE_LIMIT
+    text, buttons = board_render.board(scene)
+    assert shown_length(text) <= MESSAGE_LIMIT
+    assert text.count("\n") == whole.count("\n") and buttons == board_render._board(scene)[1]
+    # Every player is still named, by the first part of their name.
+    assert all(name[:8] in text for name in FAR_NAMES)
+    cancelled = board_render.cancelled(scene)
+    assert shown_length(cancelled) <= MESSAGE_LIMIT and cancelled.startswith(text.split("\n")[0])
 
 
 def longest_reasons(players, seat: int, lang: str, count: int) -> list:
@@ -191,7 +230,7 @@ def longest_reasons(players, seat: int, lang: str, count: int) -> list:
         ]
 
     def length(reason) -> int:
-        return _visible_length(hints_render.seat_reason_text(players, reason, lang), "html")
+        return shown_length(hints_render.seat_reason_text(players, reason, lang))
 
     return sorted(reasons, key=length, reverse=True)[:count]
 
@@ -217,4 +256,4 @@ def test_the_longest_hints_fit_one_message(lang, spy_view):
     )
     text = hints_render.hints(scene, [0.5] * 10, 210, explanation, spy_view)
     assert text.count("↳") >= 10 * per_seat - (0 if spy_view else per_seat)
-    assert _visible_length(text, "html") <= MAX_TEXT
+    assert shown_length(text) <= MESSAGE_LIMIT

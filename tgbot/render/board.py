@@ -19,8 +19,10 @@ from tgbot.outgoing import Button, Keyboard
 from tgbot.render import plot as plot_render
 from tgbot.render.common import (
     ANSWER_LIMIT,
+    MESSAGE_LIMIT,
     GroupScene,
     filled_votes_line,
+    fitting,
     join_link,
     mention,
     minutes,
@@ -208,8 +210,13 @@ def board_key(scene: GroupScene) -> str:
 RESULT_KEY = "result"
 
 
-def board(scene: GroupScene) -> tuple[str, Keyboard]:
-    """The latest proposal's message as it reads now."""
+def board(scene: GroupScene, room: int = MESSAGE_LIMIT) -> tuple[str, Keyboard]:
+    """The latest proposal's message as it reads now, within `room` (long names cut shorter if
+    the whole story of a long proposal would not fit Telegram's message)."""
+    return fitting(_board, scene, room)
+
+
+def _board(scene: GroupScene) -> tuple[str, Keyboard]:
     view, lang = scene.view, scene.lang
     if not view.rounds:
         return started(scene), ()
@@ -423,8 +430,9 @@ def waiting_answer(scene: GroupScene, lang: str) -> str:
 
 
 def cancelled(scene: GroupScene) -> str:
-    text, _ = board(scene)
-    return f"{text}\n\n" + t(scene.lang, "🛑 The game was cancelled.")
+    ending = t(scene.lang, "🛑 The game was cancelled.")
+    text, _ = board(scene, MESSAGE_LIMIT - utf16_length(ending) - 2)
+    return f"{text}\n\n{ending}"
 
 
 # ---------------------------------------------------------------- the end

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass
-from html import escape
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from html import escape, unescape
 
 from telegram.helpers import create_deep_linked_url
 
@@ -20,6 +21,12 @@ JOIN_PREFIX = "join_"
 # Telegram refuses to show the answer to a button press longer than this (counted here in UTF-16
 # code units, as Telegram counts text, which is never more than its characters): nothing at all is shown.
 ANSWER_LIMIT = 200
+# Telegram refuses a message whose text, once its HTML is read, is longer than this (in UTF-16 code
+# units): the message is not sent at all, or an edit leaves the old text standing.
+MESSAGE_LIMIT = 4096
+# The shortest a long name is cut to, to make a message fit: still enough to tell players apart.
+SHORTEST_NAME = 12
+_TAG = re.compile(r"<[^>]*>")
 ELLIPSIS = "…"
 # About as many characters as a phone shows on a button half a row wide: a longer label is cut
 # short with an ellipsis, and its end (often the value it shows) is not seen.
@@ -182,6 +189,30 @@ def cut(text: str, limit: int) -> str:
             break
         kept.append(piece)
     return "".join(kept).rstrip() + ELLIPSIS
+
+
+def shown_length(text: str) -> int:
+    """How long an HTML message is as Telegram counts it: its text once the markup is read."""
+    return utf16_length(unescape(_TAG.sub("", text)).strip())
+
+
+def with_names_cut(players: tuple[Player, ...], limit: int) -> tuple[Player, ...]:
+    """`players` with every name longer than `limit` UTF-16 code units cut to it."""
+    return tuple(replace(player, name=cut(player.name, limit)) for player in players)
+
+
+def fitting(render: Callable[[GroupScene], tuple[str, Keyboard]], scene: GroupScene, room: int = MESSAGE_LIMIT):
+    """`render(scene)`, or, when its text is longer than `room` (ten long names, each written out
+    several times over a long mission with Plot cards), rendered again with the long names cut a
+    little shorter each time until it fits: everything is still told, each player by the first
+    part of their name."""
+    text, buttons = render(scene)
+    longest = max((utf16_length(player.name) for player in scene.players), default=0)
+    limit = longest
+    while shown_length(text) > room and limit > SHORTEST_NAME:
+        limit = max(SHORTEST_NAME, limit - 4)
+        text, buttons = render(replace(scene, players=with_names_cut(scene.players, limit)))
+    return text, buttons
 
 
 def names_within(players: tuple[Player, ...], seats: Iterable[int], room: int) -> str:
