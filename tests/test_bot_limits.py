@@ -166,10 +166,11 @@ async def play_worst(
 @pytest.mark.parametrize("lang", LANGUAGES)
 async def test_the_longest_game_fits_telegrams_limits(make_bot, telegram, lang):
     longest = {}
-    for n in range(2):
-        found = await play_worst(make_bot, telegram, lang, SEED + n, chat_id=-(500 + n))
+    # A game played by its players, and one where the clock fills nearly every vote, card and team.
+    for n, (late, lazy) in enumerate(((0.25, False), (0.95, True))):
+        found = await play_worst(make_bot, telegram, lang, SEED + n, chat_id=-(500 + n), late=late, lazy=lazy)
         longest = {k: max(v, longest.get(k, 0)) for k, v in found.items()}
-    assert longest["text"] > 2500  # the game did reach long messages
+    assert longest["text"] > 2500  # the games did reach long messages
 
 
 # Ten right-to-left names of 40 UTF-16 code units each (set apart, they take 42).
