@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import time
 
 import httpx
@@ -12,9 +14,11 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.bot_helpers import button_data, outbox_length, propose, started_on
+from tests.servers import RedisServer
 from tgbot import keys, webhook
 from tgbot.config import ConfigError, Webhook, load_settings
 from tgbot.offline.simulation import SimulatedGroup
+from tgbot.redis_client import connect
 from tgbot.table import Table, TableFormatError
 from tgbot.webhook import MAX_BODY_BYTES, REGISTRAR_KEY, SECRET_HEADER, create_web_app, register_once
 
@@ -131,6 +135,30 @@ async def test_healthz_reports_redis(web, make_bot, telegram):
     assert response.status_code == 503 and response.json()["redis"] == "unreachable"
     await down.aclose()
     await unreachable.aclose()
+
+
+async def test_healthz_answers_503_in_time_when_redis_stops_answering(web, tmp_path):
+    """A Redis that accepts connections but answers nothing (frozen, or cut off by the network) makes
+    /healthz answer 503 within a few seconds, instead of a probe that never comes back."""
+    application, _ = web
+    server = RedisServer(tmp_path, appendonly=False)
+    server.start()
+    redis = connect(server.url)
+    client = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_web_app(application, WEBHOOK, redis)), base_url="http://w"
+    )
+    try:
+        assert (await client.get("/healthz")).status_code == 200
+        os.kill(server.process.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        response = await asyncio.wait_for(client.get("/healthz"), webhook.HEALTH_TIMEOUT_SECONDS + 5)
+        assert response.status_code == 503 and response.json()["redis"] == "unreachable"
+        assert time.monotonic() - started < webhook.HEALTH_TIMEOUT_SECONDS + 1
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+        await client.aclose()
+        await redis.aclose()
+        server.stop()
 
 
 async def test_the_same_update_delivered_twice_at_once_is_processed_once(web, telegram):

@@ -56,6 +56,9 @@ DONE_SECONDS = 24 * 3600  # Telegram gives up redelivering long before this
 MAX_BODY_BYTES = 1024 * 1024
 # At shutdown: how long the messages of updates already answered may take to go out; the rest stay queued.
 SHUTDOWN_DELIVERY_SECONDS = 8.0
+# /healthz answers 503 when Redis has not answered its PING within this long: a Redis that accepts
+# connections but answers nothing (frozen, or cut off by the network) would otherwise hold the probe forever.
+HEALTH_TIMEOUT_SECONDS = 2.0
 REGISTRAR_KEY = keys.WEBHOOK_REGISTRAR
 
 DONE = "done"
@@ -261,8 +264,8 @@ def create_web_app(application: Application, webhook: Webhook, redis: Redis) -> 
 
     async def healthz(_: Request) -> Response:
         try:
-            await redis.ping()
-        except RedisError:
+            await asyncio.wait_for(redis.ping(), HEALTH_TIMEOUT_SECONDS)
+        except (RedisError, TimeoutError):
             return JSONResponse({"status": "degraded", "redis": "unreachable"}, status_code=503)
         return JSONResponse({"status": "ok", "redis": "ok"})
 
