@@ -78,6 +78,19 @@ async def test_a_body_that_is_not_an_update_is_refused(web):
     assert response.status_code == 400
 
 
+async def test_a_body_nested_too_deep_to_parse_is_refused_not_an_error(web, telegram):
+    """JSON nested deeper than the parser goes (well under the size limit) is not an update: 400, like
+    any other body that is not one, not a 500 with a traceback that Telegram would send again."""
+    application, client = web
+    nested = b'{"update_id": 41, "message": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    response = await client.post("/telegram", content=nested, headers={SECRET_HEADER: SECRET})
+    assert response.status_code == 400
+    # The worker goes on serving.
+    group = SimulatedGroup(telegram, application, players=5)
+    response = await post(client, telegram.command(group.user_ids[0], group.chat_id, "/newgame"))
+    assert response.status_code == 200 and await group.store.game_of_chat(group.chat_id) is not None
+
+
 async def test_an_oversized_body_is_refused_without_being_read_whole(web):
     """A body larger than any update gets 413: one that says so at once, and one sent in chunks
     without a Content-Length is read no further than the limit."""

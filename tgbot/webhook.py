@@ -245,7 +245,8 @@ def create_web_app(application: Application, webhook: Webhook, redis: Redis) -> 
             if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
                 raise ValueError("not an update")
             update = Update.de_json(data, application.bot)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            # (RecursionError: JSON nested deeper than the parser goes.)
             log.warning("webhook: refused a body that is not an update")
             return Response(status_code=400)
         try:
