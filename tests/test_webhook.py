@@ -217,6 +217,37 @@ async def test_a_delivery_takes_over_an_update_whose_worker_died(web, telegram, 
     assert (await group.table()).draft_team == (1,)
 
 
+async def test_a_claim_run_again_after_its_answer_was_lost_keeps_its_lease(make_bot, telegram, redis, monkeypatch):
+    """Redis leased the update, the connection broke before its answer arrived, and the client ran the
+    claim again (a Redis or cluster master failing over): the second run finds the worker's own lease.
+    The update is processed at once, not after waiting out its own lease as if another worker held it."""
+
+    class ClaimsWhoseFirstAnswerIsLost(webhook.Claims):
+        def __init__(self, redis_) -> None:
+            super().__init__(redis_)
+            script, runs = self._claim, []
+
+            async def claim(*args, **kwargs):
+                if not runs:
+                    runs.append(await script(*args, **kwargs))
+                return await script(*args, **kwargs)
+
+            self._claim = claim
+
+    monkeypatch.setattr(webhook, "Claims", ClaimsWhoseFirstAnswerIsLost)
+    application = await make_bot(1)
+    client = web_client(application, redis)
+    group, leader = await leader_keyboard(application, telegram)
+    update = toggle_update(telegram, group, leader, 1)
+    started = time.monotonic()
+    response = await post(client, update)
+    assert response.status_code == 200
+    assert time.monotonic() - started < 1.5, time.monotonic() - started
+    assert (await group.table()).draft_team == (1,)
+    assert await redis.get(keys.update_claim(update["update_id"])) == "done"
+    await client.aclose()
+
+
 async def test_a_delivery_waits_for_a_live_worker_and_only_then_answers_busy(web, telegram, redis, monkeypatch):
     """A live worker renews its lease: a redelivery waits for it, answers 200 once it is done, and
     503 (so that Telegram tries again later) only if the worker still holds it after the wait."""

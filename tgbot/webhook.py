@@ -64,10 +64,12 @@ REGISTRAR_KEY = keys.WEBHOOK_REGISTRAR
 DONE = "done"
 BUSY = "busy"
 
-# Lease the update to ARGV[1] for ARGV[2] ms if nobody holds it: 'mine'; else 'done' or 'busy'.
+# Lease the update to ARGV[1] for ARGV[2] ms if nobody holds it: 'mine'; else 'done' or 'busy'. A lease
+# that is ARGV[1]'s already is 'mine' too: this claim ran, its answer was lost with the connection, and
+# the client ran it again (tokens are never reused).
 _CLAIM = """
 local held = redis.call('GET', KEYS[1])
-if not held then
+if not held or held == ARGV[1] then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
     return 'mine'
 end
