@@ -516,6 +516,8 @@ async def bot_member_changed(update: Update, context: BotContext) -> None:
         return
     old, new = change.old_chat_member, change.new_chat_member
     if not is_in(new):
+        if await still_in(context, change.chat.id):
+            return  # word of a removal that reached the bot after it was added back
         # The chat as Telegram names it: a basic group's old id, once it became a supergroup, is not
         # the game's group any more.
         answer = await context.service.bot_removed(change.chat.id)
@@ -524,6 +526,18 @@ async def bot_member_changed(update: Update, context: BotContext) -> None:
     if old.status != ChatMemberStatus.RESTRICTED or not may_post(new) or may_post(old):
         return
     await back_in_group(context, await group_id(update, context))
+
+
+async def still_in(context: BotContext, chat_id: int) -> bool:
+    """Whether Telegram says the bot is in the group now. Its word that the bot was removed may arrive
+    after it was added back (webhook workers take updates in parallel, and Telegram sends an update
+    again when its worker died), and must not close the lobby opened since. False when Telegram
+    refuses (the bot is not in the group, or the group became a supergroup) or cannot be asked."""
+    try:
+        member = await context.bot.get_chat_member(chat_id, context.bot.id)
+    except TelegramError:
+        return False
+    return is_in(member)
 
 
 def is_in(member) -> bool:
