@@ -29,7 +29,7 @@ from tgbot import keys, outgoing
 from tgbot.changes import Change
 from tgbot.indexes import Indexes
 from tgbot.settings import GroupSettings
-from tgbot.table import Table, salvage
+from tgbot.table import LEFT_KEPT, Table, salvage
 
 # A finished game stays long enough for late presses to be told it is over, then goes.
 FINISHED_GAME_SECONDS = 7 * 24 * 3600
@@ -68,6 +68,16 @@ def _read(game_id: str, raw: str | bytes) -> Table:
         return Table.from_json(raw)
     except ValueError as exc:  # StateFormatError and TableFormatError are ValueErrors
         raise DamagedGame(game_id, exc) from None
+
+
+def _with_left(before: Table, after: Table) -> Table:
+    """`after`, remembering the people of `before` who are not seated in it (they left the lobby, or the
+    group) until the table ends: their lists of games name it until then (`_settle_finished`)."""
+    seated = {p.user_id for p in after.people}
+    gone = [p.user_id for p in before.people if p.user_id not in seated] if before.is_active else []
+    left = [u for u in (*after.left, *gone) if u not in seated]
+    left = tuple(dict.fromkeys(left))[-LEFT_KEPT:]
+    return after if left == after.left else replace(after, left=left)
 
 
 @dataclass(frozen=True)
@@ -416,6 +426,7 @@ class Store:
                 continue
             change = change.in_topic()
             after = change.table
+            after = _with_left(before, after)
             if after != before:
                 after = replace(after, revision=before.revision + 1, write_id=secrets.token_hex(6))
                 change = replace(change, table=after)
@@ -513,7 +524,7 @@ class Store:
         """The lookups let go once a game is over, after its last write; again by whoever finds them
         behind (`game_of_chat`). `recorded`: whether the game's record was written (None: look)."""
         await self.indexes.release_chat(table.chat_id, table.id)
-        await self.indexes.remove_player_games(table.id, [p.user_id for p in table.people])
+        await self.indexes.remove_player_games(table.id, [p.user_id for p in table.people] + list(table.left))
         if recorded is None:
             recorded = bool(await self.redis.exists(keys.record(table.id)))
         if recorded:
