@@ -12,6 +12,7 @@ import time
 import httpx
 import pytest
 from redis.asyncio import Redis
+from telegram.error import TelegramError
 
 from tests.bot_helpers import button_data, outbox_length, propose, started_on
 from tests.servers import RedisServer
@@ -361,6 +362,34 @@ async def test_only_one_worker_registers_the_webhook(make_bot, telegram, redis):
     assert len(registrations) == 1
     assert registrations[0]["url"] == WEBHOOK.url and registrations[0]["secret_token"] == SECRET
     assert await redis.exists(REGISTRAR_KEY)
+
+
+async def test_a_worker_started_with_a_new_secret_registers_it_at_once(make_bot, telegram, redis):
+    """The operator changes the webhook's secret (or its address) and restarts the workers minutes after
+    the last registration: the new one is registered, once, not skipped because a registration was
+    made recently. Telegram would otherwise go on sending the old secret, and every update get 403."""
+    first = await make_bot(1)
+    assert await register_once(first, WEBHOOK, redis)
+    changed = Webhook(url=WEBHOOK.url, listen="127.0.0.1", port=8080, secret="another-secret-for-tests-987")
+    workers = [await make_bot(seed) for seed in (2, 3)]
+    results = await asyncio.gather(*(register_once(w, changed, redis) for w in workers))
+    assert sorted(results) == [False, True]
+    registrations = [params for method, params in telegram.calls if method == "setWebhook"]
+    assert [r["secret_token"] for r in registrations] == [SECRET, changed.secret]
+    kept = str(await redis.get(REGISTRAR_KEY))
+    assert SECRET not in kept and changed.secret not in kept
+    # A worker of the same settings started again registers nothing more.
+    assert not await register_once(await make_bot(4), changed, redis)
+
+
+async def test_a_registration_telegram_refused_is_made_by_the_next_worker(make_bot, telegram, redis):
+    """The worker that registers meets an error from Telegram (and stops): the next worker to start
+    registers the webhook, instead of every worker skipping it for five minutes, the bot deaf meanwhile."""
+    telegram.fail_next("setWebhook", status=502, description="Bad Gateway")
+    with pytest.raises(TelegramError):
+        await register_once(await make_bot(1), WEBHOOK, redis)
+    assert await register_once(await make_bot(2), WEBHOOK, redis)
+    assert [m for m, _ in telegram.calls if m == "setWebhook"] == ["setWebhook", "setWebhook"]
 
 
 def test_webhook_settings_are_checked():
