@@ -163,6 +163,23 @@ async def test_a_game_ended_is_let_go_from_the_lists_of_those_who_left_its_lobby
     assert await redis.exists(keys.user_games(stays), keys.user_games(goes)) == 0
 
 
+async def test_a_new_game_asked_for_in_a_busy_group_leaves_no_lookups_behind(make_bot, telegram, redis):
+    """/newgame sent while the group has a game (and Play again pressed then) writes no game: nor does it
+    list one in the sender's games (a set without an expiry, which kept an id per attempt for good
+    unless its owner wrote to the bot again) or in the clock's deadlines."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=6)
+    await group.open_lobby_and_join(joining=group.user_ids[:5])
+    outsider = group.user_ids[5]
+    for user in (outsider, outsider, group.user_ids[1]):
+        await group.send(telegram.command(user, group.chat_id, "/newgame"))
+    assert await redis.get(keys.chat_game(group.chat_id)) == group.game_id
+    assert not await redis.exists(keys.user_games(outsider))
+    assert await redis.smembers(keys.user_games(group.user_ids[1])) == {group.game_id}
+    assert await redis.zrange(keys.DEADLINES, 0, -1) == [group.game_id]
+    assert await redis.hkeys(keys.DEADLINE_REVISIONS) == [group.game_id]
+
+
 async def test_a_pointer_to_a_game_never_written_is_let_go(make_bot, telegram, redis):
     """A worker claimed the group for a new game and died before writing it."""
     application = await make_bot(1)

@@ -355,13 +355,15 @@ class Store:
 
         The group is claimed first, then the game written: a pointer to a game not yet written is
         what `game_of_chat` tolerates for `CREATION_SECONDS`. The clock's and the players' lookups
-        go ahead of both."""
+        go between the two: ahead of the game, and only for a game the group let in (a group with a
+        game refuses many a /newgame, each of which would have left its sender's list of games naming
+        a game never written)."""
         change = change.in_topic()
         table = replace(change.table, write_id=secrets.token_hex(6))
-        await self._ahead(None, table, bool(change.outgoing))
         held = await self.indexes.claim_chat(table.chat_id, table.id)
         if held is not None:
             raise ChatBusy(held)
+        await self._ahead(None, table, bool(change.outgoing))
         document = table.to_json()
         messages = [outgoing.dumps(item) for item in change.outgoing]
         stored = await self._update(
