@@ -33,6 +33,9 @@ from tgbot.table import LEFT_KEPT, Table, salvage
 
 # A finished game stays long enough for late presses to be told it is over, then goes.
 FINISHED_GAME_SECONDS = 7 * 24 * 3600
+# A field of a game's message ids that names no message: set when the game ends, so that the hash exists
+# and expires with the game however late its last messages are delivered.
+ENDED_FIELD = "(ended)"
 # A group's pointer to a game not (yet) written is taken for a creation on its way for this long.
 CREATION_SECONDS = 1.0
 # Documents and tables kept in memory, for this many games (`Store._table`, `Store.update`).
@@ -213,6 +216,9 @@ class _Commands:
 
     def expire(self, key: str, seconds: int) -> None:
         self._add("EXPIRE", key, seconds)
+
+    def hsetnx(self, key: str, name: str, value: str) -> None:
+        self._add("HSETNX", key, name, value)
 
 
 class Store:
@@ -436,6 +442,9 @@ class Store:
             commands = _Commands()
             finished = None
             if finishing:
+                # The message ids exist from now on, so that they expire: ids of messages still queued,
+                # delivered after this write, would otherwise start a hash without an expiry.
+                commands.hsetnx(keys.messages(game_id), ENDED_FIELD, "1")
                 for kept in (key, keys.outbox(game_id), keys.messages(game_id)):
                     commands.expire(kept, FINISHED_GAME_SECONDS)
                 finished = record(after) if record else None
@@ -586,6 +595,7 @@ class Store:
         commands.set(keys.damaged(game_id), raw)
         commands.expire(keys.damaged(game_id), FINISHED_GAME_SECONDS)
         commands.delete(key)
+        commands.hsetnx(keys.messages(game_id), ENDED_FIELD, "1")
         for kept in (keys.outbox(game_id), keys.messages(game_id)):
             commands.expire(kept, FINISHED_GAME_SECONDS)
         stored = await self._update(
