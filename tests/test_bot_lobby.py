@@ -1048,6 +1048,30 @@ async def test_a_player_who_leaves_the_group_gives_up_their_seat_in_its_lobby(ma
     assert (await group.table()).to_json() == before
 
 
+async def test_word_that_a_player_left_the_group_arriving_after_they_came_back_keeps_their_seat(
+    make_bot, telegram
+):
+    """Telegram's word that a player left the group reaches the bot late: after they came back to it
+    (webhook workers take updates in parallel, and Telegram sends one again whose worker died). They
+    are in the group: their seat in its lobby stays. Word of a leave that is still true gives it up."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=6)
+    await group.open_lobby_and_join()
+    player = group.user_ids[4]
+    left = telegram.leave_group(group.chat_id, player)
+    await group.send(telegram.join_group(group.chat_id, player))
+    before = (await group.table()).players
+    await group.send(left)
+    assert (await group.table()).players == before and player in [p.user_id for p in before]
+    await group.send(telegram.leave_group(group.chat_id, player))
+    assert player not in [p.user_id for p in (await group.table()).players]
+    # Nobody seated: Telegram is not asked (an admin removing many spammers spends no flood limit on it).
+    telegram.add_user(77, "Spam")
+    asked = sum(method == "getChatMember" for method, _ in telegram.calls)
+    await group.send(telegram.leave_group(group.chat_id, 77))
+    assert sum(method == "getChatMember" for method, _ in telegram.calls) == asked
+
+
 async def test_leave_during_a_game_says_what_a_player_can_do(make_bot, telegram):
     """A player who wants out of a running game is told the truth: the seat stays, the deadlines play
     it, and who may end the game; nothing changes."""

@@ -26,6 +26,7 @@ from tgbot.outbox import ATTEMPTS, _superseded
 from tgbot.outgoing import Button, Edit, Send
 from tgbot.render import board, private
 from tgbot.render.common import group_scene, seat_scene
+from tgbot.store import FINISHED_GAME_SECONDS
 
 UNAVAILABLE = "temporarily unavailable"
 
@@ -500,6 +501,27 @@ async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them
     assert await redis.llen(keys.outbox(group.game_id)) == 0
     for seat in team:
         assert len([m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]) == 1
+
+
+async def test_a_game_that_ended_before_its_first_message_went_out_is_forgotten_in_time(make_bot, telegram, redis):
+    """A lobby opened while Telegram could not be reached closed (its time ran out) before its message
+    went out. Its messages are delivered afterwards, and the ids they leave behind are forgotten with
+    the game a week later, not kept for good (a Redis hash without an expiry)."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=5)
+    telegram.fail_next("sendMessage", status=0, description="Timed out", times=ATTEMPTS)
+    await group.send(telegram.command(group.user_ids[0], group.chat_id, "/newgame"))
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    assert await redis.llen(keys.outbox(group.game_id)) == 1  # the lobby's message waits
+    service = application.bot_data["service"]
+    await service.fire_due((await group.table()).deadline + 1)
+    assert not (await group.table()).is_active
+    await service.fire_due()
+    assert await redis.llen(keys.outbox(group.game_id)) == 0
+    assert telegram.messages(group.chat_id), "the lobby's message was not delivered"
+    assert await redis.exists(keys.messages(group.game_id))
+    for key in (keys.game(group.game_id), keys.messages(group.game_id)):
+        assert 0 < await redis.ttl(key) <= FINISHED_GAME_SECONDS, key
 
 
 # ---------------------------------------------------------------- the outbox: in order, none lost

@@ -18,6 +18,7 @@ from tests.bot_helpers import AlwaysApprove, command_text, started_on
 from tests.test_bot_deadlines import PROPOSAL, T0, started_game
 from tgbot import keys, migrate
 from tgbot.indexes import Indexes
+from tgbot.offline.simulation import SimulatedGroup
 from tgbot.store import CREATION_SECONDS
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -139,6 +140,44 @@ async def test_a_group_whose_finished_game_was_never_let_go_can_open_a_new_one(m
     assert current not in (None, group.game_id)
     assert (await store.load(current)).stage.value == "lobby"
     assert '"id"' in (await store.last_record(group.chat_id) or "")
+
+
+async def test_a_game_ended_is_let_go_from_the_lists_of_those_who_left_its_lobby(make_bot, telegram, redis):
+    """Someone joined a lobby and left it (or left it twice, or joined again and left again). Once the
+    game ends, their list of games no longer names it, though they never write to the bot again: it
+    stayed there, without an expiry, for good."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=7)
+    await group.open_lobby_and_join()
+    stays, goes = group.user_ids[5], group.user_ids[6]
+    for user in (stays, goes, stays):
+        await group.send(telegram.command(user, group.chat_id, "/leave"))
+    await group.send(telegram.command(goes, group.chat_id, "/join"))
+    await group.send(telegram.command(goes, group.chat_id, "/leave"))
+    assert await redis.sismember(keys.user_games(goes), group.game_id)  # until the game ends (a rejoin may race)
+    await group.start()
+    table = await group.play(AlwaysApprove(rng=random.Random(2)))
+    assert table.game.is_over and len(table.people) == 5
+    for user in group.user_ids:
+        assert not await redis.sismember(keys.user_games(user), group.game_id), user
+    assert await redis.exists(keys.user_games(stays), keys.user_games(goes)) == 0
+
+
+async def test_a_new_game_asked_for_in_a_busy_group_leaves_no_lookups_behind(make_bot, telegram, redis):
+    """/newgame sent while the group has a game (and Play again pressed then) writes no game: nor does it
+    list one in the sender's games (a set without an expiry, which kept an id per attempt for good
+    unless its owner wrote to the bot again) or in the clock's deadlines."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=6)
+    await group.open_lobby_and_join(joining=group.user_ids[:5])
+    outsider = group.user_ids[5]
+    for user in (outsider, outsider, group.user_ids[1]):
+        await group.send(telegram.command(user, group.chat_id, "/newgame"))
+    assert await redis.get(keys.chat_game(group.chat_id)) == group.game_id
+    assert not await redis.exists(keys.user_games(outsider))
+    assert await redis.smembers(keys.user_games(group.user_ids[1])) == {group.game_id}
+    assert await redis.zrange(keys.DEADLINES, 0, -1) == [group.game_id]
+    assert await redis.hkeys(keys.DEADLINE_REVISIONS) == [group.game_id]
 
 
 async def test_a_pointer_to_a_game_never_written_is_let_go(make_bot, telegram, redis):

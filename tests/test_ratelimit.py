@@ -45,6 +45,27 @@ async def test_private_chats_only_count_against_the_bot_budget(redis):
     assert len(sent) == 10
 
 
+async def test_questions_about_a_group_leave_its_messages_their_whole_budget(redis):
+    """Asking Telegram who is in a group (whether a player joining from a link is a member, whether the
+    presser is an admin) posts no message there: it spends none of the group's 20 messages a minute, so
+    ten people joining a lobby in a minute do not hold up the lobby's and the game's own messages."""
+    (limiter,) = limiters(redis, count=1, group_rate=(20, 60.0), bot_rate=(1000, 1.0))
+
+    async def ask(endpoint):
+        async def call():
+            return True
+
+        return await limiter.process_request(call, (), {}, endpoint, {"chat_id": -100, "user_id": 5}, None)
+
+    for _ in range(20):
+        await asyncio.wait_for(ask("getChatMember"), 1)
+    await asyncio.wait_for(ask("getChat"), 1)
+    sent = []
+    started = time.monotonic()
+    await asyncio.wait_for(asyncio.gather(*(send_through(limiter, -100, sent, i) for i in range(19))), 10)
+    assert len(sent) == 19 and time.monotonic() - started < 1.0
+
+
 async def test_a_flood_answer_pauses_every_worker(redis):
     first, second = limiters(redis)
     calls = []

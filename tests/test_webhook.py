@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import time
 
 import httpx
 import pytest
 from redis.asyncio import Redis
+from telegram.error import TelegramError
 
 from tests.bot_helpers import button_data, outbox_length, propose, started_on
+from tests.servers import RedisServer
 from tgbot import keys, webhook
 from tgbot.config import ConfigError, Webhook, load_settings
 from tgbot.offline.simulation import SimulatedGroup
+from tgbot.redis_client import connect
 from tgbot.table import Table, TableFormatError
 from tgbot.webhook import MAX_BODY_BYTES, REGISTRAR_KEY, SECRET_HEADER, create_web_app, register_once
 
@@ -72,6 +77,19 @@ async def test_a_body_that_is_not_an_update_is_refused(web):
     _, client = web
     response = await client.post("/telegram", content=b"not json", headers={SECRET_HEADER: SECRET})
     assert response.status_code == 400
+
+
+async def test_a_body_nested_too_deep_to_parse_is_refused_not_an_error(web, telegram):
+    """JSON nested deeper than the parser goes (well under the size limit) is not an update: 400, like
+    any other body that is not one, not a 500 with a traceback that Telegram would send again."""
+    application, client = web
+    nested = b'{"update_id": 41, "message": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    response = await client.post("/telegram", content=nested, headers={SECRET_HEADER: SECRET})
+    assert response.status_code == 400
+    # The worker goes on serving.
+    group = SimulatedGroup(telegram, application, players=5)
+    response = await post(client, telegram.command(group.user_ids[0], group.chat_id, "/newgame"))
+    assert response.status_code == 200 and await group.store.game_of_chat(group.chat_id) is not None
 
 
 async def test_an_oversized_body_is_refused_without_being_read_whole(web):
@@ -133,6 +151,30 @@ async def test_healthz_reports_redis(web, make_bot, telegram):
     await unreachable.aclose()
 
 
+async def test_healthz_answers_503_in_time_when_redis_stops_answering(web, tmp_path):
+    """A Redis that accepts connections but answers nothing (frozen, or cut off by the network) makes
+    /healthz answer 503 within a few seconds, instead of a probe that never comes back."""
+    application, _ = web
+    server = RedisServer(tmp_path, appendonly=False)
+    server.start()
+    redis = connect(server.url)
+    client = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_web_app(application, WEBHOOK, redis)), base_url="http://w"
+    )
+    try:
+        assert (await client.get("/healthz")).status_code == 200
+        os.kill(server.process.pid, signal.SIGSTOP)
+        started = time.monotonic()
+        response = await asyncio.wait_for(client.get("/healthz"), webhook.HEALTH_TIMEOUT_SECONDS + 5)
+        assert response.status_code == 503 and response.json()["redis"] == "unreachable"
+        assert time.monotonic() - started < webhook.HEALTH_TIMEOUT_SECONDS + 1
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+        await client.aclose()
+        await redis.aclose()
+        server.stop()
+
+
 async def test_the_same_update_delivered_twice_at_once_is_processed_once(web, telegram):
     application, client = web
     group = SimulatedGroup(telegram, application, players=5)
@@ -174,6 +216,37 @@ async def test_a_delivery_takes_over_an_update_whose_worker_died(web, telegram, 
     # Telegram's next redelivery is answered at once and processed no more.
     assert (await post(client, update)).status_code == 200
     assert (await group.table()).draft_team == (1,)
+
+
+async def test_a_claim_run_again_after_its_answer_was_lost_keeps_its_lease(make_bot, telegram, redis, monkeypatch):
+    """Redis leased the update, the connection broke before its answer arrived, and the client ran the
+    claim again (a Redis or cluster master failing over): the second run finds the worker's own lease.
+    The update is processed at once, not after waiting out its own lease as if another worker held it."""
+
+    class ClaimsWhoseFirstAnswerIsLost(webhook.Claims):
+        def __init__(self, redis_) -> None:
+            super().__init__(redis_)
+            script, runs = self._claim, []
+
+            async def claim(*args, **kwargs):
+                if not runs:
+                    runs.append(await script(*args, **kwargs))
+                return await script(*args, **kwargs)
+
+            self._claim = claim
+
+    monkeypatch.setattr(webhook, "Claims", ClaimsWhoseFirstAnswerIsLost)
+    application = await make_bot(1)
+    client = web_client(application, redis)
+    group, leader = await leader_keyboard(application, telegram)
+    update = toggle_update(telegram, group, leader, 1)
+    started = time.monotonic()
+    response = await post(client, update)
+    assert response.status_code == 200
+    assert time.monotonic() - started < 1.5, time.monotonic() - started
+    assert (await group.table()).draft_team == (1,)
+    assert await redis.get(keys.update_claim(update["update_id"])) == "done"
+    await client.aclose()
 
 
 async def test_a_delivery_waits_for_a_live_worker_and_only_then_answers_busy(web, telegram, redis, monkeypatch):
@@ -289,6 +362,34 @@ async def test_only_one_worker_registers_the_webhook(make_bot, telegram, redis):
     assert len(registrations) == 1
     assert registrations[0]["url"] == WEBHOOK.url and registrations[0]["secret_token"] == SECRET
     assert await redis.exists(REGISTRAR_KEY)
+
+
+async def test_a_worker_started_with_a_new_secret_registers_it_at_once(make_bot, telegram, redis):
+    """The operator changes the webhook's secret (or its address) and restarts the workers minutes after
+    the last registration: the new one is registered, once, not skipped because a registration was
+    made recently. Telegram would otherwise go on sending the old secret, and every update get 403."""
+    first = await make_bot(1)
+    assert await register_once(first, WEBHOOK, redis)
+    changed = Webhook(url=WEBHOOK.url, listen="127.0.0.1", port=8080, secret="another-secret-for-tests-987")
+    workers = [await make_bot(seed) for seed in (2, 3)]
+    results = await asyncio.gather(*(register_once(w, changed, redis) for w in workers))
+    assert sorted(results) == [False, True]
+    registrations = [params for method, params in telegram.calls if method == "setWebhook"]
+    assert [r["secret_token"] for r in registrations] == [SECRET, changed.secret]
+    kept = str(await redis.get(REGISTRAR_KEY))
+    assert SECRET not in kept and changed.secret not in kept
+    # A worker of the same settings started again registers nothing more.
+    assert not await register_once(await make_bot(4), changed, redis)
+
+
+async def test_a_registration_telegram_refused_is_made_by_the_next_worker(make_bot, telegram, redis):
+    """The worker that registers meets an error from Telegram (and stops): the next worker to start
+    registers the webhook, instead of every worker skipping it for five minutes, the bot deaf meanwhile."""
+    telegram.fail_next("setWebhook", status=502, description="Bad Gateway")
+    with pytest.raises(TelegramError):
+        await register_once(await make_bot(1), WEBHOOK, redis)
+    assert await register_once(await make_bot(2), WEBHOOK, redis)
+    assert [m for m, _ in telegram.calls if m == "setWebhook"] == ["setWebhook", "setWebhook"]
 
 
 def test_webhook_settings_are_checked():

@@ -481,7 +481,12 @@ async def member_left(update: Update, context: BotContext) -> None:
     left = message.left_chat_member
     if not in_group(message.chat) or left is None or left.id == context.bot.id:
         return
-    answer = await context.service.left_group(await group_id(update, context), left.id)
+    chat_id = await group_id(update, context)
+    # Telegram is asked only about someone seated in the lobby: an admin removing a hundred spammers
+    # would otherwise spend the group's flood limit on the questions.
+    if not await context.service.seated_in_lobby(chat_id, left.id) or await still_in(context, chat_id, left.id):
+        return  # nothing to give up, or word of a leave that reached the bot after they came back
+    answer = await context.service.left_group(chat_id, left.id)
     await context.service.deliver(answer)
 
 
@@ -516,6 +521,8 @@ async def bot_member_changed(update: Update, context: BotContext) -> None:
         return
     old, new = change.old_chat_member, change.new_chat_member
     if not is_in(new):
+        if await still_in(context, change.chat.id, context.bot.id):
+            return  # word of a removal that reached the bot after it was added back
         # The chat as Telegram names it: a basic group's old id, once it became a supergroup, is not
         # the game's group any more.
         answer = await context.service.bot_removed(change.chat.id)
@@ -524,6 +531,19 @@ async def bot_member_changed(update: Update, context: BotContext) -> None:
     if old.status != ChatMemberStatus.RESTRICTED or not may_post(new) or may_post(old):
         return
     await back_in_group(context, await group_id(update, context))
+
+
+async def still_in(context: BotContext, chat_id: int, user_id: int) -> bool:
+    """Whether Telegram says the user (or the bot) is in the group now. Its word that they left may
+    arrive after they came back (webhook workers take updates in parallel, and Telegram sends an update
+    again when its worker died), and must not give up the seat or close the lobby they have since. False
+    when Telegram refuses (the bot is not in the group, or the group became a supergroup) or cannot be
+    asked."""
+    try:
+        member = await context.bot.get_chat_member(chat_id, user_id)
+    except TelegramError:
+        return False
+    return is_in(member)
 
 
 def is_in(member) -> bool:

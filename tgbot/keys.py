@@ -21,7 +21,7 @@ rb:chat:{chat_id}:moved-to  the chat id of the supergroup a basic group became (
 rb:user:{user_id}:games     set of ids of the games the user joined that have not finished
 rb:update:{update_id}       a webhook update: the lease of the worker processing it, or "done"
 rb:update:{update_id}:answers  hash: game id -> what the update answered when it changed that game (tgbot.once)
-rb:webhook:registered       which worker registered the webhook
+rb:webhook:registered       a digest of the webhook settings last registered (five minutes)
 rb:migrated:hash-tags       set once the keys of versions before the hash tags were renamed (tgbot.migrate)
 rb:ratelimit:...            the shared flood-limit counters and pause (one key per script)
 

@@ -55,6 +55,10 @@ ANSWER_PATIENCE_SECONDS = 5.0
 # Calls that post no message: Telegram's flood limits are not theirs, nor a 429's pause (answering a
 # press that waited one out kept the presser's spinner on, in every group, and their update open).
 UNMETERED = frozenset({"answerCallbackQuery"})
+# Questions about a chat post nothing in it: they wait out a 429's pause, but spend none of the messages
+# a group or the bot may send (a player joining from a link, asked whether they are in the group, took
+# one of the group's 20 a minute, holding the lobby's and the game's own messages back).
+QUESTIONS = frozenset({"getChat", "getChatMember", "getChatAdministrators", "getChatMemberCount", "getMe"})
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,7 @@ class RedisRateLimiter(BaseRateLimiter[int | Guarded | Answer]):
     ) -> Any:
         if endpoint in UNMETERED:
             return await callback(*args, **kwargs)
-        chat_id = data.get("chat_id")
+        chat_id = None if endpoint in QUESTIONS else data.get("chat_id")  # (None: no chat's budget)
         with contextlib.suppress(TypeError, ValueError):
             chat_id = int(chat_id) if chat_id is not None else None
         check = None

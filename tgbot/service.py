@@ -293,6 +293,11 @@ class GameService:
             game_id, lang, lambda table: lobby.leave(table, user_id, lang, self.bot_username), chat_id=chat_id
         )
 
+    async def seated_in_lobby(self, chat_id: int, user_id: int) -> bool:
+        """Whether the user holds a seat in the group's open lobby (what `left_group` gives up)."""
+        table = await self._table_of_chat(chat_id)
+        return table is not None and table.stage is Stage.LOBBY and table.seat_of(user_id) is not None
+
     async def left_group(self, chat_id: int, user_id: int) -> Reply | None:
         """The user left the group (or was removed from it): their seat in its open lobby is given up."""
         game_id = await self.store.game_of_chat(chat_id)

@@ -29,10 +29,13 @@ from tgbot import keys, outgoing
 from tgbot.changes import Change
 from tgbot.indexes import Indexes
 from tgbot.settings import GroupSettings
-from tgbot.table import Table, salvage
+from tgbot.table import LEFT_KEPT, Table, salvage
 
 # A finished game stays long enough for late presses to be told it is over, then goes.
 FINISHED_GAME_SECONDS = 7 * 24 * 3600
+# A field of a game's message ids that names no message: set when the game ends, so that the hash exists
+# and expires with the game however late its last messages are delivered.
+ENDED_FIELD = "(ended)"
 # A group's pointer to a game not (yet) written is taken for a creation on its way for this long.
 CREATION_SECONDS = 1.0
 # Documents and tables kept in memory, for this many games (`Store._table`, `Store.update`).
@@ -68,6 +71,16 @@ def _read(game_id: str, raw: str | bytes) -> Table:
         return Table.from_json(raw)
     except ValueError as exc:  # StateFormatError and TableFormatError are ValueErrors
         raise DamagedGame(game_id, exc) from None
+
+
+def _with_left(before: Table, after: Table) -> Table:
+    """`after`, remembering the people of `before` who are not seated in it (they left the lobby, or the
+    group) until the table ends: their lists of games name it until then (`_settle_finished`)."""
+    seated = {p.user_id for p in after.people}
+    gone = [p.user_id for p in before.people if p.user_id not in seated] if before.is_active else []
+    left = [u for u in (*after.left, *gone) if u not in seated]
+    left = tuple(dict.fromkeys(left))[-LEFT_KEPT:]
+    return after if left == after.left else replace(after, left=left)
 
 
 @dataclass(frozen=True)
@@ -203,6 +216,9 @@ class _Commands:
 
     def expire(self, key: str, seconds: int) -> None:
         self._add("EXPIRE", key, seconds)
+
+    def hsetnx(self, key: str, name: str, value: str) -> None:
+        self._add("HSETNX", key, name, value)
 
 
 class Store:
@@ -345,13 +361,15 @@ class Store:
 
         The group is claimed first, then the game written: a pointer to a game not yet written is
         what `game_of_chat` tolerates for `CREATION_SECONDS`. The clock's and the players' lookups
-        go ahead of both."""
+        go between the two: ahead of the game, and only for a game the group let in (a group with a
+        game refuses many a /newgame, each of which would have left its sender's list of games naming
+        a game never written)."""
         change = change.in_topic()
         table = replace(change.table, write_id=secrets.token_hex(6))
-        await self._ahead(None, table, bool(change.outgoing))
         held = await self.indexes.claim_chat(table.chat_id, table.id)
         if held is not None:
             raise ChatBusy(held)
+        await self._ahead(None, table, bool(change.outgoing))
         document = table.to_json()
         messages = [outgoing.dumps(item) for item in change.outgoing]
         stored = await self._update(
@@ -416,6 +434,7 @@ class Store:
                 continue
             change = change.in_topic()
             after = change.table
+            after = _with_left(before, after)
             if after != before:
                 after = replace(after, revision=before.revision + 1, write_id=secrets.token_hex(6))
                 change = replace(change, table=after)
@@ -423,6 +442,9 @@ class Store:
             commands = _Commands()
             finished = None
             if finishing:
+                # The message ids exist from now on, so that they expire: ids of messages still queued,
+                # delivered after this write, would otherwise start a hash without an expiry.
+                commands.hsetnx(keys.messages(game_id), ENDED_FIELD, "1")
                 for kept in (key, keys.outbox(game_id), keys.messages(game_id)):
                     commands.expire(kept, FINISHED_GAME_SECONDS)
                 finished = record(after) if record else None
@@ -513,7 +535,7 @@ class Store:
         """The lookups let go once a game is over, after its last write; again by whoever finds them
         behind (`game_of_chat`). `recorded`: whether the game's record was written (None: look)."""
         await self.indexes.release_chat(table.chat_id, table.id)
-        await self.indexes.remove_player_games(table.id, [p.user_id for p in table.people])
+        await self.indexes.remove_player_games(table.id, [p.user_id for p in table.people] + list(table.left))
         if recorded is None:
             recorded = bool(await self.redis.exists(keys.record(table.id)))
         if recorded:
@@ -573,6 +595,7 @@ class Store:
         commands.set(keys.damaged(game_id), raw)
         commands.expire(keys.damaged(game_id), FINISHED_GAME_SECONDS)
         commands.delete(key)
+        commands.hsetnx(keys.messages(game_id), ENDED_FIELD, "1")
         for kept in (keys.outbox(game_id), keys.messages(game_id)):
             commands.expire(kept, FINISHED_GAME_SECONDS)
         stored = await self._update(

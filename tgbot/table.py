@@ -19,6 +19,7 @@ from tgbot.i18n import DEFAULT_LANGUAGE, supported
 from tgbot.settings import GroupSettings
 
 DOCUMENT_SCHEMA = 1
+LEFT_KEPT = 256  # people who left, remembered per table (`Table.left`)
 MIN_PEOPLE = 2  # computer players fill seats, but a game of one person against them is not a group's game
 
 
@@ -87,6 +88,10 @@ class Table:
     # The forum topic of the group the game was opened in (None: the group has none, or it was opened
     # in General): the game's messages to the group go there.
     topic: int | None = None
+    # People who left the lobby (or the group) and are not seated: their lists of games still name this
+    # one (a late write must never take off one who joined again), so they are let go with the players
+    # once it ends (`Store.update`). At most `LEFT_KEPT`, the latest.
+    left: tuple[int, ...] = ()
     # A random id of the write that stored this document: a compare-and-set that Redis ran, whose
     # answer the connection lost and that the client ran again, recognises its own document by it,
     # where two workers' identical moves would otherwise write identical documents (`Store.update`).
@@ -189,6 +194,7 @@ class Table:
                 ],
                 "topic": self.topic,
                 "write_id": self.write_id,
+                "left": list(self.left),
             },
             separators=(",", ":"),
         )
@@ -227,6 +233,7 @@ class Table:
                 named_variants=_variants(data.get("named_variants", [False, False, False])),
                 topic=data.get("topic"),
                 write_id=data.get("write_id", ""),
+                left=tuple(data.get("left", ())),
             )
         except (StateFormatError, TableFormatError):
             raise
@@ -268,6 +275,7 @@ class Table:
             "hurried: seats at the table, once each",
         )
         require(all(_is_int(u) for u in self.applied_updates), "applied_updates: not update ids")
+        require(all(_is_int(u) and u > 0 for u in self.left), "left: not user ids")
         require(_is_int(self.revision) and self.revision >= 0, "revision: not a count")
         require(isinstance(self.write_id, str), "write_id: not text")
         require(isinstance(self.rematch, bool), "rematch: not true or false")
@@ -344,6 +352,9 @@ def salvage(text: str | bytes) -> Salvaged:
     user_ids = (
         tuple(p[0] for p in players if isinstance(p, list) and p and _is_int(p[0])) if isinstance(players, list) else ()
     )
+    left = data.get("left")
+    if isinstance(left, list):
+        user_ids += tuple(u for u in left if _is_int(u) and u > 0 and u not in user_ids)
     return Salvaged(
         chat_id=chat_id if _is_int(chat_id) else None,
         language=supported(language) if isinstance(language, str) else None,

@@ -19,6 +19,8 @@ waiting longer each time, until a worker answers it with 2xx (and gives up after
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import hmac
 import json
 import logging
@@ -56,15 +58,28 @@ DONE_SECONDS = 24 * 3600  # Telegram gives up redelivering long before this
 MAX_BODY_BYTES = 1024 * 1024
 # At shutdown: how long the messages of updates already answered may take to go out; the rest stay queued.
 SHUTDOWN_DELIVERY_SECONDS = 8.0
+# /healthz answers 503 when Redis has not answered its PING within this long: a Redis that accepts
+# connections but answers nothing (frozen, or cut off by the network) would otherwise hold the probe forever.
+HEALTH_TIMEOUT_SECONDS = 2.0
 REGISTRAR_KEY = keys.WEBHOOK_REGISTRAR
+REGISTERED_SECONDS = 300
+
+# Take the registration of the settings whose digest is ARGV[1], unless it was taken for them already: 1 if taken.
+_REGISTER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+return 1
+"""
 
 DONE = "done"
 BUSY = "busy"
 
-# Lease the update to ARGV[1] for ARGV[2] ms if nobody holds it: 'mine'; else 'done' or 'busy'.
+# Lease the update to ARGV[1] for ARGV[2] ms if nobody holds it: 'mine'; else 'done' or 'busy'. A lease
+# that is ARGV[1]'s already is 'mine' too: this claim ran, its answer was lost with the connection, and
+# the client ran it again (tokens are never reused).
 _CLAIM = """
 local held = redis.call('GET', KEYS[1])
-if not held then
+if not held or held == ARGV[1] then
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
     return 'mine'
 end
@@ -242,7 +257,8 @@ def create_web_app(application: Application, webhook: Webhook, redis: Redis) -> 
             if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
                 raise ValueError("not an update")
             update = Update.de_json(data, application.bot)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+            # (RecursionError: JSON nested deeper than the parser goes.)
             log.warning("webhook: refused a body that is not an update")
             return Response(status_code=400)
         try:
@@ -261,8 +277,8 @@ def create_web_app(application: Application, webhook: Webhook, redis: Redis) -> 
 
     async def healthz(_: Request) -> Response:
         try:
-            await redis.ping()
-        except RedisError:
+            await asyncio.wait_for(redis.ping(), HEALTH_TIMEOUT_SECONDS)
+        except (RedisError, TimeoutError):
             return JSONResponse({"status": "degraded", "redis": "unreachable"}, status_code=503)
         return JSONResponse({"status": "ok", "redis": "ok"})
 
@@ -274,13 +290,27 @@ def create_web_app(application: Application, webhook: Webhook, redis: Redis) -> 
     )
 
 
+def registration(webhook: Webhook) -> str:
+    """What a registration set, as a digest (the secret is not kept in Redis): a worker started with
+    other settings (a new secret, a new address) registers them, however recent the last registration."""
+    settings = "\n".join([webhook.url, webhook.secret, ",".join(ALLOWED_UPDATES)])
+    return hashlib.sha256(settings.encode()).hexdigest()
+
+
 async def register_once(application: Application, webhook: Webhook, redis: Redis) -> bool:
-    """Set the webhook from one worker only; the others find it done."""
-    if not await redis.set(REGISTRAR_KEY, "1", nx=True, ex=300):
+    """Set the webhook from one worker only; the others, started with the same settings within
+    REGISTERED_SECONDS, find it done. If Telegram refuses, the next worker to start registers it."""
+    digest = registration(webhook)
+    if not await redis.register_script(_REGISTER)(keys=[REGISTRAR_KEY], args=[digest, REGISTERED_SECONDS]):
         return False
-    await application.bot.set_webhook(
-        url=webhook.url, secret_token=webhook.secret, allowed_updates=ALLOWED_UPDATES
-    )
+    try:
+        await application.bot.set_webhook(
+            url=webhook.url, secret_token=webhook.secret, allowed_updates=ALLOWED_UPDATES
+        )
+    except BaseException:
+        with contextlib.suppress(RedisError):
+            await redis.register_script(_RELEASE)(keys=[REGISTRAR_KEY], args=[digest])
+        raise
     log.info("webhook registered")
     return True
 

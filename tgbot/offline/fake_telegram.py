@@ -329,6 +329,12 @@ class FakeTelegram:
             user_id if by_user_id is None else by_user_id, chat_id, left_chat_member=user.to_dict()
         )
 
+    def join_group(self, chat_id: int, user_id: int) -> dict:
+        """The user (back) in the group, after `leave_group`. Returns the service message's update
+        (`new_chat_members`), not yet handed to any bot."""
+        self._outsiders.get(chat_id, set()).discard(user_id)
+        return self._service_message(user_id, chat_id, new_chat_members=[self._user(user_id).to_dict()])
+
     def delete(self, chat_id: int, message_id: int) -> None:
         """Someone deletes a message: its sender, an admin, or a bot that tidies commands away."""
         self.message(chat_id, message_id).deleted = True
