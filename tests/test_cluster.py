@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
+import signal
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -20,7 +22,7 @@ from redis.exceptions import RedisClusterException, RedisError
 from engine import Phase
 from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, started_on
 from tests.servers import RedisClusterServers, free_port
-from tgbot import keys, redis_cluster
+from tgbot import keys, redis_client, redis_cluster
 from tgbot.redis_client import connect
 from tgbot.redis_cluster import PatientRedisCluster
 from tgbot.shared_clock import SAMPLES, SharedClock
@@ -230,3 +232,34 @@ async def test_a_whole_game_survives_a_master_restart_mid_vote(cluster, telegram
         assert errors(caplog) == []
     finally:
         await bots.close()
+
+
+async def test_a_command_to_a_master_that_stops_answering_fails_instead_of_hanging(tmp_path, monkeypatch):
+    """A master that stops answering without closing its connections (frozen, or cut off by the
+    network) held every command to it for good: the press that sent it never got its answer, and
+    nothing was retried. Its connections now give up after `SOCKET_TIMEOUT`, and the command fails
+    once its retries are spent (here made short; by default about two minutes on a cluster)."""
+    monkeypatch.setattr(redis_client, "SOCKET_TIMEOUT", 0.2)
+    monkeypatch.setattr(redis_cluster, "CLUSTER_RETRIES", 1)
+    monkeypatch.setattr(redis_cluster, "OUTAGE_PATIENCE", 0.5)
+    servers = RedisClusterServers(tmp_path)
+    servers.start()
+    redis = connect(servers.url)
+    key = tag_on_master(servers, 0, "frozen") + "key"
+    frozen = servers.nodes[0].process.pid
+    try:
+        await redis.set(key, "v")
+        os.kill(frozen, signal.SIGSTOP)
+        with pytest.raises(RedisError):
+            await asyncio.wait_for(redis.get(key), 60)
+    finally:
+        os.kill(frozen, signal.SIGCONT)
+        await redis.aclose()
+        servers.stop()
+
+
+def test_a_socket_timeout_the_cluster_url_names_wins():
+    default = connect("redis+cluster://127.0.0.1:7000,127.0.0.1:7001")
+    assert default.connection_kwargs["socket_timeout"] == redis_client.SOCKET_TIMEOUT
+    named = connect("redis+cluster://127.0.0.1:7000,127.0.0.1:7001?socket_timeout=2")
+    assert named.connection_kwargs["socket_timeout"] == 2.0

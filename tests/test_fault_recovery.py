@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import random
+import signal
 import time
 
 import pytest
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 from engine import Phase, public_view
 from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
-from tests.servers import own_redis_url
-from tgbot import app, keys, outgoing
+from tests.servers import RedisServer, own_redis_url
+from tgbot import app, keys, outgoing, redis_client
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.outbox import ATTEMPTS, _superseded
 from tgbot.outgoing import Button, Edit, Send
@@ -611,3 +614,23 @@ async def test_a_write_whose_answer_was_lost_and_that_ran_again_counts_once(make
     assert telegram.callback_answers[update["callback_query"]["id"]]["text"].startswith("You voted")
     table = await group.play(AlwaysApprove(rng=random.Random(4)))
     assert table.game.is_over
+
+
+async def test_a_redis_that_stops_answering_fails_a_command_instead_of_hanging_it(tmp_path, monkeypatch):
+    """A Redis that accepts connections but answers nothing (frozen, or cut off by the network without
+    the connection being closed) made every command wait until TCP gave up, minutes later: the
+    player's press hung and no retry or failover began. A command now fails as a refused connection
+    would, once its retries have waited `SOCKET_TIMEOUT` each."""
+    monkeypatch.setattr(redis_client, "SOCKET_TIMEOUT", 0.3)
+    server = RedisServer(tmp_path, appendonly=False)
+    server.start()
+    redis = redis_client.connect(server.url)
+    try:
+        await redis.set("k", "v")
+        os.kill(server.process.pid, signal.SIGSTOP)
+        with pytest.raises(RedisError):
+            await asyncio.wait_for(redis.get("k"), 30)
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+        await redis.aclose()
+        server.stop()

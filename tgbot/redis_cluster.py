@@ -82,8 +82,9 @@ class PatientRedisCluster(RedisCluster):
                 pause = min(pause * 2, LONGEST_PAUSE)
 
 
-def connect_cluster(url: str) -> PatientRedisCluster:
-    """A client for the cluster a redis+cluster:// or rediss+cluster:// URL names (see tgbot.cluster_url).
+def connect_cluster(url: str, socket_timeout: float | None = None) -> PatientRedisCluster:
+    """A client for the cluster a redis+cluster:// or rediss+cluster:// URL names (see tgbot.cluster_url);
+    `socket_timeout`: how long a master that stops answering gets per command (the URL's own wins).
 
     Nothing is connected yet: the first command asks the seeds for the cluster's layout."""
     address = parse_cluster_url(url)
@@ -92,7 +93,8 @@ def connect_cluster(url: str) -> PatientRedisCluster:
     settings.pop("db", None)
     if settings.pop("connection_class", None) is SSLConnection:
         settings["ssl"] = True
-    options = {"max_connections": MAX_CONNECTIONS_PER_NODE, **settings, "decode_responses": True}
+    timeouts = {"socket_timeout": socket_timeout, "socket_connect_timeout": socket_timeout}
+    options = {"max_connections": MAX_CONNECTIONS_PER_NODE, **timeouts, **settings, "decode_responses": True}
     return PatientRedisCluster(
         startup_nodes=[ClusterNode(host, port) for host, port in address.seeds],
         retry=Retry(CLUSTER_BACKOFF, CLUSTER_RETRIES),
