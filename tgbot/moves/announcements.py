@@ -7,47 +7,26 @@ cast in between is answered to its player alone. Private messages follow whoever
 
 from __future__ import annotations
 
+from typing import get_args
+
 from engine import CardsFilled, Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
-from engine.events import (
-    CardDealt,
-    CardsDrawn,
-    CardTaken,
-    ConfidenceEstablished,
-    ConversationOverheard,
-    NoConfidenceUsed,
-    OpenedUp,
-    OpenVotesShown,
-    SpotlightCardShown,
-    SpotlightUsed,
-    StrongLeaderUsed,
-)
+from engine.events import CardWatched, ChancePassed, PlotEvent
 from engine.plot import Card
 from tgbot.outgoing import Edit, Keyboard, Outgoing, Send
 from tgbot.render import board, private
 from tgbot.render.common import GroupScene, group_scene, seat_scene
 from tgbot.table import Table
 
-# The events the group's board shows as they happen. With Plot cards, a leader taking over,
-# the Opinion Makers' open votes, a team thrown out and a card played face up are seen at once too,
-# and so are the cards the leader draws face up (drawn once the Strong Leader holders let the lead go),
-# each card as it is dealt and what an immediate card did (a Plot card is public from the moment it is
-# dealt, and everyone always knows who holds what), and who was put in the spotlight (before the team
-# plays, so that they play knowing it).
+# The events the group's board shows as they happen. With Plot cards, every public use of a card is
+# seen at once too (a Plot card is public from the moment it is dealt, and everyone always knows who
+# holds what), the cards the leader draws face up and who was put in the spotlight (before the team
+# plays, so that they play knowing it) among them; but not a chance let pass (nothing happened) nor a
+# watch, which comes after the cards and is told with the result it precedes.
 _SHOWN_AT_ONCE = (
-    VotesRevealed
-    | CardsDrawn
-    | CardDealt
-    | CardTaken
-    | ConversationOverheard
-    | OpenedUp
-    | ConfidenceEstablished
-    | MissionCompleted
-    | GameOver
-    | StrongLeaderUsed
-    | OpenVotesShown
-    | NoConfidenceUsed
-    | SpotlightUsed
-    | SpotlightCardShown
+    VotesRevealed,
+    MissionCompleted,
+    GameOver,
+    *(kind for kind in get_args(PlotEvent) if kind not in (ChancePassed, CardWatched)),
 )
 
 
