@@ -198,3 +198,18 @@ async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(m
     # The exported record names each proposal's mission.
     record = export_record(table.game, table.id)
     assert [p["mission"] for p in record["missions"][0]["proposals"]] == [2, 1]
+
+
+async def test_a_spy_playing_the_two_fail_mission_is_told_one_fail_will_not_fail_it(make_bot, telegram):
+    group = await started(make_bot, telegram, players=7, seed=5, variants=Variants(targeting=True))
+    table = await group.table()
+    leader_user = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(leader_user, f"m:{group.game_id}:")
+    await press(group, leader_user, keyboard, mission_buttons(keyboard)[4])
+    spy = min(table.game.spies)
+    others = [s for s in range(7) if s != spy][:3]
+    await propose(group, [spy, *others])
+    await vote_all(group, True)
+    prompt = plain_text(group.latest_with_button(table.players[spy].user_id, f"c:{group.game_id}:").text)
+    assert prompt.startswith("«Demo group», mission 4: you are on the team. Play your card.")
+    assert "This mission fails only with two Fail cards: a single Fail will not fail it." in prompt

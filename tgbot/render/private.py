@@ -167,6 +167,9 @@ def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
     # The group sees these votes only with the mission's result; the team plays knowing them,
     # as it would at a table.
     text += "\n" + "\n".join(vote_lines(scene.group, view.rounds[-1].proposals[-1]))
+    if game_rules.fails_required(view.players, view.current_mission) > 1:
+        # Said to the whole team alike: which seats are spies is no part of it.
+        text += "\n" + t(lang, "This mission fails only with two Fail cards: a single Fail will not fail it.")
     spotlighted = view.plot.spotlight[1] if view.plot is not None and view.plot.spotlight is not None else None
     if spotlighted == scene.seat.seat:
         text += "\n" + t(lang, "🔦 You are in the spotlight: everyone will see the card you play.")
