@@ -213,3 +213,18 @@ async def test_a_spy_playing_the_two_fail_mission_is_told_one_fail_will_not_fail
     prompt = plain_text(group.latest_with_button(table.players[spy].user_id, f"c:{group.game_id}:").text)
     assert prompt.startswith("«Demo group», mission 4: you are on the team. Play your card.")
     assert "This mission fails only with two Fail cards: a single Fail will not fail it." in prompt
+
+
+@pytest.mark.parametrize("blind", [False, True])
+async def test_a_spys_role_message_says_both_ways_the_spies_win(make_bot, telegram, blind):
+    group = await started(make_bot, telegram, players=7, variants=Variants(blind_spies=blind))
+    table = await group.table()
+    for seat in table.game.spies:
+        role_text = next(t for t in group.transcript(table.players[seat].user_id) if "you are a spy" in t)
+        assert role_text.endswith("Make three missions fail, or get five teams in a row rejected.")
+        others = [table.name(s) for s in table.game.spies if s != seat]
+        if blind:
+            assert "do not know the other spies" in role_text
+            assert not any(name in role_text for name in others)
+        else:
+            assert all(name in role_text for name in others)

@@ -27,13 +27,14 @@ def role_message(scene: SeatScene) -> str:
         return t(
             lang,
             "Your game in «%(group)s»: you are a <b>spy</b>. Under Blind Spies you do not know the "
-            "other spies. Make three missions fail.",
+            "other spies. Make three missions fail, or get five teams in a row rejected.",
             group=group,
         )
     others = [s for s in seat.known_spies if s != seat.seat]
     return t(
         lang,
-        "Your game in «%(group)s»: you are a <b>spy</b>. The other spies: %(names)s. Make three missions fail.",
+        "Your game in «%(group)s»: you are a <b>spy</b>. The other spies: %(names)s. "
+        "Make three missions fail, or get five teams in a row rejected.",
         group=group,
         names=names(scene.group.players, others),
     )
