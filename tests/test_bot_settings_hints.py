@@ -126,10 +126,15 @@ def check_hints(text: str, table, seat: int) -> None:
     else:
         assert lines[0] == f"🔎 «{group}»: how likely each other player is to be a spy."
     rows = [HINT_LINE.match(line) for line in lines[1:] if HINT_LINE.match(line)]
-    shown = {}
-    for row in rows:
+    shown, certain = {}, set()
+    for index, line in enumerate(lines):
+        row = HINT_LINE.match(line)
+        if row is None:
+            continue
         bar, percent, name = row.group(1), int(row.group(2)), row.group(3)
         shown[name] = (bar, percent)
+        if index + 1 < len(lines) and lines[index + 1].startswith(REASON_LINE + "certainly"):
+            certain.add(name)
     expected_names = {
         (f"{table.name(s)} (you)" if s == seat else table.name(s))
         for s in range(len(table.players))
@@ -144,10 +149,15 @@ def check_hints(text: str, table, seat: int) -> None:
         name = f"{table.name(other)} (you)" if other == seat else table.name(other)
         bar, percent = shown[name]
         p = probabilities[other]
-        assert abs(percent - 100 * p) <= 0.5, (name, percent, p)
         filled = bar.count("▰")
         assert bar == "▰" * filled + "▱" * (10 - filled)
-        assert abs(filled - 10 * p) <= 0.5, (name, bar, p)
+        if name in certain:
+            assert abs(percent - 100 * p) <= 0.5, (name, percent, p)
+            assert abs(filled - 10 * p) <= 0.5, (name, bar, p)
+        else:
+            # Only a seat known for certain shows 100% or 0%, or a full or an empty bar.
+            assert percent == min(max(round(100 * p), 1), 99), (name, percent, p)
+            assert filled == min(max(round(10 * p), 1), 9), (name, bar, p)
     percents = [int(row.group(2)) for row in rows]
     assert percents == sorted(percents, reverse=True)
     if possible == 1:
