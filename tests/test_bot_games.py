@@ -228,3 +228,14 @@ async def test_a_spys_role_message_says_both_ways_the_spies_win(make_bot, telegr
             assert not any(name in role_text for name in others)
         else:
             assert all(name in role_text for name in others)
+
+
+@pytest.mark.parametrize("players", [5, 7])
+async def test_a_spy_is_told_how_many_other_spies_there_are_by_their_names(make_bot, telegram, players):
+    group = await started(make_bot, telegram, players=players)
+    table = await group.table()
+    for seat in table.game.spies:
+        role_text = next(t for t in group.transcript(table.players[seat].user_id) if "you are a spy" in t)
+        others = ", ".join(table.name(s) for s in table.game.spies if s != seat)
+        label = "The other spy" if players == 5 else "The other spies"
+        assert f"you are a spy. {label}: {others}. Make three missions fail" in role_text

@@ -31,10 +31,13 @@ def role_message(scene: SeatScene) -> str:
             group=group,
         )
     others = [s for s in seat.known_spies if s != seat.seat]
-    return t(
+    return tn(
         lang,
+        "Your game in «%(group)s»: you are a <b>spy</b>. The other spy: %(names)s. "
+        "Make three missions fail, or get five teams in a row rejected.",
         "Your game in «%(group)s»: you are a <b>spy</b>. The other spies: %(names)s. "
         "Make three missions fail, or get five teams in a row rejected.",
+        len(others),
         group=group,
         names=names(scene.group.players, others),
     )
