@@ -239,3 +239,19 @@ async def test_a_spy_is_told_how_many_other_spies_there_are_by_their_names(make_
         others = ", ".join(table.name(s) for s in table.game.spies if s != seat)
         label = "The other spy" if players == 5 else "The other spies"
         assert f"you are a spy. {label}: {others}. Make three missions fail" in role_text
+
+
+async def test_a_leader_choosing_the_team_of_the_two_fail_mission_is_told_it_needs_two_fails(make_bot, telegram):
+    group = await started(make_bot, telegram, players=7, seed=5, variants=Variants(targeting=True))
+    table = await group.table()
+    leader_user = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(leader_user, f"m:{group.game_id}:")
+    await press(group, leader_user, keyboard, mission_buttons(keyboard)[4])
+    lines = plain_text(telegram.message(leader_user, keyboard.message_id).text).split("\n")
+    assert lines[:2] == [
+        "«Demo group»: you are the leader. Choose 4 players for mission 4.",
+        "This mission fails only with two Fail cards: a single Fail will not fail it.",
+    ]
+    await press(group, leader_user, keyboard, mission_buttons(telegram.message(leader_user, keyboard.message_id))[3])
+    text = plain_text(telegram.message(leader_user, keyboard.message_id).text)
+    assert "Choose 3 players for mission 3." in text and "two Fail cards" not in text

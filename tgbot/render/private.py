@@ -98,6 +98,8 @@ def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: 
         ),
         t(lang, "Chosen: %(names)s", names=names(players, sorted(ticked)) or "—"),
     ]
+    if game_rules.fails_required(view.players, mission) > 1:
+        lines.insert(1, two_fails_line(lang))
     seat_buttons = [
         Button(
             ("✔ " if seat in ticked else "") + isolated(player.name),
@@ -156,6 +158,10 @@ def leader_done(scene: SeatScene, team: tuple[int, ...], mission: int, drawn: bo
 # ---------------------------------------------------------------- the mission
 
 
+def two_fails_line(lang: str) -> str:
+    return t(lang, "This mission fails only with two Fail cards: a single Fail will not fail it.")
+
+
 def card_key(ballot: int, seat: int) -> str:
     return f"card:{ballot}:{seat}"
 
@@ -173,7 +179,7 @@ def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
     text += "\n" + "\n".join(vote_lines(scene.group, view.rounds[-1].proposals[-1]))
     if game_rules.fails_required(view.players, view.current_mission) > 1:
         # Said to the whole team alike: which seats are spies is no part of it.
-        text += "\n" + t(lang, "This mission fails only with two Fail cards: a single Fail will not fail it.")
+        text += "\n" + two_fails_line(lang)
     spotlighted = view.plot.spotlight[1] if view.plot is not None and view.plot.spotlight is not None else None
     if spotlighted == scene.seat.seat:
         text += "\n" + t(lang, "🔦 You are in the spotlight: everyone will see the card you play.")
