@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from engine import Role
 from engine import rules as game_rules
+from engine.plot import Card
 from tgbot.buttons import CardPress, HintsPress, MissionPress, TeamPress, encode
 from tgbot.i18n import t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render.common import SeatScene, fitted, isolated, mission_button_label, names, shown, title, vote_lines
+from tgbot.render.plot import card_name
 
 
 def role_message(scene: SeatScene) -> str:
@@ -188,6 +190,18 @@ def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
             lang,
             "🔦 %(name)s is in the spotlight: everyone will see the card they play.",
             name=shown(scene.group.players[spotlighted].name),
+        )
+    watchers = [
+        holder
+        for holder, hand in enumerate(view.plot.hands if view.plot is not None else ())
+        if Card.KEEPING_A_CLOSE_EYE_ON_YOU in hand and holder != scene.seat.seat
+    ]
+    if watchers and spotlighted != scene.seat.seat:  # a card played face up is not watched
+        text += "\n" + t(
+            lang,
+            "👁 %(names)s: %(card)s. Once every card is played, your card may be looked at.",
+            names=names(scene.group.players, watchers),
+            card=card_name(Card.KEEPING_A_CLOSE_EYE_ON_YOU, lang),
         )
     buttons: Keyboard = (
         (
