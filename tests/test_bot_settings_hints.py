@@ -120,8 +120,8 @@ def check_hints(text: str, table, seat: int) -> None:
     group = table.chat_title
     if spy:
         assert lines[0] == (
-            f"🔎 «{group}»: you are a spy. This is how the Resistance, seeing only the public record, "
-            "sees each player, you included:"
+            f"🔎 «{group}»: you are a spy. Each player, you included, as the public record alone shows them, "
+            "knowing no role (a Resistance member also knows their own role, so their numbers differ):"
         )
     else:
         assert lines[0] == f"🔎 «{group}»: how likely each other player is to be a spy."
@@ -160,10 +160,12 @@ def check_hints(text: str, table, seat: int) -> None:
             assert filled == min(max(round(10 * p), 1), 9), (name, bar, p)
     percents = [int(row.group(2)) for row in rows]
     assert percents == sorted(percents, reverse=True)
-    if possible == 1:
-        assert "1 way to seat the spies is still possible." in lines
-    else:
-        assert f"{possible} ways to seat the spies are still possible." in lines
+    remaining = "1 way to seat the spies is still possible." if possible == 1 else (
+        f"{possible} ways to seat the spies are still possible."
+    )
+    if spy:
+        remaining = "From the public record alone, " + remaining
+    assert remaining in lines
     # Under each seat's line at most two of its reasons, each with signed points or an exact fact.
     seat_lines = [i for i, line in enumerate(lines) if HINT_LINE.match(line)]
     for first, following in zip(seat_lines, seat_lines[1:] + [len(lines)], strict=True):

@@ -75,3 +75,26 @@ def test_a_number_shows_100_or_0_percent_only_for_a_seat_known_for_certain() -> 
     assert shown["Cleo"] == ("▰" * 10, 100)
     assert shown["Dan"] == ("▰" + "▱" * 9, 1)
     assert shown["Eve"] == ("▱" * 10, 0)
+
+
+def test_a_spys_hints_do_not_claim_to_be_the_resistances_view() -> None:
+    """A spy's numbers are the public record read with no role known: no Resistance member sees
+    those (each knows their own role). The spy read "This is how the Resistance ... sees each
+    player" and a count of seatings "still possible" they knew to be wrong."""
+    record = full_ten_player_record()
+    deduction = deduce(record, Viewer.outsider())
+    explanation = explain(record, deduction, per_seat=render.REASONS_PER_SEAT)
+    players = tuple(Player(seat, name) for seat, name in enumerate(NAMES))
+    scene = SimpleNamespace(
+        lang="en", seat=SimpleNamespace(seat=1), group=SimpleNamespace(players=players, chat_title="T")
+    )
+    lines = plain_text(render.hints(scene, deduction.spy_probability, deduction.possible, explanation, True)).split(
+        "\n"
+    )
+    assert lines[0] == (
+        "🔎 «T»: you are a spy. Each player, you included, as the public record alone shows them, knowing no "
+        "role (a Resistance member also knows their own role, so their numbers differ):"
+    )
+    assert "Resistance" not in lines[0].split("(")[0]
+    count = f"{deduction.possible} ways" if deduction.possible != 1 else "1 way"
+    assert any(line.startswith(f"From the public record alone, {count} to seat the spies") for line in lines)

@@ -40,8 +40,9 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
         lines = [
             t(
                 lang,
-                "🔎 «%(group)s»: you are a spy. This is how the Resistance, seeing only the public "
-                "record, sees each player, you included:",
+                "🔎 «%(group)s»: you are a spy. Each player, you included, as the public record alone "
+                "shows them, knowing no role (a Resistance member also knows their own role, so their "
+                "numbers differ):",
                 group=group,
             )
         ]
@@ -60,14 +61,21 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
     if any("points" in r.args for s in listed for r in explanation.seats[s][:REASONS_PER_SEAT]):
         lines.append(t(lang, "↳ what moved each number most, in percentage points"))
     lines.append("")
-    lines.append(
-        tn(
+    if spy_view:
+        remaining = tn(
+            lang,
+            "From the public record alone, %(n)d way to seat the spies is still possible.",
+            "From the public record alone, %(n)d ways to seat the spies are still possible.",
+            possible,
+        )
+    else:
+        remaining = tn(
             lang,
             "%(n)d way to seat the spies is still possible.",
             "%(n)d ways to seat the spies are still possible.",
             possible,
         )
-    )
+    lines.append(remaining)
     # The count is said just above; the missions with Fail cards are what is left to say.
     lines.extend(
         "• " + reason_text(players, reason, lang) for reason in explanation.table if reason.code == "mission_fails"
