@@ -198,3 +198,60 @@ async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(m
     # The exported record names each proposal's mission.
     record = export_record(table.game, table.id)
     assert [p["mission"] for p in record["missions"][0]["proposals"]] == [2, 1]
+
+
+async def test_a_spy_playing_the_two_fail_mission_is_told_one_fail_will_not_fail_it(make_bot, telegram):
+    group = await started(make_bot, telegram, players=7, seed=5, variants=Variants(targeting=True))
+    table = await group.table()
+    leader_user = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(leader_user, f"m:{group.game_id}:")
+    await press(group, leader_user, keyboard, mission_buttons(keyboard)[4])
+    spy = min(table.game.spies)
+    others = [s for s in range(7) if s != spy][:3]
+    await propose(group, [spy, *others])
+    await vote_all(group, True)
+    prompt = plain_text(group.latest_with_button(table.players[spy].user_id, f"c:{group.game_id}:").text)
+    assert prompt.startswith("«Demo group», mission 4: you are on the team. Play your card.")
+    assert "This mission fails only with two Fail cards: a single Fail will not fail it." in prompt
+
+
+@pytest.mark.parametrize("blind", [False, True])
+async def test_a_spys_role_message_says_both_ways_the_spies_win(make_bot, telegram, blind):
+    group = await started(make_bot, telegram, players=7, variants=Variants(blind_spies=blind))
+    table = await group.table()
+    for seat in table.game.spies:
+        role_text = next(t for t in group.transcript(table.players[seat].user_id) if "you are a spy" in t)
+        assert role_text.endswith("Make three missions fail, or get five teams in a row rejected.")
+        others = [table.name(s) for s in table.game.spies if s != seat]
+        if blind:
+            assert "do not know the other spies" in role_text
+            assert not any(name in role_text for name in others)
+        else:
+            assert all(name in role_text for name in others)
+
+
+@pytest.mark.parametrize("players", [5, 7])
+async def test_a_spy_is_told_how_many_other_spies_there_are_by_their_names(make_bot, telegram, players):
+    group = await started(make_bot, telegram, players=players)
+    table = await group.table()
+    for seat in table.game.spies:
+        role_text = next(t for t in group.transcript(table.players[seat].user_id) if "you are a spy" in t)
+        others = ", ".join(table.name(s) for s in table.game.spies if s != seat)
+        label = "The other spy" if players == 5 else "The other spies"
+        assert f"you are a spy. {label}: {others}. Make three missions fail" in role_text
+
+
+async def test_a_leader_choosing_the_team_of_the_two_fail_mission_is_told_it_needs_two_fails(make_bot, telegram):
+    group = await started(make_bot, telegram, players=7, seed=5, variants=Variants(targeting=True))
+    table = await group.table()
+    leader_user = table.players[table.game.leader].user_id
+    keyboard = group.latest_with_button(leader_user, f"m:{group.game_id}:")
+    await press(group, leader_user, keyboard, mission_buttons(keyboard)[4])
+    lines = plain_text(telegram.message(leader_user, keyboard.message_id).text).split("\n")
+    assert lines[:2] == [
+        "«Demo group»: you are the leader. Choose 4 players for mission 4.",
+        "This mission fails only with two Fail cards: a single Fail will not fail it.",
+    ]
+    await press(group, leader_user, keyboard, mission_buttons(telegram.message(leader_user, keyboard.message_id))[3])
+    text = plain_text(telegram.message(leader_user, keyboard.message_id).text)
+    assert "Choose 3 players for mission 3." in text and "two Fail cards" not in text

@@ -143,7 +143,12 @@ async def test_batch_on_the_exported_record_gives_what_hints_showed(make_bot, te
         shape = [(len(m.proposals), m.played) for m in record.missions]
         if not moments or moments[-1][0] != shape:
             shown = await shown_hints(group, viewer_user)
-            expected = {table.name(s): round(p * 100) for s, p in enumerate(deduction.spy_probability) if s != viewer}
+            certain = {*deduction.certain_spies, *deduction.certain_resistance}
+            expected = {
+                table.name(s): round(p * 100) if s in certain else min(max(round(p * 100), 1), 99)
+                for s, p in enumerate(deduction.spy_probability)
+                if s != viewer
+            }
             assert shown == expected
             moments.append((shape, deduction.spy_probability))
         await move(group, service, now, rng, forced)

@@ -395,8 +395,9 @@ async def test_a_player_whose_language_the_bot_does_not_speak_gets_the_groups(ma
     hints = await command(group, kurt, "/hints", chat_id=kurt)
     if kurt_seat in game.spies:
         header = spanish(
-            "🔎 «%(group)s»: you are a spy. This is how the Resistance, seeing only the public "
-            "record, sees each player, you included:",
+            "🔎 «%(group)s»: you are a spy. Each player, you included, as the public record alone "
+            "shows them, knowing no role (a Resistance member also knows their own role, so their "
+            "numbers differ):",
             group="Demo group",
         )
     else:

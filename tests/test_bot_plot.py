@@ -471,3 +471,32 @@ async def test_each_plot_card_is_public_on_the_board_as_soon_as_it_is_dealt(make
     overheard = next(u for u in _upcoming_uses(table) if u.kind.value == "overheard")
     board = _latest_board(group)
     assert f"{table.name(overheard.by)} looked at {table.name(overheard.target)}'s role." in board, board
+
+
+async def test_a_team_member_is_told_their_card_may_be_watched(make_bot, telegram):
+    """Keeping a Close Eye on You is used once every card is played: a spy choosing a card is told
+    who holds it, as at a table where the card lies face up in front of its holder."""
+    for seed in range(1, 10):
+        group = await started_plot_game(make_bot, telegram, players=8, seed=seed)
+        policy = Policy(rng=random.Random(seed), plot_use_rate=0.5)
+
+        def watch_ahead(t) -> bool:
+            watcher = any(t.game.plot.holds(s, Card.KEEPING_A_CLOSE_EYE_ON_YOU) for s in range(8))
+            return t.game.phase is Phase.MISSION and watcher and not t.game.played_seats
+
+        try:
+            table = await until(group, policy, watch_ahead)
+        except AssertionError:
+            continue
+        holders = [s for s in range(8) if table.game.plot.holds(s, Card.KEEPING_A_CLOSE_EYE_ON_YOU)]
+        spotlighted = table.game.plot.spotlight[1] if table.game.plot.spotlight is not None else None
+        for seat in table.game.current_round.team:
+            prompt = plain_text(group.latest_with_button(table.players[seat].user_id, f"c:{table.id}").text)
+            others = ", ".join(table.name(s) for s in holders if s != seat)
+            line = f"👁 {others}: Keeping a Close Eye on You. Once every card is played, your card may be looked at."
+            if others and seat != spotlighted:
+                assert line in prompt, prompt
+            else:
+                assert "Keeping a Close Eye on You" not in prompt, prompt
+        return
+    pytest.fail("no team played while a Keeping a Close Eye on You was held")

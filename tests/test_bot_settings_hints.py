@@ -120,16 +120,21 @@ def check_hints(text: str, table, seat: int) -> None:
     group = table.chat_title
     if spy:
         assert lines[0] == (
-            f"🔎 «{group}»: you are a spy. This is how the Resistance, seeing only the public record, "
-            "sees each player, you included:"
+            f"🔎 «{group}»: you are a spy. Each player, you included, as the public record alone shows them, "
+            "knowing no role (a Resistance member also knows their own role, so their numbers differ):"
         )
     else:
         assert lines[0] == f"🔎 «{group}»: how likely each other player is to be a spy."
     rows = [HINT_LINE.match(line) for line in lines[1:] if HINT_LINE.match(line)]
-    shown = {}
-    for row in rows:
+    shown, certain = {}, set()
+    for index, line in enumerate(lines):
+        row = HINT_LINE.match(line)
+        if row is None:
+            continue
         bar, percent, name = row.group(1), int(row.group(2)), row.group(3)
         shown[name] = (bar, percent)
+        if index + 1 < len(lines) and lines[index + 1].startswith(REASON_LINE + "certainly"):
+            certain.add(name)
     expected_names = {
         (f"{table.name(s)} (you)" if s == seat else table.name(s))
         for s in range(len(table.players))
@@ -144,16 +149,23 @@ def check_hints(text: str, table, seat: int) -> None:
         name = f"{table.name(other)} (you)" if other == seat else table.name(other)
         bar, percent = shown[name]
         p = probabilities[other]
-        assert abs(percent - 100 * p) <= 0.5, (name, percent, p)
         filled = bar.count("▰")
         assert bar == "▰" * filled + "▱" * (10 - filled)
-        assert abs(filled - 10 * p) <= 0.5, (name, bar, p)
+        if name in certain:
+            assert abs(percent - 100 * p) <= 0.5, (name, percent, p)
+            assert abs(filled - 10 * p) <= 0.5, (name, bar, p)
+        else:
+            # Only a seat known for certain shows 100% or 0%, or a full or an empty bar.
+            assert percent == min(max(round(100 * p), 1), 99), (name, percent, p)
+            assert filled == min(max(round(10 * p), 1), 9), (name, bar, p)
     percents = [int(row.group(2)) for row in rows]
     assert percents == sorted(percents, reverse=True)
-    if possible == 1:
-        assert "1 way to seat the spies is still possible." in lines
-    else:
-        assert f"{possible} ways to seat the spies are still possible." in lines
+    remaining = "1 way to seat the spies is still possible." if possible == 1 else (
+        f"{possible} ways to seat the spies are still possible."
+    )
+    if spy:
+        remaining = "From the public record alone, " + remaining
+    assert remaining in lines
     # Under each seat's line at most two of its reasons, each with signed points or an exact fact.
     seat_lines = [i for i, line in enumerate(lines) if HINT_LINE.match(line)]
     for first, following in zip(seat_lines, seat_lines[1:] + [len(lines)], strict=True):

@@ -11,7 +11,7 @@ import pytest
 from benchmarks.deduction_speed import full_ten_player_record
 from deduction.analysis import deduce
 from deduction.knowledge import Viewer
-from deduction.reasons import explain
+from deduction.reasons import Explanation, Reason, explain
 from tgbot.i18n import LANGUAGES
 from tgbot.offline.simulation import plain_text
 from tgbot.render import hints as render
@@ -57,3 +57,44 @@ def test_hints_show_sorted_bars_and_the_measured_points(lang: str, spy_view: boo
             assert text.startswith(f"+{points} · " if points > 0 else f"\u2212{-points} · "), (text, reason)
             shown_points.append(points)
     assert shown_points, "this record moves several seats by more than 3 points"
+
+
+def test_a_number_shows_100_or_0_percent_only_for_a_seat_known_for_certain() -> None:
+    """Almost sure is not sure: a seat at 99.7% that the record does not prove a spy read "100%"
+    under a full bar, as if it were certain (a blind spy took it for a fellow spy's identity)."""
+    players = tuple(Player(seat, name) for seat, name in enumerate(NAMES[:5]))
+    scene = SimpleNamespace(
+        lang="en", seat=SimpleNamespace(seat=0), group=SimpleNamespace(players=players, chat_title="T")
+    )
+    probabilities = (0.5, 0.997, 1.0, 0.003, 0.0)
+    reasons = ((), (), (Reason("certain_spy", {"seat": 2}),), (), (Reason("certain_resistance", {"seat": 4}),))
+    explanation = Explanation(table=(), seats=reasons)
+    lines = plain_text(render.hints(scene, probabilities, 3, explanation, spy_view=True)).split("\n")
+    shown = {m.group(3): (m.group(1), int(m.group(2))) for m in map(SEAT_LINE.match, lines) if m}
+    assert shown["Bob"] == ("▰" * 9 + "▱", 99)
+    assert shown["Cleo"] == ("▰" * 10, 100)
+    assert shown["Dan"] == ("▰" + "▱" * 9, 1)
+    assert shown["Eve"] == ("▱" * 10, 0)
+
+
+def test_a_spys_hints_do_not_claim_to_be_the_resistances_view() -> None:
+    """A spy's numbers are the public record read with no role known: no Resistance member sees
+    those (each knows their own role). The spy read "This is how the Resistance ... sees each
+    player" and a count of seatings "still possible" they knew to be wrong."""
+    record = full_ten_player_record()
+    deduction = deduce(record, Viewer.outsider())
+    explanation = explain(record, deduction, per_seat=render.REASONS_PER_SEAT)
+    players = tuple(Player(seat, name) for seat, name in enumerate(NAMES))
+    scene = SimpleNamespace(
+        lang="en", seat=SimpleNamespace(seat=1), group=SimpleNamespace(players=players, chat_title="T")
+    )
+    lines = plain_text(render.hints(scene, deduction.spy_probability, deduction.possible, explanation, True)).split(
+        "\n"
+    )
+    assert lines[0] == (
+        "🔎 «T»: you are a spy. Each player, you included, as the public record alone shows them, knowing no "
+        "role (a Resistance member also knows their own role, so their numbers differ):"
+    )
+    assert "Resistance" not in lines[0].split("(")[0]
+    count = f"{deduction.possible} ways" if deduction.possible != 1 else "1 way"
+    assert any(line.startswith(f"From the public record alone, {count} to seat the spies") for line in lines)

@@ -16,9 +16,10 @@ def hint_deduction(table: Table, seat: int) -> tuple[GameRecord, Deduction, bool
     """The public record now, the deduction `seat` may be shown, and whether it is a spy's view.
 
     A Resistance member sees the others through their own eyes (with what Plot cards showed
-    them alone); a spy, who knows everything already, sees how the Resistance sees the table
-    (the public record alone). The record is the one /record exports once the game is over,
-    cut to this moment, so the same numbers come from `python -m deduction batch` on it.
+    them alone); a spy sees the table as the public record alone shows it, no role known (not
+    as any Resistance member sees it: each of them knows their own role). The record is the one
+    /record exports once the game is over, cut to this moment, so the same numbers come from
+    `python -m deduction batch` on it.
     """
     record = record_of(table.game, table.id).without_outcome()
     own = seat_view(table.game, seat)

@@ -13,9 +13,17 @@ REASONS_PER_SEAT = 2  # more does not fit a phone screen for ten players
 MINUS = "\u2212"  # a real minus sign: a hyphen reads as a dash
 
 
-def probability_bar(p: float) -> str:
+def probability_bar(p: float, exact: bool = True) -> str:
     filled = round(p * BAR_CELLS)
+    if not exact:  # a full or an empty bar would read as certain
+        filled = min(max(filled, 1), BAR_CELLS - 1)
     return "▰" * filled + "▱" * (BAR_CELLS - filled)
+
+
+def percentage(p: float, exact: bool) -> int:
+    """`p` in whole percent; 100% and 0% only for a seat known for certain: 99.6% is not a sure spy."""
+    percent = round(p * 100)
+    return percent if exact else min(max(percent, 1), 99)
 
 
 def signed_points(points: int) -> str:
@@ -32,8 +40,9 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
         lines = [
             t(
                 lang,
-                "🔎 «%(group)s»: you are a spy. This is how the Resistance, seeing only the public "
-                "record, sees each player, you included:",
+                "🔎 «%(group)s»: you are a spy. Each player, you included, as the public record alone "
+                "shows them, knowing no role (a Resistance member also knows their own role, so their "
+                "numbers differ):",
                 group=group,
             )
         ]
@@ -44,22 +53,29 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
         name = shown(players[other].name)
         if other == seat:
             name = t(lang, "%(name)s (you)", name=name)
-        lines.append(
-            f"<code>{probability_bar(probabilities[other])} {round(probabilities[other] * 100):3d}%</code> {name}"
-        )
+        exact = any(r.code in ("certain_spy", "certain_resistance") for r in explanation.seats[other])
+        p = probabilities[other]
+        lines.append(f"<code>{probability_bar(p, exact)} {percentage(p, exact):3d}%</code> {name}")
         for reason in explanation.seats[other][:REASONS_PER_SEAT]:
             lines.append("   ↳ " + seat_reason_text(players, reason, lang))
     if any("points" in r.args for s in listed for r in explanation.seats[s][:REASONS_PER_SEAT]):
         lines.append(t(lang, "↳ what moved each number most, in percentage points"))
     lines.append("")
-    lines.append(
-        tn(
+    if spy_view:
+        remaining = tn(
+            lang,
+            "From the public record alone, %(n)d way to seat the spies is still possible.",
+            "From the public record alone, %(n)d ways to seat the spies are still possible.",
+            possible,
+        )
+    else:
+        remaining = tn(
             lang,
             "%(n)d way to seat the spies is still possible.",
             "%(n)d ways to seat the spies are still possible.",
             possible,
         )
-    )
+    lines.append(remaining)
     # The count is said just above; the missions with Fail cards are what is left to say.
     lines.extend(
         "• " + reason_text(players, reason, lang) for reason in explanation.table if reason.code == "mission_fails"

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from engine import Role
 from engine import rules as game_rules
+from engine.plot import Card
 from tgbot.buttons import CardPress, HintsPress, MissionPress, TeamPress, encode
 from tgbot.i18n import t, tn
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render.common import SeatScene, fitted, isolated, mission_button_label, names, shown, title, vote_lines
+from tgbot.render.plot import card_name
 
 
 def role_message(scene: SeatScene) -> str:
@@ -27,13 +29,17 @@ def role_message(scene: SeatScene) -> str:
         return t(
             lang,
             "Your game in «%(group)s»: you are a <b>spy</b>. Under Blind Spies you do not know the "
-            "other spies. Make three missions fail.",
+            "other spies. Make three missions fail, or get five teams in a row rejected.",
             group=group,
         )
     others = [s for s in seat.known_spies if s != seat.seat]
-    return t(
+    return tn(
         lang,
-        "Your game in «%(group)s»: you are a <b>spy</b>. The other spies: %(names)s. Make three missions fail.",
+        "Your game in «%(group)s»: you are a <b>spy</b>. The other spy: %(names)s. "
+        "Make three missions fail, or get five teams in a row rejected.",
+        "Your game in «%(group)s»: you are a <b>spy</b>. The other spies: %(names)s. "
+        "Make three missions fail, or get five teams in a row rejected.",
+        len(others),
         group=group,
         names=names(scene.group.players, others),
     )
@@ -94,6 +100,8 @@ def leader_prompt(scene: SeatScene, draft_team: tuple[int, ...], draft_mission: 
         ),
         t(lang, "Chosen: %(names)s", names=names(players, sorted(ticked)) or "—"),
     ]
+    if game_rules.fails_required(view.players, mission) > 1:
+        lines.insert(1, two_fails_line(lang))
     seat_buttons = [
         Button(
             ("✔ " if seat in ticked else "") + isolated(player.name),
@@ -152,6 +160,10 @@ def leader_done(scene: SeatScene, team: tuple[int, ...], mission: int, drawn: bo
 # ---------------------------------------------------------------- the mission
 
 
+def two_fails_line(lang: str) -> str:
+    return t(lang, "This mission fails only with two Fail cards: a single Fail will not fail it.")
+
+
 def card_key(ballot: int, seat: int) -> str:
     return f"card:{ballot}:{seat}"
 
@@ -167,6 +179,9 @@ def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
     # The group sees these votes only with the mission's result; the team plays knowing them,
     # as it would at a table.
     text += "\n" + "\n".join(vote_lines(scene.group, view.rounds[-1].proposals[-1]))
+    if game_rules.fails_required(view.players, view.current_mission) > 1:
+        # Said to the whole team alike: which seats are spies is no part of it.
+        text += "\n" + two_fails_line(lang)
     spotlighted = view.plot.spotlight[1] if view.plot is not None and view.plot.spotlight is not None else None
     if spotlighted == scene.seat.seat:
         text += "\n" + t(lang, "🔦 You are in the spotlight: everyone will see the card you play.")
@@ -175,6 +190,18 @@ def card_prompt(scene: SeatScene) -> tuple[str, Keyboard]:
             lang,
             "🔦 %(name)s is in the spotlight: everyone will see the card they play.",
             name=shown(scene.group.players[spotlighted].name),
+        )
+    watchers = [
+        holder
+        for holder, hand in enumerate(view.plot.hands if view.plot is not None else ())
+        if Card.KEEPING_A_CLOSE_EYE_ON_YOU in hand and holder != scene.seat.seat
+    ]
+    if watchers and spotlighted != scene.seat.seat:  # a card played face up is not watched
+        text += "\n" + t(
+            lang,
+            "👁 %(names)s: %(card)s. Once every card is played, your card may be looked at.",
+            names=names(scene.group.players, watchers),
+            card=card_name(Card.KEEPING_A_CLOSE_EYE_ON_YOU, lang),
         )
     buttons: Keyboard = (
         (
