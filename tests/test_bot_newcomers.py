@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bot_helpers import started, texts
+from tests.bot_helpers import lobby_message, started, texts
+from tgbot.offline.simulation import SimulatedGroup, plain_text
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
@@ -25,3 +26,22 @@ async def test_the_first_role_message_says_how_to_win_and_what_hints_are(make_bo
     assert "you are a spy. The other spies:" in spy
     assert "on a mission you may play ❌ Fail. Keep your role secret." in spy
     assert "🔎 Hints: how the Resistance sees each player, you included." in spy
+
+
+async def test_a_lobby_its_opener_is_not_seated_at_says_so(make_bot, telegram):
+    """Whoever sent /newgame before ever opening the bot's private chat was not seated, and nothing
+    said so: the lobby read "0 players" under a Join they took for everyone else's. Now it says that
+    nobody is seated, its opener included, until the first Join."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=2)
+    host = group.user_ids[0]
+    await group.send(telegram.command(host, group.chat_id, "/newgame"))
+    group.game_id = await group.store.game_of_chat(group.chat_id)
+    shown = plain_text(lobby_message(telegram, group.chat_id).text)
+    assert (
+        "0 players of 10: —\n5 more players needed.\nNobody is seated yet, not even whoever opened the game.\n"
+        "Press Join: it opens a private chat with me"
+    ) in shown
+    await group.send(telegram.open_link(host, lobby_message(telegram, group.chat_id).buttons()[0]["url"]))
+    shown = plain_text(lobby_message(telegram, group.chat_id).text)
+    assert "1 player of 10: Ann" in shown and "Nobody is seated" not in shown
