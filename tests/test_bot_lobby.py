@@ -661,11 +661,11 @@ async def test_rules_help_and_command_menu(make_bot, telegram):
     rules = await command_text(group, user, "/rules")
     assert rules.startswith("The Resistance in short") and "Three successful missions win" in rules
     help_text = await command_text(group, user, "/help")
-    assert help_text.startswith("The Resistance: commands")
+    assert "\n\nThe Resistance: commands\n" in help_text
     for name, _ in COMMANDS:
         assert f"/{name}" in help_text or name == "help"
     # In private too.
-    assert (await command_text(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
+    assert "\n\nThe Resistance: commands\n" in await command_text(group, user, "/help", chat_id=user)
     assert (await command_text(group, user, "/start", chat_id=user)).startswith("Hello! Add me to a group")
 
     menu = telegram.commands[None]
@@ -702,7 +702,7 @@ async def test_an_unknown_command_in_private_is_answered_and_in_a_group_left_alo
     await group.send(telegram.command(user, group.chat_id, "/play"))
     assert [m for m in telegram.messages(group.chat_id) if m.from_bot] == []
     # The bot's own commands are unchanged.
-    assert (await command_text(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
+    assert "\n\nThe Resistance: commands\n" in await command_text(group, user, "/help", chat_id=user)
 
 
 async def test_words_written_to_the_bot_in_private_get_a_pointer_and_in_a_group_nothing(make_bot, telegram):

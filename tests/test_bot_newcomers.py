@@ -45,3 +45,21 @@ async def test_a_lobby_its_opener_is_not_seated_at_says_so(make_bot, telegram):
     await group.send(telegram.open_link(host, lobby_message(telegram, group.chat_id).buttons()[0]["url"]))
     shown = plain_text(lobby_message(telegram, group.chat_id).text)
     assert "1 player of 10: Ann" in shown and "Nobody is seated" not in shown
+
+
+async def test_the_bot_added_to_a_group_says_how_to_start_a_game(make_bot, telegram):
+    """Added to a group, the bot posted only a list of thirteen commands: a newcomer had to work out
+    from it that a game takes /newgame, everyone's Join, then /startgame. Its first line says so now,
+    and where the rules are; /help says the same in private."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1)
+    await group.send(telegram.add_bot(group.chat_id))
+    greeting = plain_text(telegram.messages(group.chat_id)[-1].text)
+    first_steps = (
+        "▶️ To play: send /newgame in a group; each player presses Join, then /startgame with 5 to 10 players. "
+        "New to the game? /rules"
+    )
+    assert greeting.startswith(first_steps + "\n\nThe Resistance: commands\n")
+    user = group.user_ids[0]
+    await group.send(telegram.command(user, user, "/help"))
+    assert plain_text(telegram.messages(user)[-1].text).startswith(first_steps)

@@ -125,6 +125,12 @@ def help_text(lang: str) -> str:
     return (
         t(
             lang,
+            "▶️ To play: send /newgame in a group; each player presses Join, then /startgame with 5 to 10 "
+            "players. New to the game? /rules",
+        )
+        + "\n\n"
+        + t(
+            lang,
             "<b>The Resistance</b>: commands\n"
             "/newgame — open a game in this group; add targeting, blind and/or plot for those variants "
             "(/newgame targeting blind)\n"
