@@ -63,3 +63,15 @@ async def test_the_bot_added_to_a_group_says_how_to_start_a_game(make_bot, teleg
     user = group.user_ids[0]
     await group.send(telegram.command(user, user, "/help"))
     assert plain_text(telegram.messages(user)[-1].text).startswith(first_steps)
+
+
+async def test_joining_says_where_the_role_will_come(make_bot, telegram):
+    """Joining by the lobby's link answered only "You joined the game in «…»." and then nothing
+    happened: a newcomer did not know to wait, nor that the role would come to that chat."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=2)
+    await group.open_lobby_and_join()
+    for user in group.user_ids:
+        assert texts(telegram, user)[-1] == (
+            "You joined the game in «Demo group».\nWhen the game starts, your role comes in our private chat."
+        )

@@ -116,7 +116,11 @@ def join(
         suffix += 1
     table = replace(table, players=table.players + (replace(player, name=name),))
     text, buttons = lobby_message(table, bot_username)
-    reply = Reply(t(lang, "You joined the game in «%(group)s».", group=title(table.chat_title)))
+    reply = Reply(
+        t(lang, "You joined the game in «%(group)s».", group=title(table.chat_title))
+        + "\n"
+        + t(lang, "When the game starts, your role comes in our private chat.")
+    )
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)], reply)
 
 
