@@ -75,3 +75,19 @@ async def test_joining_says_where_the_role_will_come(make_bot, telegram):
         assert texts(telegram, user)[-1] == (
             "You joined the game in «Demo group».\nWhen the game starts, your role comes in our private chat."
         )
+
+
+async def test_hints_before_the_first_vote_say_why_every_number_is_the_same(make_bot, telegram):
+    """/hints before anything happened showed the same percentage beside every name and nothing
+    else: a newcomer could not tell whether the hints worked. Now a line says that nothing has told
+    the players apart yet, and that the numbers change with each vote and mission."""
+    group = await started(make_bot, telegram, players=5)
+    table = await group.table()
+    member = next(p.user_id for s, p in enumerate(table.players) if s not in table.game.spies)
+    await group.send(telegram.command(member, member, "/hints"))
+    shown = texts(telegram, member)[-1]
+    assert shown.count(" 50% ") == 4
+    assert shown.endswith(
+        "Nothing has told the players apart yet: these numbers change with each vote and mission.\n\n"
+        "6 ways to seat the spies are still possible."
+    )
