@@ -281,7 +281,9 @@ async def test_startgame_needs_five_players_and_the_host_or_an_admin(make_bot, t
     assert telegram.messages(admin) == []
     assert await command_text(group, host, "/startgame") == "This game has already started."
     await group.send(telegram.command(admin, admin, "/start"))
-    assert await command_text(group, admin, "/join") == "This game has already started."
+    assert await command_text(group, admin, "/join") == (
+        "This game has already started: join the next one when the group opens it."
+    )
     assert (await group.table()).seat_of(admin) is None
 
 

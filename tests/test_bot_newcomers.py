@@ -91,3 +91,21 @@ async def test_hints_before_the_first_vote_say_why_every_number_is_the_same(make
         "Nothing has told the players apart yet: these numbers change with each vote and mission.\n\n"
         "6 ways to seat the spies are still possible."
     )
+
+
+async def test_a_join_too_late_says_what_to_do_next(make_bot, telegram):
+    """Someone who pressed Join once the table was full, or once the game had started, read only
+    "The table is full: 10 players." or "This game has already started.": nothing on what to do
+    next. Both now say to join the next game when the group opens it."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=10)
+    await group.open_lobby_and_join()
+    late = 10099
+    telegram.add_user(late, "Kim")
+    link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
+    await group.send(telegram.open_link(late, link))
+    assert texts(telegram, late)[-1] == "The table is full: 10 players. Join the next game when the group opens it."
+    await group.start()
+    await group.send(telegram.open_link(late, link))
+    assert texts(telegram, late)[-1] == "This game has already started: join the next one when the group opens it."
+    assert (await group.table()).seat_of(late) is None
