@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bot_helpers import lobby_message, started, texts
+from tests.bot_helpers import CleanTeams, lobby_message, started, texts
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -109,3 +109,17 @@ async def test_a_join_too_late_says_what_to_do_next(make_bot, telegram):
     await group.send(telegram.open_link(late, link))
     assert texts(telegram, late)[-1] == "This game has already started: join the next one when the group opens it."
     assert (await group.table()).seat_of(late) is None
+
+
+async def test_the_end_of_a_game_says_what_comes_next(make_bot, telegram):
+    """The first game's end said who won and that /record sends its record, with a Play again
+    button: nothing on what that button does, nor that /settings changes the next game (variants,
+    deadlines). Now one line says both."""
+    group = await started(make_bot, telegram, players=5)
+    await group.play(CleanTeams())
+    final = texts(telegram, group.chat_id)[-1]
+    assert final.endswith(
+        "/record sends this game's record as a file.\n"
+        "🔁 Play again seats the same players in a new lobby; /settings changes the next game's rules."
+    )
+    assert [b["text"] for b in telegram.messages(group.chat_id)[-1].buttons()] == ["🔁 Play again"]

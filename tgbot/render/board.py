@@ -468,6 +468,7 @@ def game_over_lines(scene: GroupScene) -> list[str]:
         t(lang, "Spies: %(names)s", names=names(scene.players, spies)),
         t(lang, "Resistance: %(names)s", names=names(scene.players, resistance)),
         t(lang, "/record sends this game's record as a file."),
+        t(lang, "🔁 Play again seats the same players in a new lobby; /settings changes the next game's rules."),
     ]
 
 
