@@ -123,3 +123,18 @@ async def test_the_end_of_a_game_says_what_comes_next(make_bot, telegram):
         "🔁 Play again seats the same players in a new lobby; /settings changes the next game's rules."
     )
     assert [b["text"] for b in telegram.messages(group.chat_id)[-1].buttons()] == ["🔁 Play again"]
+
+
+async def test_the_rules_say_where_roles_cards_and_votes_happen(make_bot, telegram):
+    """/rules told the game, not where a newcomer plays it: nothing said that roles, the leader's
+    choice and cards come in the private chat with the bot while the votes are buttons in the group."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=1)
+    user = group.user_ids[0]
+    for chat in (group.chat_id, user):
+        await group.send(telegram.command(user, chat, "/rules"))
+        rules = plain_text(telegram.messages(chat)[-1].text)
+        assert (
+            "\nHere: roles, the leader's team choice and mission cards come in your private chat with me; "
+            "everyone votes with 👍 Approve or 👎 Reject under the team in the group.\n"
+        ) in rules

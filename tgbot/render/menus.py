@@ -199,6 +199,12 @@ def rules_text(lang: str) -> str:
             "again opened it: whoever pressed Play again, or an admin, starts that one with /startgame.",
             setup=setup_table(lang),
         )
+        + "\n"
+        + t(
+            lang,
+            "Here: roles, the leader's team choice and mission cards come in your private chat with me; "
+            "everyone votes with 👍 Approve or 👎 Reject under the team in the group.",
+        )
         + "\n\n"
         + plot_render.rules_text(lang)
     )
