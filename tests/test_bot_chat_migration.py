@@ -134,7 +134,9 @@ async def test_a_command_sent_just_before_the_upgrade_counts_in_the_supergroup(m
     table = await group.table()
     assert table.seat_of(late) is not None and table.chat_id == NEW
     assert calls_to(telegram, OLD, calls) == ["sendMessage"]  # the answer, refused there, went to the supergroup
-    assert texts(telegram, NEW)[-2] == "You joined the game in «Demo group»."
+    assert texts(telegram, NEW)[-2] == (
+        "You joined the game in «Demo group».\nWhen the game starts, your role comes in our private chat."
+    )
 
 
 async def test_a_late_command_is_answered_in_the_groups_language(make_bot, telegram):

@@ -438,7 +438,7 @@ async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_b
     telegram.add_group(-777, "New friends", admins=[group.user_ids[0]])
     await group.send(telegram.add_bot(-777))
     [greeting] = [m for m in telegram.messages(-777) if m.from_bot]
-    assert plain_text(greeting.text).startswith("The Resistance: commands")
+    assert "\n\nThe Resistance: commands\n" in plain_text(greeting.text)
 
 
 # ---------------------------------------------------------------- a command deleted before its answer

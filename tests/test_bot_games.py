@@ -221,7 +221,7 @@ async def test_a_spys_role_message_says_both_ways_the_spies_win(make_bot, telegr
     table = await group.table()
     for seat in table.game.spies:
         role_text = next(t for t in group.transcript(table.players[seat].user_id) if "you are a spy" in t)
-        assert role_text.endswith("Make three missions fail, or get five teams in a row rejected.")
+        assert "To win, make three missions fail or get five teams in a row rejected" in role_text
         others = [table.name(s) for s in table.game.spies if s != seat]
         if blind:
             assert "do not know the other spies" in role_text
@@ -238,7 +238,7 @@ async def test_a_spy_is_told_how_many_other_spies_there_are_by_their_names(make_
         role_text = next(t for t in group.transcript(table.players[seat].user_id) if "you are a spy" in t)
         others = ", ".join(table.name(s) for s in table.game.spies if s != seat)
         label = "The other spy" if players == 5 else "The other spies"
-        assert f"you are a spy. {label}: {others}. Make three missions fail" in role_text
+        assert f"you are a spy. {label}: {others}.\n" in role_text
 
 
 async def test_a_leader_choosing_the_team_of_the_two_fail_mission_is_told_it_needs_two_fails(make_bot, telegram):

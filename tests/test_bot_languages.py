@@ -344,7 +344,8 @@ async def test_a_player_whose_language_the_bot_does_not_speak_gets_the_groups(ma
         return [plain_text(m.text or "") for m in telegram.messages(user) if m.from_bot]
 
     # The answer to his Join link.
-    assert private(kurt) == [spanish("You joined the game in «%(group)s».", group="Demo group")]
+    joined = spanish("You joined the game in «%(group)s».", group="Demo group")
+    assert private(kurt) == [joined + "\n" + spanish("When the game starts, your role comes in our private chat.")]
 
     await group.start()
     table = await group.table()

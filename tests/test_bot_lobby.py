@@ -221,14 +221,18 @@ async def test_join_needs_the_private_chat_then_join_and_leave_edit_the_lobby(ma
     # The link opens the private chat and seats them; the lobby is edited in place.
     await group.send(telegram.open_link(late, button["url"]))
     assert [p.user_id for p in (await group.table()).players] == [late]
-    assert texts(telegram, late)[-1] == "You joined the game in «Demo group»."
+    assert texts(telegram, late)[-1] == (
+        "You joined the game in «Demo group».\nWhen the game starts, your role comes in our private chat."
+    )
     edited = telegram.message(group.chat_id, lobby.message_id)
     assert edited.edits == 1 and "1 player of 10: Bob" in plain_text(edited.text)
     assert lobby_message(telegram, group.chat_id).message_id == lobby.message_id
 
     # With the private chat open, /join in the group works directly; twice is refused.
     await group.send(telegram.command(other, other, "/start"))
-    assert await command_text(group, other, "/join") == "You joined the game in «Demo group»."
+    assert await command_text(group, other, "/join") == (
+        "You joined the game in «Demo group».\nWhen the game starts, your role comes in our private chat."
+    )
     assert await command_text(group, other, "/join") == "You are already in this game."
     edited = telegram.message(group.chat_id, lobby.message_id)
     assert edited.edits == 2 and "2 players of 10: Bob, Cy" in plain_text(edited.text)
@@ -277,7 +281,9 @@ async def test_startgame_needs_five_players_and_the_host_or_an_admin(make_bot, t
     assert telegram.messages(admin) == []
     assert await command_text(group, host, "/startgame") == "This game has already started."
     await group.send(telegram.command(admin, admin, "/start"))
-    assert await command_text(group, admin, "/join") == "This game has already started."
+    assert await command_text(group, admin, "/join") == (
+        "This game has already started: join the next one when the group opens it."
+    )
     assert (await group.table()).seat_of(admin) is None
 
 
@@ -661,11 +667,11 @@ async def test_rules_help_and_command_menu(make_bot, telegram):
     rules = await command_text(group, user, "/rules")
     assert rules.startswith("The Resistance in short") and "Three successful missions win" in rules
     help_text = await command_text(group, user, "/help")
-    assert help_text.startswith("The Resistance: commands")
+    assert "\n\nThe Resistance: commands\n" in help_text
     for name, _ in COMMANDS:
         assert f"/{name}" in help_text or name == "help"
     # In private too.
-    assert (await command_text(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
+    assert "\n\nThe Resistance: commands\n" in await command_text(group, user, "/help", chat_id=user)
     assert (await command_text(group, user, "/start", chat_id=user)).startswith("Hello! Add me to a group")
 
     menu = telegram.commands[None]
@@ -702,7 +708,7 @@ async def test_an_unknown_command_in_private_is_answered_and_in_a_group_left_alo
     await group.send(telegram.command(user, group.chat_id, "/play"))
     assert [m for m in telegram.messages(group.chat_id) if m.from_bot] == []
     # The bot's own commands are unchanged.
-    assert (await command_text(group, user, "/help", chat_id=user)).startswith("The Resistance: commands")
+    assert "\n\nThe Resistance: commands\n" in await command_text(group, user, "/help", chat_id=user)
 
 
 async def test_words_written_to_the_bot_in_private_get_a_pointer_and_in_a_group_nothing(make_bot, telegram):
@@ -820,7 +826,7 @@ async def test_a_player_sent_to_the_private_chat_by_the_group_is_not_told_to_sta
     notice = notices[0]  # his role did not reach him (nor his leader's keyboard: a second notice)
     await group.send(telegram.open_link(player, notice.buttons()[0]["url"]))
     joined, greeting, role, *_ = private_texts(telegram, player)
-    assert joined == "You joined the game in «Demo group»."
+    assert joined == "You joined the game in «Demo group».\nWhen the game starts, your role comes in our private chat."
     assert greeting == "Hello! While you play, your role, your cards and your /hints come to this chat."
     assert role.startswith("Your game in «Demo group»")
     # Someone who plays nowhere is still told how to start.
@@ -887,7 +893,9 @@ async def test_a_player_in_two_groups(make_bot, telegram):
     await north.open_lobby_and_join()
     await south.open_lobby_and_join()
     await south.send(telegram.open_link(shared, lobby_message(telegram, south.chat_id).buttons()[0]["url"]))
-    assert texts(telegram, shared)[-1] == "You joined the game in «South»."
+    assert texts(telegram, shared)[-1] == (
+        "You joined the game in «South».\nWhen the game starts, your role comes in our private chat."
+    )
     await north.start()
     await south.start()
     assert await north.store.games_of_user(shared) == sorted([north.game_id, south.game_id])

@@ -757,7 +757,7 @@ class GameService:
         if table is None:
             return None, Reply(t(lang, "No game is open here. Start one with /newgame."))
         try:
-            lobby.require_lobby(table, lang)
+            lobby.require_lobby(table, lang, joining=True)
         except Refused as refused:
             return None, refused.reply
         return table.id, None

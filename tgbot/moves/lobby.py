@@ -83,8 +83,11 @@ def host_settings(
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
 
 
-def require_lobby(table: Table, lang: str) -> None:
+def require_lobby(table: Table, lang: str, joining: bool = False) -> None:
+    """`joining`: someone wants a seat, and is told where the next one will come from."""
     if table.stage is Stage.PLAYING:
+        if joining:
+            raise refuse(lang, "This game has already started: join the next one when the group opens it.")
         raise refuse(lang, "This game has already started.")
     if table.stage is not Stage.LOBBY:
         raise refuse(lang, "This game is over.")
@@ -98,14 +101,18 @@ def join(
     which outlives its lobby: whoever opens one of a game that is over is told where a new one comes from."""
     if by_link and not table.is_active:
         raise refuse(lang, "This game is over: ask the group for a new link.")
-    require_lobby(table, lang)
+    require_lobby(table, lang, joining=True)
     if table.seat_of(player.user_id) is not None:
         raise refuse(lang, "You are already in this game.")
     if not member:
         group = title(table.chat_title)
         raise refuse(lang, "This game is played in the group «%(group)s»: join the group first.", group=group)
     if len(table.players) >= game_rules.MAX_PLAYERS:
-        raise refuse(lang, "The table is full: %(max)d players.", max=game_rules.MAX_PLAYERS)
+        raise refuse(
+            lang,
+            "The table is full: %(max)d players. Join the next game when the group opens it.",
+            max=game_rules.MAX_PLAYERS,
+        )
     # Two Anns at one table must be told apart, also when one name holds characters that show as
     # nothing or writes the same letters another way: the group would read the same name twice.
     taken = {reads_as(p.name) for p in table.players}
@@ -116,7 +123,11 @@ def join(
         suffix += 1
     table = replace(table, players=table.players + (replace(player, name=name),))
     text, buttons = lobby_message(table, bot_username)
-    reply = Reply(t(lang, "You joined the game in «%(group)s».", group=title(table.chat_title)))
+    reply = Reply(
+        t(lang, "You joined the game in «%(group)s».", group=title(table.chat_title))
+        + "\n"
+        + t(lang, "When the game starts, your role comes in our private chat.")
+    )
     return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)], reply)
 
 

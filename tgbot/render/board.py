@@ -80,6 +80,9 @@ def lobby(
             lines.append(t(lang, "%(name)s or a group admin can start with /startgame.", name=shown(creator.name)))
         else:  # the host left the lobby (and may still start it)
             lines.append(t(lang, "Whoever opened the game or a group admin can start with /startgame."))
+    if not players:
+        # Whoever sent /newgame before ever opening the bot's private chat is not seated either.
+        lines.append(t(lang, "Nobody is seated yet, not even whoever opened the game."))
     lines.append(t(lang, "Press Join: it opens a private chat with me, where your role and cards will come."))
     computers = (Button(t(lang, "🤖 Add a computer player"), data=encode(ComputerPress(game_id, True))),)
     if people < len(players):
@@ -465,6 +468,7 @@ def game_over_lines(scene: GroupScene) -> list[str]:
         t(lang, "Spies: %(names)s", names=names(scene.players, spies)),
         t(lang, "Resistance: %(names)s", names=names(scene.players, resistance)),
         t(lang, "/record sends this game's record as a file."),
+        t(lang, "🔁 Play again seats the same players in a new lobby; /settings changes the next game's rules."),
     ]
 
 

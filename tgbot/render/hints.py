@@ -60,6 +60,11 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
             lines.append("   ↳ " + seat_reason_text(players, reason, lang))
     if any("points" in r.args for s in listed for r in explanation.seats[s][:REASONS_PER_SEAT]):
         lines.append(t(lang, "↳ what moved each number most, in percentage points"))
+    elif not any(explanation.seats[s] for s in listed):
+        # Before the first vote every number is the same, and a newcomer would not know why.
+        lines.append(
+            t(lang, "Nothing has told the players apart yet: these numbers change with each vote and mission.")
+        )
     lines.append("")
     if spy_view:
         remaining = tn(

@@ -125,6 +125,12 @@ def help_text(lang: str) -> str:
     return (
         t(
             lang,
+            "▶️ To play: send /newgame in a group; each player presses Join, then /startgame with 5 to 10 "
+            "players. New to the game? /rules",
+        )
+        + "\n\n"
+        + t(
+            lang,
             "<b>The Resistance</b>: commands\n"
             "/newgame — open a game in this group; add targeting, blind and/or plot for those variants "
             "(/newgame targeting blind)\n"
@@ -192,6 +198,12 @@ def rules_text(lang: str) -> str:
             "not reached 5 players, 2 of them people, in time closes; one that has starts by itself, unless Play "
             "again opened it: whoever pressed Play again, or an admin, starts that one with /startgame.",
             setup=setup_table(lang),
+        )
+        + "\n"
+        + t(
+            lang,
+            "Here: roles, the leader's team choice and mission cards come in your private chat with me; "
+            "everyone votes with 👍 Approve or 👎 Reject under the team in the group.",
         )
         + "\n\n"
         + plot_render.rules_text(lang)

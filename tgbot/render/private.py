@@ -20,29 +20,47 @@ def role_message(scene: SeatScene) -> str:
     lang, seat = scene.lang, scene.seat
     group = title(scene.group.chat_title)
     if seat.role is Role.RESISTANCE:
-        return t(
-            lang,
-            "Your game in «%(group)s»: you are in the <b>Resistance</b>. Make three missions succeed.",
-            group=group,
-        )
+        lines = [
+            t(lang, "Your game in «%(group)s»: you are in the <b>Resistance</b>.", group=group),
+            t(
+                lang,
+                "To win, make three missions succeed: vote on each team in the group, and on a mission always "
+                "play ✅ Success.",
+            ),
+        ]
+        if scene.group.hints_on:
+            lines.append(t(lang, "🔎 Hints: who could be a spy, from the votes and missions so far."))
+        return "\n".join(lines)
     if scene.view.variants.blind_spies:
-        return t(
+        lines = [
+            t(
+                lang,
+                "Your game in «%(group)s»: you are a <b>spy</b>. Under Blind Spies you do not know the other spies.",
+                group=group,
+            )
+        ]
+    else:
+        others = [s for s in seat.known_spies if s != seat.seat]
+        lines = [
+            tn(
+                lang,
+                "Your game in «%(group)s»: you are a <b>spy</b>. The other spy: %(names)s.",
+                "Your game in «%(group)s»: you are a <b>spy</b>. The other spies: %(names)s.",
+                len(others),
+                group=group,
+                names=names(scene.group.players, others),
+            )
+        ]
+    lines.append(
+        t(
             lang,
-            "Your game in «%(group)s»: you are a <b>spy</b>. Under Blind Spies you do not know the "
-            "other spies. Make three missions fail, or get five teams in a row rejected.",
-            group=group,
+            "To win, make three missions fail or get five teams in a row rejected: vote on each team in the "
+            "group, and on a mission you may play ❌ Fail. Keep your role secret.",
         )
-    others = [s for s in seat.known_spies if s != seat.seat]
-    return tn(
-        lang,
-        "Your game in «%(group)s»: you are a <b>spy</b>. The other spy: %(names)s. "
-        "Make three missions fail, or get five teams in a row rejected.",
-        "Your game in «%(group)s»: you are a <b>spy</b>. The other spies: %(names)s. "
-        "Make three missions fail, or get five teams in a row rejected.",
-        len(others),
-        group=group,
-        names=names(scene.group.players, others),
     )
+    if scene.group.hints_on:
+        lines.append(t(lang, "🔎 Hints: each player as the public record alone shows them, you included."))
+    return "\n".join(lines)
 
 
 def role_key(seat: int) -> str:
