@@ -412,10 +412,9 @@ async def test_no_confidence_on_the_fifth_team_warns_that_it_makes_the_spies_win
     pytest.fail("no No Confidence was asked about on a fifth team")
 
 
-async def test_a_watcher_is_told_which_cards_the_deadline_played(make_bot, telegram):
-    """A card the deadline played counts as Success, which the result will show everyone: the holder
-    of Keeping a Close Eye on You asked next is told whose cards those were, so as not to spend the
-    card on one of them unknowingly."""
+async def _missions_played_with_a_watcher_ahead(make_bot, telegram):
+    """Games of 8 (seeds 1 to 9), each at its first mission whose team is about to play while someone
+    holds Keeping a Close Eye on You; a game that reaches none is skipped."""
     for seed in range(1, 10):
         group = await started_plot_game(make_bot, telegram, players=8, seed=seed)
         policy = Policy(rng=random.Random(seed), plot_use_rate=0.5)
@@ -428,6 +427,14 @@ async def test_a_watcher_is_told_which_cards_the_deadline_played(make_bot, teleg
             table = await until(group, policy, watch_ahead)
         except AssertionError:
             continue
+        yield group, table
+
+
+async def test_a_watcher_is_told_which_cards_the_deadline_played(make_bot, telegram):
+    """A card the deadline played counts as Success, which the result will show everyone: the holder
+    of Keeping a Close Eye on You asked next is told whose cards those were, so as not to spend the
+    card on one of them unknowingly."""
+    async for group, table in _missions_played_with_a_watcher_ahead(make_bot, telegram):
         await group.application.bot_data["service"].fire_due(table.deadline + 1)
         after = await group.table()
         if after.game.phase is not Phase.WATCH:
@@ -476,18 +483,7 @@ async def test_each_plot_card_is_public_on_the_board_as_soon_as_it_is_dealt(make
 async def test_a_team_member_is_told_their_card_may_be_watched(make_bot, telegram):
     """Keeping a Close Eye on You is used once every card is played: a spy choosing a card is told
     who holds it, as at a table where the card lies face up in front of its holder."""
-    for seed in range(1, 10):
-        group = await started_plot_game(make_bot, telegram, players=8, seed=seed)
-        policy = Policy(rng=random.Random(seed), plot_use_rate=0.5)
-
-        def watch_ahead(t) -> bool:
-            watcher = any(t.game.plot.holds(s, Card.KEEPING_A_CLOSE_EYE_ON_YOU) for s in range(8))
-            return t.game.phase is Phase.MISSION and watcher and not t.game.played_seats
-
-        try:
-            table = await until(group, policy, watch_ahead)
-        except AssertionError:
-            continue
+    async for group, table in _missions_played_with_a_watcher_ahead(make_bot, telegram):
         holders = [s for s in range(8) if table.game.plot.holds(s, Card.KEEPING_A_CLOSE_EYE_ON_YOU)]
         spotlighted = table.game.plot.spotlight[1] if table.game.plot.spotlight is not None else None
         for seat in table.game.current_round.team:
