@@ -115,12 +115,16 @@ async def is_admin(context: BotContext, chat_id: int, user_id: int) -> bool:
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
-async def is_member(context: BotContext, chat_id: int, user_id: int) -> bool:
-    """Whether the user is in the group; True when Telegram cannot say (a join is not refused for that)."""
+async def is_member(context: BotContext, chat_id: int, user_id: int, unknown: bool = True) -> bool:
+    """Whether Telegram says the user (or the bot) is in the group now; `unknown` when it refuses (the
+    bot is not in the group, or the group became a supergroup) or cannot be asked. A join is not refused
+    for that (True); word that someone left may arrive after they came back (webhook workers take updates
+    in parallel, and Telegram sends an update again when its worker died), and is acted on only when
+    Telegram confirms it (False)."""
     try:
         member = await context.bot.get_chat_member(chat_id, user_id)
     except TelegramError:
-        return True
+        return unknown
     return is_in(member)
 
 
@@ -484,8 +488,10 @@ async def member_left(update: Update, context: BotContext) -> None:
     chat_id = await group_id(update, context)
     # Telegram is asked only about someone seated in the lobby: an admin removing a hundred spammers
     # would otherwise spend the group's flood limit on the questions.
-    if not await context.service.seated_in_lobby(chat_id, left.id) or await still_in(context, chat_id, left.id):
-        return  # nothing to give up, or word of a leave that reached the bot after they came back
+    if not await context.service.seated_in_lobby(chat_id, left.id):
+        return  # no seat to give up
+    if await is_member(context, chat_id, left.id, unknown=False):
+        return  # word of a leave that reached the bot after they came back
     answer = await context.service.left_group(chat_id, left.id)
     await context.service.deliver(answer)
 
@@ -521,7 +527,7 @@ async def bot_member_changed(update: Update, context: BotContext) -> None:
         return
     old, new = change.old_chat_member, change.new_chat_member
     if not is_in(new):
-        if await still_in(context, change.chat.id, context.bot.id):
+        if await is_member(context, change.chat.id, context.bot.id, unknown=False):
             return  # word of a removal that reached the bot after it was added back
         # The chat as Telegram names it: a basic group's old id, once it became a supergroup, is not
         # the game's group any more.
@@ -531,19 +537,6 @@ async def bot_member_changed(update: Update, context: BotContext) -> None:
     if old.status != ChatMemberStatus.RESTRICTED or not may_post(new) or may_post(old):
         return
     await back_in_group(context, await group_id(update, context))
-
-
-async def still_in(context: BotContext, chat_id: int, user_id: int) -> bool:
-    """Whether Telegram says the user (or the bot) is in the group now. Its word that they left may
-    arrive after they came back (webhook workers take updates in parallel, and Telegram sends an update
-    again when its worker died), and must not give up the seat or close the lobby they have since. False
-    when Telegram refuses (the bot is not in the group, or the group became a supergroup) or cannot be
-    asked."""
-    try:
-        member = await context.bot.get_chat_member(chat_id, user_id)
-    except TelegramError:
-        return False
-    return is_in(member)
 
 
 def is_in(member) -> bool:
@@ -565,9 +558,11 @@ def may_post(member) -> bool:
 async def settings(update: Update, context: BotContext) -> None:
     """/settings: the group's settings as a keyboard that edits itself."""
     request = await group_request(update, context)
-    if request is None or not await may_configure(update, context, request):
+    if request is None:
         return
     admin = await request.is_admin()
+    if not await may_configure(update, context, request, admin):
+        return
     current = await context.service.settings_of(request.chat_id, admin)
     text, buttons = menus.settings_menu(request.chat_id, current, current.language or request.lang, not admin)
     await ask(update, context, text, buttons)
@@ -576,14 +571,17 @@ async def settings(update: Update, context: BotContext) -> None:
 async def language(update: Update, context: BotContext) -> None:
     """/language: choose the language the bot speaks in this group."""
     request = await group_request(update, context)
-    if request is None or not await may_configure(update, context, request):
+    if request is None:
         return
-    text, buttons = menus.language_menu(request.chat_id, request.lang, not await request.is_admin())
+    admin = await request.is_admin()
+    if not await may_configure(update, context, request, admin):
+        return
+    text, buttons = menus.language_menu(request.chat_id, request.lang, not admin)
     await ask(update, context, text, buttons)
 
 
-async def may_configure(update: Update, context: BotContext, request: GroupRequest) -> bool:
-    allowed = await context.service.may_configure(request.chat_id, request.user_id, await request.is_admin())
+async def may_configure(update: Update, context: BotContext, request: GroupRequest, admin: bool) -> bool:
+    allowed = await context.service.may_configure(request.chat_id, request.user_id, admin)
     if not allowed:
         await reply(update, t(request.lang, NOT_ALLOWED_TO_CONFIGURE))
     return allowed

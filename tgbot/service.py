@@ -300,23 +300,21 @@ class GameService:
 
     async def left_group(self, chat_id: int, user_id: int) -> Reply | None:
         """The user left the group (or was removed from it): their seat in its open lobby is given up."""
-        game_id = await self.store.game_of_chat(chat_id)
-        if game_id is None:
-            return None
-        return await self._in_game(
-            game_id,
-            DEFAULT_LANGUAGE,
-            lambda table: lobby.left_group(table, user_id, self.bot_username),
-            chat_id=chat_id,
-        )
+        return await self._on_membership(chat_id, lambda table: lobby.left_group(table, user_id, self.bot_username))
 
     async def bot_removed(self, chat_id: int) -> Reply | None:
         """The bot is no longer in the group (removed from it, or the group deleted): its open lobby is
         closed, and whoever sat in it told in private. A running game goes on by its deadlines."""
+        # (A damaged game is ended without a word to the group: the bot is not in it.)
+        return await self._on_membership(chat_id, lambda table: lobby.bot_removed(table, chat_id), tell_group=False)
+
+    async def _on_membership(self, chat_id: int, mutate, tell_group: bool = True) -> Reply | None:
+        """A change of who is in the group, applied to its game if it has one (None when there is none).
+        `tell_group`: whether the group is told if the game's stored state is damaged."""
         game_id = await self.store.game_of_chat(chat_id)
         if game_id is None:
             return None
-        return await self._in_game(game_id, DEFAULT_LANGUAGE, lambda table: lobby.bot_removed(table, chat_id))
+        return await self._in_game(game_id, DEFAULT_LANGUAGE, mutate, chat_id=chat_id if tell_group else None)
 
     async def start_game(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> Reply:
         game_id = await self.store.game_of_chat(chat_id)
