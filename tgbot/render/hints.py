@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from deduction.reasons import EXACT_SEAT_CODES
 from tgbot.buttons import HintsPress, encode
 from tgbot.i18n import Nn_, t, tn
 from tgbot.outgoing import Button, Keyboard
@@ -53,7 +54,7 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
         name = shown(players[other].name)
         if other == seat:
             name = t(lang, "%(name)s (you)", name=name)
-        exact = any(r.code in ("certain_spy", "certain_resistance") for r in explanation.seats[other])
+        exact = any(r.code in EXACT_SEAT_CODES for r in explanation.seats[other])
         p = probabilities[other]
         lines.append(f"<code>{probability_bar(p, exact)} {percentage(p, exact):3d}%</code> {name}")
         for reason in explanation.seats[other][:REASONS_PER_SEAT]:
