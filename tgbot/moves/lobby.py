@@ -75,12 +75,7 @@ def host_settings(
     group's, which outlive the lobby and are its admins' to set. The variants named with /newgame stay."""
     if table.stage is not Stage.LOBBY or table.creator_id != user_id:
         raise refuse(lang, NOT_ALLOWED_TO_CONFIGURE)
-    settings = change(table.settings).with_variants(table.named_variants)
-    if settings == table.settings:
-        return Change(table)
-    table = replace(table, settings=settings)
-    text, buttons = lobby_message(table, bot_username)
-    return Change(table, [Edit(table.chat_id, LOBBY_KEY, text, buttons)])
+    return follow_settings(table, change(table.settings), bot_username)
 
 
 def require_lobby(table: Table, lang: str, joining: bool = False) -> None:
