@@ -91,7 +91,7 @@ def computer_reading() -> BehaviourParams:
 
 def _belief(record: GameRecord, viewer: Viewer) -> Belief:
     answer = deduce(record, viewer, params=computer_reading())
-    rows = answer.facts.assignments[answer.facts.possible]
+    rows = answer.facts.possible_rows
     log_w = answer.log_weights
     weights = np.exp(log_w - log_w.max()) if np.isfinite(log_w.max()) else np.ones(len(rows))
     return Belief(rows, weights / weights.sum(), np.array(answer.spy_probability))

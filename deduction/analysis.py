@@ -45,7 +45,7 @@ def deduce(
     record = record.without_outcome()
     arrays = record_arrays(record)
     facts = exact_facts(record, viewer, arrays.consistent)
-    rows = facts.assignments[facts.possible]
+    rows = facts.possible_rows
     # A Resistance asker's own votes and teams are no evidence to them about the others.
     own_seat = viewer.seat if not viewer.is_spy else None
     pieces = assignment_evidence(model, arrays, rows, params, own_seat)
@@ -59,9 +59,9 @@ def deduce(
     return Deduction(
         viewer=viewer,
         model=model,
-        spy_probability=tuple(float(p) for p in probability),
-        consistent=int(facts.consistent.sum()),
-        possible=int(facts.possible.sum()),
+        spy_probability=tuple(probability.tolist()),
+        consistent=int(np.count_nonzero(facts.consistent)),
+        possible=len(rows),
         certain_spies=facts.certain_spies,
         certain_resistance=facts.certain_resistance,
         spy_groups=facts.spy_groups,

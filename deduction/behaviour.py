@@ -48,6 +48,12 @@ PARAMS_FORMAT = "resistance-behaviour/3"
 MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
 # A proposal's hidden situation for the vote model: leader a spy or not x the team's spies bucket.
 SITUATIONS = 2 * TEAM_SPY_BUCKETS
+# A vote's log-probability is worked out for every situation and either role of its voter: a
+# proposal's votes are a (SITUATIONS x ROLES, players) block, situation-major, so that the block's
+# rows for one situation are the Resistance voters' and the spy voters' side by side (the form the
+# sums over assignments multiply), and the voters run along the last axis.
+ROLES = 2  # 0: the voter in the Resistance, 1: a spy
+ROLE_COLUMNS = SITUATIONS * ROLES
 # The vote term is worked out in single precision: numpy runs the exponential and logarithm with
 # SIMD there (double precision's one element at a time) and BLAS multiplies single-precision
 # matrices twice as fast, and a hint's vote sums are most of its work. Each vote's term is good to
@@ -83,10 +89,11 @@ class BehaviourParams:
     @cached_property
     def source_vote_weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The vote weights regrouped by the public number each feature multiplies
-        (`features.FEATURE_SOURCE`), for every voter role x leader spy x team bucket at once:
-        (12,) for the constant, (PROPOSAL_SOURCES, 12) and (VOTER_SOURCES, 12).
-        `features.vote_feature_tensor` times the weights, spelled out without building it."""
-        by_feature = self.vote_weights[:, None, None, :] * SITUATION_PATTERN[None]  # (2, 2, 3, F)
+        (`features.FEATURE_SOURCE`), for every hidden situation (leader spy x team bucket) x voter
+        role at once, in that order (`ROLE_COLUMNS`): (12,) for the constant, (PROPOSAL_SOURCES, 12)
+        and (VOTER_SOURCES, 12). `features.vote_feature_tensor` times the weights, spelled out
+        without building it."""
+        by_feature = SITUATION_PATTERN[:, :, None, :] * self.vote_weights  # (2, 3, 2, F)
         by_feature = by_feature.reshape(-1, len(VOTE_FEATURES)).T  # (F, 12)
 
         def summed(source: str) -> np.ndarray:
@@ -100,8 +107,8 @@ class BehaviourParams:
 
     @cached_property
     def others_approving_weights(self) -> np.ndarray:
-        """(12,): the weight of the share of the others approving, per voter role x leader spy x
-        team bucket, in the vote term's precision."""
+        """(12,): the weight of the share of the others approving, per hidden situation x voter
+        role, in the vote term's precision."""
         return self.source_vote_weights[2][VOTER_SOURCES.index("others_approving")].astype(VOTE_DTYPE)
 
     def to_json(self) -> dict:
@@ -174,18 +181,20 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndarray) -> np.ndarray:
-    """The vote model's log-odds of an approval, for every vote and every voter role x leader spy
-    x team bucket: (P, players, 12)."""
+    """The vote model's log-odds of an approval, for every vote in every situation x voter role:
+    (P, ROLE_COLUMNS, players)."""
     count, players = arrays.votes.shape
     per_proposal, per_vote = vote_sources(arrays, tallies)
     constant, proposal_weights, voter_weights = params.source_vote_weights
     per_voter = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
-    return np.add(per_voter, (per_proposal @ proposal_weights + constant)[:, None, :], dtype=VOTE_DTYPE)
+    logits = np.empty((count, ROLE_COLUMNS, players), dtype=VOTE_DTYPE)  # voter-last, as the sums read it
+    np.add(per_voter, (per_proposal @ proposal_weights + constant)[:, None, :], out=logits.transpose(0, 2, 1))
+    return logits
 
 
 def _vote_signs(arrays: RecordArrays) -> np.ndarray:
-    """(P, players): +1 for an approval, -1 for a rejection."""
-    return np.where(arrays.votes, VOTE_DTYPE(1.0), VOTE_DTYPE(-1.0))
+    """(P, 1, players): +1 for an approval, -1 for a rejection."""
+    return np.where(arrays.votes, VOTE_DTYPE(1.0), VOTE_DTYPE(-1.0))[:, None, :]
 
 
 @dataclass(frozen=True)
@@ -265,14 +274,15 @@ def evidence(
         empty = np.zeros((rows, players))
         return Evidence(np.zeros((rows, 0)), empty, empty.copy())
     # Counts as float products (numpy multiplies float matrices with BLAS, integer ones in a slow
-    # loop), exact at these sizes even in single precision, then indices.
+    # loop), exact at these sizes even in single precision, then indices. No team holds more spies
+    # than the game has, so every count is a row of the tables (MAX_TEAM_SPIES at most).
     as_float = assignments.astype(VOTE_DTYPE)
-    team_spies = np.minimum(as_float @ arrays.teams.T, MAX_TEAM_SPIES).astype(np.intp)  # (A, P)
+    team_spies = (as_float @ arrays.teams.T).astype(np.intp)  # (A, P)
     leader_spy = assignments[:, arrays.leaders].astype(np.intp)  # (A, P)
     proposal_index = np.arange(count)
 
     # Only members who played their own card chose Success or Fail; a deadline's card is nobody's.
-    spies_playing = np.minimum(as_float @ arrays.card_players.T, MAX_TEAM_SPIES).astype(np.intp)  # (A, M)
+    spies_playing = (as_float @ arrays.card_players.T).astype(np.intp)  # (A, M)
     missions, required, fails = (arrays.played_missions, arrays.played_fails_required, arrays.hidden_fails)
     failed_before = arrays.failures_before[arrays.played_index]
     # Tables read through flat indices: the public part of each index once per mission or
@@ -298,13 +308,13 @@ def evidence(
     tallies = vote_tallies(arrays, own_seat)
     logits = _vote_logits(arrays, params, tallies)
     signs = _vote_signs(arrays)
-    signed = logits * signs[..., None]  # the log-odds of the vote as cast
+    signed = logits * signs  # the log-odds of the vote as cast
     as_cast = _log_sigmoid(signed)
     situations = _Situations.of(assignments, as_float, leader_spy, team_spies)
     exponents = vote_exponents(arrays, params)  # (P,)
     # (P, players): 0 for a vote that does not count
     weighed = np.multiply(tallies[1], exponents[:, None], dtype=VOTE_DTYPE)
-    votes = _summed_per_voter(as_cast * weighed[..., None], situations)
+    votes = _summed_per_voter(as_cast * weighed[:, None, :], situations)
 
     def vote_term_lost_without_each_seat() -> np.ndarray:
         # Taking seat s's votes out removes its own column and moves the share of the others
@@ -315,14 +325,14 @@ def evidence(
         # count is not moved, so its change is exactly zero.
         approved, cast = tallies
         taken = np.concatenate([approved, cast - approved])  # (2P, players): s's own approvals, then rejections
-        shifts = np.multiply(others_approving_shifts(tallies), signs * cast, dtype=VOTE_DTYPE)
-        # (2, P, players, 12)
-        change = _log_sigmoid(signed + shifts[..., None] * params.others_approving_weights) - as_cast
+        shifts = np.multiply(others_approving_shifts(tallies), signs[:, 0] * cast, dtype=VOTE_DTYPE)
+        # (2, P, ROLE_COLUMNS, players)
+        change = _log_sigmoid(signed + shifts[:, :, None, :] * params.others_approving_weights[:, None]) - as_cast
         change *= exponents[:, None, None]
         # On each proposal s took part in, every vote moves, s's own too: that one is taken back,
         # as s's whole own column already goes.
         every_vote = _summed_pair_per_proposal(change, situations)  # (A, 2P)
-        own_vote = _summed_per_voter(np.where(arrays.votes[..., None], change[0], change[1]), situations)
+        own_vote = _summed_per_voter(np.where(arrays.votes[:, None, :], change[0], change[1]), situations)
         return votes + own_vote - every_vote @ taken
 
     return Evidence(sabotage, votes, proposals, vote_term_lost_without_each_seat)
@@ -336,29 +346,28 @@ def vote_exponents(arrays: RecordArrays, params: BehaviourParams) -> np.ndarray:
 
 def _summed_per_voter(table: np.ndarray, situations: _Situations) -> np.ndarray:
     """Each seat's votes summed over the proposals, each in the situation the assignment makes,
-    for a table of log-probabilities (P, players, 12): (A, players).
+    for a table of log-probabilities (P, ROLE_COLUMNS, players): (A, players).
 
     One product of matrices for both voter roles: which situation each proposal is in (one-hot,
     (A, P x situations)) times each vote's log-probability in each ((P x situations, Resistance
-    voters then spy voters)); the assignment then picks each seat's role."""
-    count, players = table.shape[:2]
-    by_role = table.reshape(count, players, 2, SITUATIONS).transpose(0, 3, 2, 1)
-    summed = situations.one_hot @ by_role.reshape(count * SITUATIONS, 2 * players)
+    voters then spy voters), the table's own layout); the assignment then picks each seat's role."""
+    count, _, players = table.shape
+    summed = situations.one_hot @ table.reshape(count * SITUATIONS, ROLES * players)
     return np.where(situations.spies, summed[:, players:], summed[:, :players])
 
 
 def _summed_pair_per_proposal(tables: np.ndarray, situations: _Situations) -> np.ndarray:
     """Each proposal's votes summed over the voters, in the situation the assignment makes of it
-    and each voter's role there, for two tables (2, P, players, 12) at once: (A, 2P).
+    and each voter's role there, for two tables (2, P, ROLE_COLUMNS, players) at once: (A, 2P).
 
     Every voter counted as Resistance, plus what being a spy changes for the assignment's spies:
     one product with the spies alone (half the size of one with both roles), for every situation
     at once, then each proposal's own situation under the assignment picked."""
-    players = tables.shape[2]
-    by_role = tables.reshape(*tables.shape[:3], 2, SITUATIONS)
-    as_resistance = by_role[:, :, :, 0].sum(axis=2).reshape(-1)  # (2 x P x SITUATIONS,)
-    spy_change = (by_role[:, :, :, 1] - by_role[:, :, :, 0]).transpose(2, 0, 1, 3).reshape(players, -1)
-    spies_changed = situations.spies_float @ spy_change  # (A, 2 x P x SITUATIONS): every situation
+    players = tables.shape[-1]
+    by_role = tables.reshape(*tables.shape[:2], SITUATIONS, ROLES, players)
+    as_resistance = by_role[:, :, :, 0].sum(axis=-1).reshape(-1)  # (2 x P x SITUATIONS,)
+    spy_change = (by_role[:, :, :, 1] - by_role[:, :, :, 0]).reshape(-1, players)  # (2 x P x SITUATIONS, players)
+    spies_changed = situations.spies_float @ spy_change.T  # (A, 2 x P x SITUATIONS): every situation
     columns, cells = situations.paired_columns
     return spies_changed.ravel().take(cells) + as_resistance.take(columns)
 

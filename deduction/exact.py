@@ -31,6 +31,7 @@ class ExactFacts:
     assignments: np.ndarray  # every assignment, one row each
     consistent: np.ndarray  # mask: not ruled out by the record
     possible: np.ndarray  # mask: not ruled out by the record nor the viewer's knowledge
+    possible_rows: np.ndarray  # the possible assignments themselves (`assignments[possible]`)
     certain_spies: tuple[int, ...]  # seats other than the viewer that are spies in every possible assignment
     certain_resistance: tuple[int, ...]  # seats other than the viewer that are spies in none
     spy_groups: tuple[SpyGroup, ...]
@@ -45,7 +46,10 @@ def viewer_mask(viewer: Viewer, assignments: np.ndarray, record: GameRecord | No
     if not 0 <= viewer.seat < players:
         raise ValueError(f"viewer seat {viewer.seat} is not at a table of {players}")
     if viewer.known_spies is None:
-        return ~assignments[:, viewer.seat] & _seen_mask(viewer, assignments, record)
+        resistance = ~assignments[:, viewer.seat]
+        if not viewer.known_roles and not viewer.seen_cards:
+            return resistance  # the usual case: all the asker knows is their own role
+        return resistance & _seen_mask(viewer, assignments, record)
     spies = set(viewer.known_spies)
     if viewer.seat not in spies:
         raise ValueError("a spy viewer's known_spies must include the viewer's own seat")
@@ -129,6 +133,7 @@ def exact_facts(record: GameRecord, viewer: Viewer, consistent: np.ndarray | Non
         assignments=assignments,
         consistent=consistent,
         possible=possible,
+        possible_rows=rows,
         certain_spies=tuple(s for s in others if always[s]),
         certain_resistance=tuple(s for s in others if never[s]),
         spy_groups=tuple(groups),

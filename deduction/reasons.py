@@ -44,7 +44,7 @@ class Explanation:
 def explain(
     record: GameRecord, deduction: Deduction, per_seat: int = MAX_REASONS_PER_SEAT, min_points: int = MIN_POINTS
 ) -> Explanation:
-    rows = deduction.facts.assignments[deduction.facts.possible]
+    rows = deduction.facts.possible_rows
     attribution = attribute(rows, deduction.evidence)
     facts = _Facts(record, deduction.arrays, attribution)
     points = np.rint(attribution.effects * 100).astype(int).tolist()  # (groups, players)
@@ -90,13 +90,12 @@ class _Facts:
     """True facts about the record's evidence groups, counted once per explanation."""
 
     def __init__(self, record: GameRecord, arrays: RecordArrays, attribution: Attribution) -> None:
-        self.arrays = arrays
+        self.record, self.arrays = record, arrays
         self.played = record.played_missions
         self.groups = attribution.groups
         self.effects = attribution.effects
         self._facts: dict[int, tuple[str, int]] = {}  # per vote or proposal group: the fact cited
-        self._votes: dict[str, list[int]] | None = None
-        self._proposals: dict[str, list[int]] | None = None
+        self._counts: dict[str, list[int]] | None = None
 
     def reason(self, g: int, seat: int, points: int) -> Reason:
         group = self.groups[g]
@@ -130,54 +129,43 @@ class _Facts:
         # Which fact to cite about a seat's votes or teams follows what they said about that seat
         # itself: through it they may move the seat asked about the other way.
         looked_like_a_spy = bool(self.effects[g, group.index] > 0)
+        if self._counts is None:
+            self._counts = choice_counts(self.record, self.arrays)
         if group.kind == VOTES:
-            if self._votes is None:
-                self._votes = vote_counts(self.arrays)
-            found = _vote_fact(self._votes, group.index, looked_like_a_spy)
+            found = _vote_fact(self._counts, group.index, looked_like_a_spy)
         else:
-            if self._proposals is None:
-                self._proposals = proposal_counts(self.arrays)
-            found = _proposal_fact(self._proposals, group.index, looked_like_a_spy)
+            found = _proposal_fact(self._counts, group.index, looked_like_a_spy)
         self._facts[g] = found
         return found
 
 
-def vote_counts(arrays: RecordArrays) -> dict[str, list[int]]:
+def choice_counts(record: GameRecord, arrays: RecordArrays) -> dict[str, list[int]]:
     """Per fact, per seat: how the seat's own votes (not the deadline's) went, on every proposal
-    ("cast") and on the teams that went on a mission, by vote and result ("approved_failed", ...)."""
-    played = arrays.played_index
-    succeeded = arrays.played_fails < arrays.played_fails_required
-    chosen = arrays.vote_chosen[played]
-    approved = arrays.votes[played] & chosen
-    # (result failed, succeeded) x (approved, rejected) x seats, all four counts in one product.
-    by_result = np.array([~succeeded, succeeded], dtype=float)
-    counts = (by_result @ np.concatenate([approved, chosen & ~approved], axis=1)).astype(int)
-    players = arrays.players
-    return {
+    ("cast") and on the teams that went on a mission, by vote and result ("approved_failed", ...);
+    and the teams it chose as leader (not the deadline's): all of them ("proposed"), and those
+    that went on a mission that failed or succeeded ("led_failed", "led_succeeded").
+
+    The missions' few votes are counted in plain Python, which costs less than setting numpy up."""
+    players = record.players
+    counts = {
         "cast": arrays.vote_chosen.sum(axis=0).tolist(),
-        "approved_failed": counts[0, :players].tolist(),
-        "rejected_succeeded": counts[1, players:].tolist(),
-        "rejected_failed": counts[0, players:].tolist(),
-        "approved_succeeded": counts[1, :players].tolist(),
+        "proposed": np.bincount(arrays.leaders[arrays.team_chosen], minlength=players).tolist(),
     }
-
-
-def proposal_counts(arrays: RecordArrays) -> dict[str, list[int]]:
-    """Per fact, per seat: the teams the seat chose as leader (not the deadline): all of them
-    ("proposed"), and those that went on a mission that failed or succeeded."""
-    played = arrays.played_index
-    succeeded = arrays.played_fails < arrays.played_fails_required
-    chosen = arrays.team_chosen[played]
-    leaders = arrays.leaders[played]
-
-    def per_seat(seats: np.ndarray) -> list[int]:
-        return np.bincount(seats, minlength=arrays.players).tolist()
-
-    return {
-        "proposed": per_seat(arrays.leaders[arrays.team_chosen]),
-        "led_failed": per_seat(leaders[chosen & ~succeeded]),
-        "led_succeeded": per_seat(leaders[chosen & succeeded]),
-    }
+    for fact in ("approved_failed", "rejected_succeeded", "rejected_failed", "approved_succeeded"):
+        counts[fact] = [0] * players
+    counts["led_failed"], counts["led_succeeded"] = [0] * players, [0] * players
+    for m in record.missions:
+        if m.fails is None:
+            continue
+        sent = m.proposals[-1]  # the team that went on the mission
+        result = "succeeded" if m.fails < m.fails_required else "failed"
+        approvals, rejections = counts["approved_" + result], counts["rejected_" + result]
+        for seat, approved in enumerate(sent.votes):
+            if seat not in sent.auto_votes:
+                (approvals if approved else rejections)[seat] += 1
+        if not sent.auto_team:
+            counts["led_" + result][sent.leader] += 1
+    return counts
 
 
 def _vote_fact(counts: dict[str, list[int]], seat: int, looked_like_a_spy: bool) -> tuple[str, int]:

@@ -86,7 +86,7 @@ def test_log_weights_are_the_model_spelled_out(case: tuple[Game, Viewer]) -> Non
         facts = exact_facts(record, viewer)
     except ImpossibleRecord:
         return
-    rows = facts.assignments[facts.possible]
+    rows = facts.possible_rows
     # A handful of the possible assignments, the true one among them when it is possible.
     rng = random.Random(len(rows))
     chosen = sorted(rng.sample(range(len(rows)), min(4, len(rows))))

@@ -216,7 +216,7 @@ def test_games_a_viewer_cannot_tell_apart_give_identical_hints(seed, data):
     state = states_with_private_results(1, seed)[0]
     b = data.draw(st.sampled_from([s for s in range(state.players) if s not in state.spies]))
     d = deduce(record_of(state, "g").without_outcome(), viewer_of(seat_view(state, b)))
-    rows = d.facts.assignments[d.facts.possible]
+    rows = d.facts.possible_rows
     row = rows[data.draw(st.integers(0, len(rows) - 1))]
     twin = replace(state, spies=tuple(int(s) for s in np.flatnonzero(row)))
     assert seat_view(twin, b) == seat_view(state, b)

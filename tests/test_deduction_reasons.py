@@ -45,7 +45,7 @@ def probability_without(record: GameRecord, d: Deduction, kind: str, index: int)
     evidence: Evidence = replace(d.evidence, **{pieces[kind]: columns})
     log_w = evidence.total()
     weights = np.exp(log_w - log_w.max())
-    rows = d.facts.assignments[d.facts.possible]
+    rows = d.facts.possible_rows
     return (weights @ rows) / weights.sum()
 
 
@@ -166,7 +166,7 @@ def test_a_certain_seat_is_moved_by_nothing(case: tuple[Game, Viewer]) -> None:
         d = deduce(game.record, viewer)
     except ImpossibleRecord:
         return
-    rows = d.facts.assignments[d.facts.possible]
+    rows = d.facts.possible_rows
     certain = [seat for seat in range(game.record.players) if rows[:, seat].all() or not rows[:, seat].any()]
     assert (attribute(rows, d.evidence).effects[:, certain] == 0.0).all()
 
