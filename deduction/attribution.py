@@ -69,12 +69,14 @@ def _groups(missions: int, players: int) -> tuple[EvidenceGroup, ...]:
 
 def evidence_groups(evidence: Evidence) -> tuple[tuple[EvidenceGroup, ...], np.ndarray]:
     """Every group and how much of each assignment's log weight taking it out of the record
-    removes: (groups, (A, G) matrix). For a mission's result or a leader's teams that is its own
-    column; a seat's votes also shape how the others' votes are read, so theirs is the whole
-    vote term less what it would be without them."""
+    removes: (groups, (A, 1 + G) matrix, column 0 all zeros for nothing taken out, column 1 + g for
+    group g). For a mission's result or a leader's teams that is its own column; a seat's votes
+    also shape how the others' votes are read, so theirs is the whole vote term less what it
+    would be without them."""
     groups = _groups(evidence.sabotage.shape[1], evidence.votes.shape[1])
     votes_removed = evidence.vote_term_lost_without_each_seat()
-    return groups, np.concatenate([evidence.sabotage, votes_removed, evidence.proposals], axis=1)
+    nothing = np.zeros((len(votes_removed), 1))
+    return groups, np.concatenate([nothing, evidence.sabotage, votes_removed, evidence.proposals], axis=1)
 
 
 def _probabilities(log_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -88,20 +90,16 @@ def attribute(rows: np.ndarray, evidence: Evidence) -> Attribution:
     """Each evidence group's effect on each seat, for the possible assignments `rows` (A, players)
     and the evidence weighed for them (the same rows)."""
     groups, removed = evidence_groups(evidence)
-    effects = np.zeros((len(groups), rows.shape[1]))
-    if len(rows) == 0 or not removed.size:
-        return Attribution(groups, effects)
+    if len(rows) == 0 or len(groups) == 0:
+        return Attribution(groups, np.zeros((len(groups), rows.shape[1])))
     # What is removed equally from every assignment cancels in the softmax: its effect is exactly
-    # zero, and skipping it (the asker's own choices, a mission nobody could have sabotaged) saves work.
-    moving = np.flatnonzero((removed != removed[0]).any(axis=0))
-    if not len(moving):
-        return Attribution(groups, effects)
-    total = evidence.total()[:, None]
-    # Column 0: all the evidence; column 1 + k: all but the k-th moving group. One softmax for all.
-    log_weights = np.concatenate([total, total - removed[:, moving]], axis=1)
-    probabilities = _probabilities(log_weights, rows.astype(float))
+    # zero (the asker's own choices, a mission nobody could have sabotaged), not rounding noise.
+    moving = (removed[:, 1:] != removed[0, 1:]).any(axis=0)
+    # Column 0: all the evidence; column 1 + g: all but group g. One softmax for all.
+    probabilities = _probabilities(evidence.total()[:, None] - removed, rows.astype(float))
     # A seat that is a spy in every possible assignment, or in none, stays so whatever is taken
     # out: its effects are exactly zero, not a softmax's rounding noise (whose sign would pick a fact).
     uncertain = (rows != rows[0]).any(axis=0)
-    effects[moving] = (probabilities[0] - probabilities[1:]) * uncertain
+    effects = (probabilities[0] - probabilities[1:]) * uncertain
+    effects[~moving] = 0.0
     return Attribution(groups, effects)

@@ -39,9 +39,10 @@ from deduction.features import (
     VOTE_FEATURES,
     VOTER_SOURCES,
     RecordArrays,
+    every_proposal_context,
     others_approving_shifts,
-    vote_sources,
     vote_tallies,
+    voter_sources,
 )
 
 PARAMS_FORMAT = "resistance-behaviour/3"
@@ -104,6 +105,15 @@ class BehaviourParams:
             np.array([summed(source) for source in PROPOSAL_SOURCES]),
             np.array([summed(source) for source in VOTER_SOURCES]),
         )
+
+    @cached_property
+    def context_vote_logits(self) -> np.ndarray:
+        """(contexts, 12): the part of the vote model's log-odds that depends on nothing but the
+        proposal's public context (`features.every_proposal_context`), the constant included."""
+        constant, proposal_weights, _ = self.source_vote_weights
+        logits = every_proposal_context() @ proposal_weights + constant
+        logits.setflags(write=False)
+        return logits
 
     @cached_property
     def others_approving_weights(self) -> np.ndarray:
@@ -184,11 +194,12 @@ def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndar
     """The vote model's log-odds of an approval, for every vote in every situation x voter role:
     (P, ROLE_COLUMNS, players)."""
     count, players = arrays.votes.shape
-    per_proposal, per_vote = vote_sources(arrays, tallies)
-    constant, proposal_weights, voter_weights = params.source_vote_weights
+    per_vote = voter_sources(arrays, tallies)
+    voter_weights = params.source_vote_weights[2]
     per_voter = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
+    per_proposal = params.context_vote_logits.take(arrays.proposal_context, axis=0)
     logits = np.empty((count, ROLE_COLUMNS, players), dtype=VOTE_DTYPE)  # voter-last, as the sums read it
-    np.add(per_voter, (per_proposal @ proposal_weights + constant)[:, None, :], out=logits.transpose(0, 2, 1))
+    np.add(per_voter, per_proposal[:, None, :], out=logits.transpose(0, 2, 1))
     return logits
 
 
@@ -210,12 +221,13 @@ class Evidence:
     # (`features.others_approving`), so taking them out of the record changes more than their
     # own column. Worked out only when asked (the reasons need it, a probability does not).
     vote_term_lost: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    _total: np.ndarray = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def _total(self) -> np.ndarray:
+    def __post_init__(self) -> None:
+        # Every use of the evidence adds it up; done here, before anyone shares it.
         total = np.add.reduce(self.sabotage, axis=1) + np.add.reduce(self.votes + self.proposals, axis=1)
         total.setflags(write=False)  # handed out by every call
-        return total
+        object.__setattr__(self, "_total", total)
 
     def total(self) -> np.ndarray:
         """(A,): each assignment's log weight, every piece added up."""

@@ -8,6 +8,7 @@ these arrays by the assignment's spies.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from functools import cache
 
@@ -60,6 +61,7 @@ class RecordArrays:
     mission_numbers: np.ndarray  # (P,) 1..5
     successes_before: np.ndarray  # (P,) successful missions before this proposal
     failures_before: np.ndarray  # (P,) failed missions before this proposal
+    proposal_context: np.ndarray  # (P,) those four numbers as one (`proposal_context`)
     team_suspicion: np.ndarray  # (P, players) chance the team holds a spy, seen by that seat as Resistance
     played_index: np.ndarray  # (M,) row of the approved proposal of each played mission
     played_missions: np.ndarray  # (M,) mission number
@@ -82,64 +84,74 @@ class RecordArrays:
 
 
 # The flat lists `record_arrays` reads a record into, so many numbers per row:
-PROPOSAL_FIELDS = 6  # leader, number in its round, mission, successes and failures before it, team chosen
+PROPOSAL_FIELDS = 7  # leader, number in its round, mission, successes and failures before it, team chosen, context
 PLAYED_FIELDS = 5  # the row of its team's proposal, mission, fails, fails required, hidden fails
 
 
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
-    # One pass over the record into flat lists of numbers, then one array each: a hint reads a
-    # whole record every time, and numpy's cost here is per call (and per nested Python object
-    # it has to inspect), not per element.
-    per_proposal: list[int] = []  # PROPOSAL_FIELDS per proposal
-    per_played: list[int] = []  # PLAYED_FIELDS per played mission
-    votes: list[bool] = []  # flat cells of (P, players)
-    team_lists: list[tuple[int, ...]] = []
-    filled_votes: list[int] = []  # flat cells of (P, players)
-    card_players: list[int] = []  # flat cells of (M, players)
-    shown_spies: list[int] = []  # flat cells of (M, players)
+    count = sum(len(m.proposals) for m in record.missions)
+    # One pass over the record into flat buffers of numbers that numpy then reads without
+    # converting them one by one: a hint reads a whole record every time, and turning a few
+    # hundred Python numbers into an array costs more than the arithmetic done on it.
+    per_proposal = array("q")  # PROPOSAL_FIELDS per proposal
+    per_played = array("q")  # PLAYED_FIELDS per played mission
+    votes = bytearray()  # (P, players): 1 for an approval
+    teams = bytearray(count * players)  # (P, players): 1 on the team
+    filled_votes = bytearray(count * players)  # (P, players): 1 for a vote the deadline filled in
+    card_players = bytearray()  # (M, players): 1 for a member whose own card was shuffled in unseen
+    shown_spies = bytearray()  # (M, players): 1 for a member whose Fail card everyone saw
     successes = failures = played = 0
+    row = 0
     for m in record.missions:
         for number, p in enumerate(m.proposals, 1):
-            if p.auto_votes:
-                row = len(team_lists)
-                filled_votes += [row * players + seat for seat in p.auto_votes]
-            per_proposal += (p.leader, number, m.mission, successes, failures, not p.auto_team)
-            votes += p.votes
-            team_lists.append(p.team)
+            cells = row * players
+            for seat in p.team:
+                teams[cells + seat] = 1
+            for seat in p.auto_votes:
+                filled_votes[cells + seat] = 1
+            context = proposal_context(number, m.mission, successes, failures)
+            per_proposal.extend((p.leader, number, m.mission, successes, failures, not p.auto_team, context))
+            votes.extend(p.votes)
+            row += 1
         if m.fails is not None:
             if m.plot:
                 facts = mission_facts(m)
                 hidden, hidden_fails, shown = facts.hidden_players, facts.hidden_fails, facts.shown_spies
             else:  # the common case: every card but a deadline's was shuffled in unseen
                 hidden, hidden_fails, shown = m.card_players, m.fails, ()
-            per_played += (len(team_lists) - 1, m.mission, m.fails, m.fails_required, hidden_fails)
-            card_players += [played * players + seat for seat in hidden]
-            shown_spies += [played * players + seat for seat in shown]
+            per_played.extend((row - 1, m.mission, m.fails, m.fails_required, hidden_fails))
+            mission_cells = bytearray(2 * players)  # its card players, then its shown spies
+            for seat in hidden:
+                mission_cells[seat] = 1
+            for seat in shown:
+                mission_cells[players + seat] = 1
+            card_players += mission_cells[:players]
+            shown_spies += mission_cells[players:]
             played += 1
             if m.fails < m.fails_required:
                 successes += 1
             else:
                 failures += 1
-    count = len(team_lists)
-    proposal_table = np.array(per_proposal, dtype=np.intp).reshape(count, PROPOSAL_FIELDS)
-    played_table = np.array(per_played, dtype=np.intp).reshape(played, PLAYED_FIELDS)
-    teams = _cells(count, players, [row * players + seat for row, team in enumerate(team_lists) for seat in team])
-    playing = _cells(played, players, card_players)
-    shown = _cells(played, players, shown_spies)
+    proposal_table = np.frombuffer(per_proposal, dtype=np.int64).reshape(count, PROPOSAL_FIELDS)
+    played_table = np.frombuffer(per_played, dtype=np.int64).reshape(played, PLAYED_FIELDS)
+    teams_cells = _cells(teams, count, players)
+    playing = _cells(card_players, played, players)
+    shown = _cells(shown_spies, played, players)
     consistent_after = _consistent_after(players, record.spies, playing, played_table[:, 4], shown)
     played_before = proposal_table[:, 3] + proposal_table[:, 4]
     return RecordArrays(
         players=players,
         spies=record.spies,
         leaders=proposal_table[:, 0],
-        teams=teams,
-        votes=np.array(votes, dtype=bool).reshape(count, players),
+        teams=teams_cells,
+        votes=_cells(votes, count, players),
         proposal_numbers=proposal_table[:, 1],
         mission_numbers=proposal_table[:, 2],
         successes_before=proposal_table[:, 3],
         failures_before=proposal_table[:, 4],
-        team_suspicion=_team_suspicion(players, record.spies, teams, consistent_after, played_before),
+        proposal_context=proposal_table[:, 6],
+        team_suspicion=_team_suspicion(players, record.spies, teams_cells, consistent_after, played_before),
         played_index=played_table[:, 0],
         played_missions=played_table[:, 1],
         played_fails=played_table[:, 2],
@@ -148,16 +160,15 @@ def record_arrays(record: GameRecord) -> RecordArrays:
         hidden_fails=played_table[:, 4],
         shown_spies=shown,
         team_chosen=proposal_table[:, 5].astype(bool),
-        vote_chosen=~_cells(count, players, filled_votes),
+        vote_chosen=~_cells(filled_votes, count, players),
         consistent=consistent_after[-1],
     )
 
 
-def _cells(rows: int, columns: int, flat: list[int]) -> np.ndarray:
-    """A boolean (rows, columns) matrix, True at the listed flat positions."""
-    marked = np.zeros(rows * columns, dtype=bool)
-    marked[flat] = True
-    return marked.reshape(rows, columns)
+def _cells(buffer: bytearray, rows: int, columns: int) -> np.ndarray:
+    """A boolean (rows, columns) matrix over a buffer of 0 and 1 bytes, read-only like the rest."""
+    cells = np.frombuffer(bytes(buffer), dtype=bool).reshape(rows, columns)
+    return cells
 
 
 def _consistent_after(
@@ -257,13 +268,49 @@ def vote_sources(arrays: RecordArrays, tallies: np.ndarray) -> tuple[np.ndarray,
     """The public numbers behind every vote feature: per proposal (P, PROPOSAL_SOURCES) and
     per vote (VOTER_SOURCES, P, players). `tallies`: the votes that count (`vote_tallies`; the
     asker's own are no evidence to them, so they do not shape how the others' votes are read either)."""
+    per_proposal = proposal_sources(
+        arrays.proposal_numbers, arrays.mission_numbers, arrays.successes_before, arrays.failures_before
+    )
+    return per_proposal, voter_sources(arrays, tallies)
+
+
+def proposal_sources(
+    numbers: np.ndarray, missions: np.ndarray, successes: np.ndarray, failures: np.ndarray
+) -> np.ndarray:
+    """(N, PROPOSAL_SOURCES): the numbers about a proposal its votes are read with, for proposals
+    given by their number in the round, their mission and the missions won and lost before them."""
+    per_proposal = np.empty((len(numbers), len(PROPOSAL_SOURCES)))
+    per_proposal[:, 0] = numbers / 5.0
+    per_proposal[:, 1] = numbers == 5
+    per_proposal[:, 2] = missions / 5.0
+    per_proposal[:, 3] = successes
+    per_proposal[:, 4] = failures
+    return per_proposal
+
+
+# A proposal's public context is all that `proposal_sources` reads of it: proposal number 1-5,
+# mission 1-5, missions won before it 0-2 and lost 0-2 (a third win or loss ends the game).
+# Each context is numbered once, so a model can work out what it makes of each in advance.
+PROPOSAL_CONTEXTS = (5, 5, 3, 3)
+
+
+def proposal_context(number: int, mission: int, successes: int, failures: int) -> int:
+    """The context's number: its row in `every_proposal_context`."""
+    return ((number - 1) * 5 + mission - 1) * 9 + successes * 3 + failures
+
+
+@cache
+def every_proposal_context() -> np.ndarray:
+    """(contexts, PROPOSAL_SOURCES): `proposal_sources` for every proposal context, in their order."""
+    number, mission, successes, failures = np.indices(PROPOSAL_CONTEXTS).reshape(4, -1)
+    sources = proposal_sources(number + 1, mission + 1, successes, failures)
+    sources.setflags(write=False)
+    return sources
+
+
+def voter_sources(arrays: RecordArrays, tallies: np.ndarray) -> np.ndarray:
+    """(VOTER_SOURCES, P, players): the numbers about a voter on a proposal its vote is read with."""
     count, players = arrays.votes.shape
-    per_proposal = np.empty((count, len(PROPOSAL_SOURCES)))
-    per_proposal[:, 0] = arrays.proposal_numbers / 5.0
-    per_proposal[:, 1] = arrays.proposal_numbers == 5
-    per_proposal[:, 2] = arrays.mission_numbers / 5.0
-    per_proposal[:, 3] = arrays.successes_before
-    per_proposal[:, 4] = arrays.failures_before
     # Source-major, so each source is one contiguous block to write.
     per_vote = np.empty((len(VOTER_SOURCES), count, players))
     on_team, is_leader, suspicion, suspicion_on_team, habit, others = per_vote
@@ -274,7 +321,7 @@ def vote_sources(arrays: RecordArrays, tallies: np.ndarray) -> tuple[np.ndarray,
     np.multiply(arrays.team_suspicion, arrays.teams, out=suspicion_on_team)
     habit[:] = approval_habit(tallies)
     others[:] = others_approving(tallies)
-    return per_proposal, per_vote
+    return per_vote
 
 
 # An approval habit is shrunk towards about the usual approval rate with this many pseudo-votes.

@@ -20,7 +20,14 @@ from hypothesis import given
 
 from deduction.behaviour import MAX_TEAM_SPIES, BehaviourParams, default_params, evidence
 from deduction.exact import ImpossibleRecord, exact_facts
-from deduction.features import TEAM_SPY_BUCKETS, record_arrays, vote_feature_tensor
+from deduction.features import (
+    TEAM_SPY_BUCKETS,
+    every_proposal_context,
+    record_arrays,
+    vote_feature_tensor,
+    vote_sources,
+    vote_tallies,
+)
 from deduction.knowledge import Viewer
 from deduction.missions import mission_facts
 from engine import GameRecord
@@ -100,3 +107,13 @@ def test_log_weights_are_the_model_spelled_out(case: tuple[Game, Viewer]) -> Non
         spies = frozenset(int(s) for s in np.flatnonzero(rows[i]))
         expected = spelled_out_log_weight(plain, spies, params)
         assert abs(got - expected) <= TOLERANCE * max(1.0, abs(expected)), (sorted(spies), got, expected)
+
+
+@SETTINGS
+@given(games_with_viewer())
+def test_a_proposals_numbered_context_reads_as_its_own_numbers(case: tuple[Game, Viewer]) -> None:
+    # The vote model works out each context's part of a vote's log-odds in advance and looks it up
+    # by number: the number must stand for the very numbers the record gives the proposal.
+    arrays = record_arrays(case[0].record)
+    per_proposal, _ = vote_sources(arrays, vote_tallies(arrays))
+    assert np.array_equal(every_proposal_context()[arrays.proposal_context], per_proposal)
