@@ -49,12 +49,12 @@ PARAMS_FORMAT = "resistance-behaviour/3"
 MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
 # A proposal's hidden situation for the vote model: leader a spy or not x the team's spies bucket.
 SITUATIONS = 2 * TEAM_SPY_BUCKETS
-# A vote's log-probability is worked out for every situation and either role of its voter: a
-# proposal's votes are a (SITUATIONS x ROLES, players) block, situation-major, so that the block's
-# rows for one situation are the Resistance voters' and the spy voters' side by side (the form the
-# sums over assignments multiply), and the voters run along the last axis.
+# A vote's log-probability is worked out for either role of its voter and every situation: the
+# tables are (ROLES x SITUATIONS, P, players), so that anything known per vote ((P, players): its
+# sign, its weight) combines with every role and situation over one contiguous block, and each
+# role's table is a (SITUATIONS x P, players) matrix for the sums over assignments to multiply.
 ROLES = 2  # 0: the voter in the Resistance, 1: a spy
-ROLE_COLUMNS = SITUATIONS * ROLES
+ROLE_SITUATIONS = ROLES * SITUATIONS
 # The vote term is worked out in single precision: numpy runs the exponential and logarithm with
 # SIMD there (double precision's one element at a time) and BLAS multiplies single-precision
 # matrices twice as fast, and a hint's vote sums are most of its work. Each vote's term is good to
@@ -90,11 +90,11 @@ class BehaviourParams:
     @cached_property
     def source_vote_weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The vote weights regrouped by the public number each feature multiplies
-        (`features.FEATURE_SOURCE`), for every hidden situation (leader spy x team bucket) x voter
-        role at once, in that order (`ROLE_COLUMNS`): (12,) for the constant, (PROPOSAL_SOURCES, 12)
-        and (VOTER_SOURCES, 12). `features.vote_feature_tensor` times the weights, spelled out
-        without building it."""
-        by_feature = SITUATION_PATTERN[:, :, None, :] * self.vote_weights  # (2, 3, 2, F)
+        (`features.FEATURE_SOURCE`), for every voter role x hidden situation (leader spy x team
+        bucket) at once, in that order (`ROLE_SITUATIONS`): (12,) for the constant,
+        (PROPOSAL_SOURCES, 12) and (VOTER_SOURCES, 12). `features.vote_feature_tensor` times the
+        weights, spelled out without building it."""
+        by_feature = self.vote_weights[:, None, None, :] * SITUATION_PATTERN  # (2, 2, 3, F)
         by_feature = by_feature.reshape(-1, len(VOTE_FEATURES)).T  # (F, 12)
 
         def summed(source: str) -> np.ndarray:
@@ -117,9 +117,10 @@ class BehaviourParams:
 
     @cached_property
     def others_approving_weights(self) -> np.ndarray:
-        """(12,): the weight of the share of the others approving, per hidden situation x voter
-        role, in the vote term's precision."""
-        return self.source_vote_weights[2][VOTER_SOURCES.index("others_approving")].astype(VOTE_DTYPE)
+        """(12, 1, 1): the weight of the share of the others approving, per voter role x hidden
+        situation, in the vote term's precision, ready to scale a (P, players) table."""
+        weights = self.source_vote_weights[2][VOTER_SOURCES.index("others_approving")]
+        return weights.astype(VOTE_DTYPE)[:, None, None]
 
     def to_json(self) -> dict:
         def table(values: np.ndarray):
@@ -191,21 +192,19 @@ def _log_sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _vote_logits(arrays: RecordArrays, params: BehaviourParams, tallies: np.ndarray) -> np.ndarray:
-    """The vote model's log-odds of an approval, for every vote in every situation x voter role:
-    (P, ROLE_COLUMNS, players)."""
+    """The vote model's log-odds of an approval, for every vote in every voter role x situation:
+    (ROLE_SITUATIONS, P, players)."""
     count, players = arrays.votes.shape
     per_vote = voter_sources(arrays, tallies)
     voter_weights = params.source_vote_weights[2]
-    per_voter = (per_vote.reshape(len(voter_weights), -1).T @ voter_weights).reshape(count, players, -1)
-    per_proposal = params.context_vote_logits.take(arrays.proposal_context, axis=0)
-    logits = np.empty((count, ROLE_COLUMNS, players), dtype=VOTE_DTYPE)  # voter-last, as the sums read it
-    np.add(per_voter, per_proposal[:, None, :], out=logits.transpose(0, 2, 1))
-    return logits
+    per_voter = (voter_weights.T @ per_vote.reshape(len(voter_weights), -1)).reshape(-1, count, players)
+    per_proposal = params.context_vote_logits.take(arrays.proposal_context, axis=0)  # (P, 12)
+    return np.add(per_voter, per_proposal.T[:, :, None], dtype=VOTE_DTYPE)
 
 
 def _vote_signs(arrays: RecordArrays) -> np.ndarray:
-    """(P, 1, players): +1 for an approval, -1 for a rejection."""
-    return np.where(arrays.votes, VOTE_DTYPE(1.0), VOTE_DTYPE(-1.0))[:, None, :]
+    """(P, players): +1 for an approval, -1 for a rejection."""
+    return np.where(arrays.votes, VOTE_DTYPE(1.0), VOTE_DTYPE(-1.0))
 
 
 @dataclass(frozen=True)
@@ -241,16 +240,13 @@ class Evidence:
         return self.vote_term_lost()
 
 
-_SITUATION_ROWS = np.eye(SITUATIONS, dtype=VOTE_DTYPE)  # row s: 1.0 in column s
-
-
 @dataclass(frozen=True)
 class _Situations:
     """Which hidden situation (leader a spy or not x the team's spies bucket) each proposal is in
     under each assignment, in the forms the vote sums read."""
 
-    columns: np.ndarray  # (A, P): proposal x SITUATIONS + situation, a column of an (A, P x SITUATIONS) matrix
-    one_hot: np.ndarray  # (A, P x SITUATIONS): 1.0 in those columns
+    columns: np.ndarray  # (A, P): situation x P + proposal, a column of an (A, SITUATIONS x P) matrix
+    one_hot: np.ndarray  # (A, SITUATIONS x P): 1.0 in those columns
     spies: np.ndarray  # (A, players) bool: the assignments themselves
     spies_float: np.ndarray  # the same as 1.0 and 0.0
 
@@ -260,14 +256,16 @@ class _Situations:
     ) -> _Situations:
         rows, count = leader_spy.shape
         situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)
-        columns = situation + np.arange(0, count * SITUATIONS, SITUATIONS)
-        one_hot = _SITUATION_ROWS.take(situation, axis=0).reshape(rows, count * SITUATIONS)
+        columns = situation * count + np.arange(count)
+        width = SITUATIONS * count
+        one_hot = np.zeros((rows, width), dtype=VOTE_DTYPE)
+        one_hot.ravel()[columns + np.arange(0, rows * width, width)[:, None]] = 1.0
         return cls(columns, one_hot, spies, spies_float)
 
     @cached_property
     def paired_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """Each proposal's situation in either of two tables side by side, (A, 2P) each: its column
-        in a (2 x P x SITUATIONS) row, and its flat position in an (A, 2 x P x SITUATIONS) matrix."""
+        in a (2 x SITUATIONS x P) row, and its flat position in an (A, 2 x SITUATIONS x P) matrix."""
         rows, width = self.one_hot.shape
         columns = np.concatenate([self.columns, self.columns + width], axis=1)
         return columns, columns + np.arange(0, 2 * self.one_hot.size, 2 * width)[:, None]
@@ -320,13 +318,13 @@ def evidence(
     tallies = vote_tallies(arrays, own_seat)
     logits = _vote_logits(arrays, params, tallies)
     signs = _vote_signs(arrays)
-    signed = logits * signs  # the log-odds of the vote as cast
+    signed = logits * signs  # the log-odds of the vote as cast, (ROLE_SITUATIONS, P, players)
     as_cast = _log_sigmoid(signed)
     situations = _Situations.of(assignments, as_float, leader_spy, team_spies)
     exponents = vote_exponents(arrays, params)  # (P,)
     # (P, players): 0 for a vote that does not count
     weighed = np.multiply(tallies[1], exponents[:, None], dtype=VOTE_DTYPE)
-    votes = _summed_per_voter(as_cast * weighed[:, None, :], situations)
+    votes = _summed_per_voter(as_cast * weighed, situations)
 
     def vote_term_lost_without_each_seat() -> np.ndarray:
         # Taking seat s's votes out removes its own column and moves the share of the others
@@ -337,14 +335,15 @@ def evidence(
         # count is not moved, so its change is exactly zero.
         approved, cast = tallies
         taken = np.concatenate([approved, cast - approved])  # (2P, players): s's own approvals, then rejections
-        shifts = np.multiply(others_approving_shifts(tallies), signs[:, 0] * cast, dtype=VOTE_DTYPE)
-        # (2, P, ROLE_COLUMNS, players)
-        change = _log_sigmoid(signed + shifts[:, :, None, :] * params.others_approving_weights[:, None]) - as_cast
-        change *= exponents[:, None, None]
+        shifts = np.multiply(others_approving_shifts(tallies), signs * cast, dtype=VOTE_DTYPE)  # (2, P, players)
+        # (2, ROLE_SITUATIONS, P, players), weighed as the votes themselves are (a vote that does
+        # not count weighs 0, so its change is exactly zero whatever the arithmetic gave)
+        change = _log_sigmoid(signed + shifts[:, None] * params.others_approving_weights) - as_cast
+        change *= weighed
         # On each proposal s took part in, every vote moves, s's own too: that one is taken back,
         # as s's whole own column already goes.
         every_vote = _summed_pair_per_proposal(change, situations)  # (A, 2P)
-        own_vote = _summed_per_voter(np.where(arrays.votes[:, None, :], change[0], change[1]), situations)
+        own_vote = _summed_per_voter(np.where(arrays.votes, change[0], change[1]), situations)
         return votes + own_vote - every_vote @ taken
 
     return Evidence(sabotage, votes, proposals, vote_term_lost_without_each_seat)
@@ -358,28 +357,28 @@ def vote_exponents(arrays: RecordArrays, params: BehaviourParams) -> np.ndarray:
 
 def _summed_per_voter(table: np.ndarray, situations: _Situations) -> np.ndarray:
     """Each seat's votes summed over the proposals, each in the situation the assignment makes,
-    for a table of log-probabilities (P, ROLE_COLUMNS, players): (A, players).
+    for a table of log-probabilities (ROLE_SITUATIONS, P, players): (A, players).
 
-    One product of matrices for both voter roles: which situation each proposal is in (one-hot,
-    (A, P x situations)) times each vote's log-probability in each ((P x situations, Resistance
-    voters then spy voters), the table's own layout); the assignment then picks each seat's role."""
-    count, _, players = table.shape
-    summed = situations.one_hot @ table.reshape(count * SITUATIONS, ROLES * players)
-    return np.where(situations.spies, summed[:, players:], summed[:, :players])
+    One product of matrices per voter role: which situation each proposal is in (one-hot,
+    (A, SITUATIONS x P)) times each vote's log-probability in each ((SITUATIONS x P, players), the
+    table's own layout); the assignment then picks each seat's role."""
+    count, players = table.shape[1:]
+    summed = np.matmul(situations.one_hot, table.reshape(ROLES, SITUATIONS * count, players))  # (2, A, players)
+    return np.where(situations.spies, summed[1], summed[0])
 
 
 def _summed_pair_per_proposal(tables: np.ndarray, situations: _Situations) -> np.ndarray:
     """Each proposal's votes summed over the voters, in the situation the assignment makes of it
-    and each voter's role there, for two tables (2, P, ROLE_COLUMNS, players) at once: (A, 2P).
+    and each voter's role there, for two tables (2, ROLE_SITUATIONS, P, players) at once: (A, 2P).
 
     Every voter counted as Resistance, plus what being a spy changes for the assignment's spies:
     one product with the spies alone (half the size of one with both roles), for every situation
     at once, then each proposal's own situation under the assignment picked."""
     players = tables.shape[-1]
-    by_role = tables.reshape(*tables.shape[:2], SITUATIONS, ROLES, players)
-    as_resistance = by_role[:, :, :, 0].sum(axis=-1).reshape(-1)  # (2 x P x SITUATIONS,)
-    spy_change = (by_role[:, :, :, 1] - by_role[:, :, :, 0]).reshape(-1, players)  # (2 x P x SITUATIONS, players)
-    spies_changed = situations.spies_float @ spy_change.T  # (A, 2 x P x SITUATIONS): every situation
+    by_role = tables.reshape(len(tables), ROLES, -1, players)  # (2, ROLES, SITUATIONS x P, players)
+    as_resistance = by_role[:, 0].sum(axis=-1).reshape(-1)  # (2 x SITUATIONS x P,)
+    spy_change = (by_role[:, 1] - by_role[:, 0]).reshape(-1, players)  # (2 x SITUATIONS x P, players)
+    spies_changed = situations.spies_float @ spy_change.T  # (A, 2 x SITUATIONS x P): every situation
     columns, cells = situations.paired_columns
     return spies_changed.ravel().take(cells) + as_resistance.take(columns)
 

@@ -51,8 +51,8 @@ def explain(
     # Per seat, the groups by the size of their effect on it, largest first; no more than can be shown.
     # Rounded first so that effects equal but for floating-point noise (two voters who voted alike)
     # keep the groups' own order, whichever way the arithmetic went.
-    size = np.abs(attribution.effects).round(6)
-    order = (-size).argsort(axis=0, kind="stable")[:per_seat].T.tolist()
+    larger_first = np.rint(np.abs(attribution.effects) * -1e6)  # millionths, negated
+    order = larger_first.argsort(axis=0, kind="stable")[:per_seat].T.tolist()
     certain_spies, certain_resistance = set(deduction.certain_spies), set(deduction.certain_resistance)
     seats = []
     for seat in range(record.players):

@@ -110,7 +110,10 @@ class MissionRound:
     @property
     def card_players(self) -> tuple[int, ...]:
         """Team members who played their own card: the Fail cards can only be theirs."""
-        return tuple(seat for seat in self.team or () if seat not in self.auto_cards)
+        team = self.team or ()
+        if not self.auto_cards:  # nearly always: the whole team (hints read this for every mission)
+            return team
+        return tuple(seat for seat in team if seat not in self.auto_cards)
 
 
 @dataclass(frozen=True)
