@@ -9,7 +9,9 @@ code in the player's language; `deduction.__main__` words them in English.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from operator import add, sub
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,10 +27,10 @@ EXACT_SEAT_CODES = frozenset({"certain_spy", "certain_resistance"})
 EXACT_TABLE_CODES = frozenset({"assignments_remaining", "mission_fails"})
 
 
-@dataclass(frozen=True)
-class Reason:
+class Reason(NamedTuple):
+    # A named tuple, not a dataclass: a hint builds a score of these, and a tuple is made in half the time.
     code: str
-    args: dict = field(default_factory=dict)
+    args: dict
 
 
 @dataclass(frozen=True)
@@ -145,27 +147,37 @@ def choice_counts(record: GameRecord, arrays: RecordArrays) -> dict[str, list[in
     and the teams it chose as leader (not the deadline's): all of them ("proposed"), and those
     that went on a mission that failed or succeeded ("led_failed", "led_succeeded").
 
-    The missions' few votes are counted in plain Python, which costs less than setting numpy up."""
+    The missions' votes are added up a mission at a time in plain Python, which costs less than
+    setting numpy up for a few dozen small numbers."""
     players = record.players
-    counts = {
-        "cast": arrays.vote_chosen.sum(axis=0).tolist(),
-        "proposed": np.bincount(arrays.leaders[arrays.team_chosen], minlength=players).tolist(),
-    }
-    for fact in ("approved_failed", "rejected_succeeded", "rejected_failed", "approved_succeeded"):
-        counts[fact] = [0] * players
-    counts["led_failed"], counts["led_succeeded"] = [0] * players, [0] * players
+    nobody = [0] * players
+    every_seat = [1] * players
+    approved = {"failed": nobody, "succeeded": nobody}
+    chose = {"failed": nobody, "succeeded": nobody}  # votes cast by choice on the teams sent
+    led = {"failed": [0] * players, "succeeded": [0] * players}
     for m in record.missions:
         if m.fails is None:
             continue
         sent = m.proposals[-1]  # the team that went on the mission
         result = "succeeded" if m.fails < m.fails_required else "failed"
-        approvals, rejections = counts["approved_" + result], counts["rejected_" + result]
-        for seat, approved in enumerate(sent.votes):
-            if seat not in sent.auto_votes:
-                (approvals if approved else rejections)[seat] += 1
+        own, votes = every_seat, sent.votes
+        if sent.auto_votes:  # the deadline's votes are nobody's
+            own = [int(seat not in sent.auto_votes) for seat in range(players)]
+            votes = [vote and chosen for vote, chosen in zip(votes, own, strict=True)]
+        approved[result] = list(map(add, approved[result], votes))
+        chose[result] = list(map(add, chose[result], own))
         if not sent.auto_team:
-            counts["led_" + result][sent.leader] += 1
-    return counts
+            led[result][sent.leader] += 1
+    return {
+        "cast": arrays.vote_chosen.sum(axis=0).tolist(),
+        "approved_failed": approved["failed"],
+        "rejected_succeeded": list(map(sub, chose["succeeded"], approved["succeeded"])),
+        "rejected_failed": list(map(sub, chose["failed"], approved["failed"])),
+        "approved_succeeded": approved["succeeded"],
+        "proposed": np.bincount(arrays.leaders[arrays.team_chosen], minlength=players).tolist(),
+        "led_failed": led["failed"],
+        "led_succeeded": led["succeeded"],
+    }
 
 
 def _vote_fact(counts: dict[str, list[int]], seat: int, looked_like_a_spy: bool) -> tuple[str, int]:
