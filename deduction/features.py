@@ -319,8 +319,8 @@ def voter_sources(arrays: RecordArrays, tallies: np.ndarray) -> np.ndarray:
     is_leader[np.arange(count), arrays.leaders] = 1.0
     suspicion[:] = arrays.team_suspicion
     np.multiply(arrays.team_suspicion, arrays.teams, out=suspicion_on_team)
-    habit[:] = approval_habit(tallies)
-    others[:] = others_approving(tallies)
+    approval_habit(tallies, out=habit)
+    others_approving(tallies, out=others)
     return per_vote
 
 
@@ -340,12 +340,15 @@ def vote_tallies(arrays: RecordArrays, own_seat: int | None = None) -> np.ndarra
     return tallies
 
 
-def approval_habit(tallies: np.ndarray) -> np.ndarray:
+def approval_habit(tallies: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(P, players): how readily each voter approved the earlier proposals of this game, shrunk
     towards the usual rate and centred on it. Some people approve nearly everything; their
-    approvals say less about the team."""
+    approvals say less about the team. Written into `out` if given."""
     approvals, cast = _before_each(len(tallies[0])) @ tallies  # this game's earlier proposals only
-    return (approvals + HABIT_PSEUDO_VOTES * USUAL_APPROVAL) / (cast + HABIT_PSEUDO_VOTES) - USUAL_APPROVAL
+    habit = np.add(approvals, HABIT_PSEUDO_VOTES * USUAL_APPROVAL, out=out)
+    habit /= cast + HABIT_PSEUDO_VOTES
+    habit -= USUAL_APPROVAL
+    return habit
 
 
 @cache
@@ -356,15 +359,19 @@ def _before_each(count: int) -> np.ndarray:
     return earlier
 
 
-def others_approving(tallies: np.ndarray) -> np.ndarray:
+def others_approving(tallies: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """(P, players): the share of the other voters who approved the same proposal, centred.
 
     A table talks before it votes, so a vote with the table says less than a vote against it.
     Each vote is read given the others on the same proposal (a pseudo-likelihood: every vote
     conditioned on all the others), so what the table agreed on together is not counted once
-    per voter."""
+    per voter. Written into `out` if given."""
     approvals, cast = _others_tallies(tallies)
-    return _centred_share(approvals, cast)
+    # Half a pseudo-vote each way keeps it defined when no one else chose their vote.
+    share = np.add(approvals, 0.5, out=out)
+    share /= cast + 1.0
+    share -= 0.5
+    return share
 
 
 def others_approving_shifts(tallies: np.ndarray) -> np.ndarray:
@@ -383,11 +390,6 @@ def others_approving_shifts(tallies: np.ndarray) -> np.ndarray:
 def _others_tallies(tallies: np.ndarray) -> np.ndarray:
     """(2, P, players): for each vote, the approvals and the votes cast by everyone else on its proposal."""
     return tallies.sum(axis=2, keepdims=True) - tallies
-
-
-def _centred_share(approvals: np.ndarray, cast: np.ndarray) -> np.ndarray:
-    # Half a pseudo-vote each way keeps it defined when no one else chose their vote.
-    return (approvals + 0.5) / (cast + 1.0) - 0.5
 
 
 def vote_multipliers(arrays: RecordArrays) -> np.ndarray:
