@@ -28,14 +28,17 @@ def all_assignments(players: int, spies: int) -> np.ndarray:
 
 @cache
 def assignment_floats(players: int, spies: int) -> tuple[np.ndarray, np.ndarray]:
-    """`all_assignments(players, spies)` as floats (1.0 for a spy), and its complement (1.0 for
-    a Resistance seat): counts as products of float matrices, which numpy hands to BLAS. Single
-    precision counts exactly up to 2^24, far beyond the 210 assignments of a table, at twice the speed."""
+    """`all_assignments(players, spies)` as floats, one seat per row (players, C(players, spies)):
+    1.0 for a spy; and one assignment per row (C(players, spies), players): 1.0 for a Resistance
+    seat. Counts as products of float matrices, which numpy hands to BLAS, each laid out as BLAS
+    reads it fastest in the products the record's arrays make. Single precision counts exactly up
+    to 2^24, far beyond the 210 assignments of a table, at twice the speed."""
     assignments = all_assignments(players, spies)
-    spy, resistance = assignments.astype(np.float32), (~assignments).astype(np.float32)
-    spy.setflags(write=False)
+    spy_by_seat = np.ascontiguousarray(assignments.T, dtype=np.float32)
+    resistance = (~assignments).astype(np.float32)
+    spy_by_seat.setflags(write=False)
     resistance.setflags(write=False)
-    return spy, resistance
+    return spy_by_seat, resistance
 
 
 def spies_on(assignments: np.ndarray, seats: tuple[int, ...]) -> np.ndarray:

@@ -178,12 +178,12 @@ def _consistent_after(
     played missions allow (at least as many spies among the members whose card was hidden as
     hidden Fail cards, and a spy behind every Fail card shown: `deduction.assignments.consistent_mask`)."""
     # Counts as float products: numpy multiplies float matrices with BLAS, integer ones in a slow loop.
-    as_float = assignment_floats(players, spies)[0]
-    allowed = np.ones((len(fails) + 1, len(as_float)), dtype=bool)
+    spy_by_seat = assignment_floats(players, spies)[0]
+    allowed = np.ones((len(fails) + 1, spy_by_seat.shape[1]), dtype=bool)
     allowed_by = allowed[1:]
-    np.greater_equal(card_players @ as_float.T, fails[:, None], out=allowed_by)  # (M, A)
+    np.greater_equal(card_players @ spy_by_seat, fails[:, None], out=allowed_by)  # (M, A)
     if shown_spies.any():
-        allowed_by &= (shown_spies @ as_float.T) >= shown_spies.sum(axis=1, keepdims=True)
+        allowed_by &= (shown_spies @ spy_by_seat) >= shown_spies.sum(axis=1, keepdims=True)
     np.logical_and.accumulate(allowed_by, axis=0, out=allowed_by)
     return allowed
 
@@ -194,12 +194,13 @@ def _team_suspicion(
     """For each proposal (`teams`, with `prefix` played missions before it) and seat: the share of
     assignments, consistent with the missions played before it and with that seat in the
     Resistance, that put a spy on the team."""
-    as_float, resistance_seat = assignment_floats(players, spies)
-    holds_spy = consistent_after[prefix] & (teams @ as_float.T > 0)  # (P, A)
+    spy_by_seat, resistance_seat = assignment_floats(players, spies)
+    holds_spy = consistent_after[prefix] & (teams @ spy_by_seat > 0)  # (P, A)
     with_spy = holds_spy.astype(np.float32) @ resistance_seat  # (P, players)
     # How many assignments leave each seat in the Resistance depends only on the missions played before.
     total = (consistent_after.astype(np.float32) @ resistance_seat)[prefix]  # (P, players)
-    return np.divide(with_spy, total, out=np.zeros(total.shape), where=total > 0, dtype=float)
+    # None leave a seat known to be a spy in the Resistance, and then none put a spy on the team either: 0.
+    return np.divide(with_spy, np.maximum(total, 1.0), dtype=float)
 
 
 # Every vote feature is a number the voter can see (its multiplier, per vote) times a 0/1
