@@ -4,6 +4,7 @@ reasons whose signed points are the measured ones, in every language, for both v
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -12,6 +13,7 @@ from benchmarks.deduction_speed import full_ten_player_record
 from deduction.analysis import deduce
 from deduction.knowledge import Viewer
 from deduction.reasons import Explanation, Reason, explain
+from tgbot.hints import counted_up_to
 from tgbot.i18n import LANGUAGES
 from tgbot.offline.simulation import plain_text
 from tgbot.render import hints as render
@@ -98,3 +100,36 @@ def test_a_spys_hints_do_not_claim_to_be_the_resistances_view() -> None:
     assert "Resistance" not in lines[0].split("(")[0]
     count = f"{deduction.possible} ways" if deduction.possible != 1 else "1 way"
     assert any(line.startswith(f"From the public record alone, {count} to seat the spies") for line in lines)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_hints_say_how_far_the_record_behind_them_goes(lang: str) -> None:
+    """Each /hints is a new private message: one read later, further up the chat, must say what it
+    counted (the latest vote, and that mission's result once it was played)."""
+    record = full_ten_player_record().without_outcome()
+    after_two = record.cut_after_mission(2)
+    third = record.missions[2]
+    voting_on_third = replace(third, proposals=third.proposals[:2], fails=None)
+    voting_third = replace(record, missions=(*record.missions[:2], voting_on_third))
+    assert counted_up_to(after_two) == render.Counted(mission=2, proposal=5, result=True)
+    assert counted_up_to(voting_third) == render.Counted(mission=3, proposal=2, result=False)
+    assert counted_up_to(replace(record, missions=())) is None
+
+    players = tuple(Player(seat, name) for seat, name in enumerate(NAMES))
+    scene = SimpleNamespace(
+        lang=lang, seat=SimpleNamespace(seat=0), group=SimpleNamespace(players=players, chat_title="T")
+    )
+    said = []
+    for cut in (after_two, voting_third):
+        deduction = deduce(cut, Viewer.resistance(0))
+        explanation = explain(cut, deduction, per_seat=render.REASONS_PER_SEAT)
+        probabilities = deduction.spy_probability
+        text = render.hints(scene, probabilities, deduction.possible, explanation, False, counted_up_to(cut))
+        said.append(plain_text(text).split("\n")[1])  # right under the heading
+    assert said[0] == plain_text(render.counted_line(render.Counted(2, 5, True), lang))
+    assert said[1] == plain_text(render.counted_line(render.Counted(3, 2, False), lang))
+    assert "2" in said[0] and "3" in said[1] and "2" in said[1]
+    if lang == "en":
+        assert said == ["Counted up to the result of mission 2.", "Counted up to the vote on proposal 2 of mission 3."]
+    else:  # worded in the player's language, not left in English
+        assert said[0] != "Counted up to the result of mission 2."

@@ -33,5 +33,19 @@ def hints_text(table: Table, seat: int) -> str:
     record, deduction, spy_view = hint_deduction(table, seat)
     explanation = explain(record, deduction, per_seat=hints_render.REASONS_PER_SEAT)
     return hints_render.hints(
-        seat_scene(table, seat), deduction.spy_probability, deduction.possible, explanation, spy_view
+        seat_scene(table, seat),
+        deduction.spy_probability,
+        deduction.possible,
+        explanation,
+        spy_view,
+        counted_up_to(record),
     )
+
+
+def counted_up_to(record: GameRecord) -> hints_render.Counted | None:
+    """The last thing the record counts: the latest vote, and the result of its mission if that was
+    played; None before the first vote."""
+    if not record.missions:
+        return None
+    latest = record.missions[-1]  # rounds in the order played; each holds only its voted proposals
+    return hints_render.Counted(latest.mission, len(latest.proposals), latest.played)

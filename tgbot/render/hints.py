@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from deduction.reasons import EXACT_SEAT_CODES
 from tgbot.buttons import HintsPress, encode
 from tgbot.i18n import Nn_, t, tn
@@ -32,9 +34,33 @@ def signed_points(points: int) -> str:
     return f"<b>+{points}</b> ·" if points > 0 else f"<b>{MINUS}{-points}</b> ·"
 
 
-def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view: bool) -> str:
+@dataclass(frozen=True)
+class Counted:
+    """The last thing the numbers count. Each /hints is a new message, and one read later in the
+    chat's history must say how old it is."""
+
+    mission: int
+    proposal: int  # the latest voted proposal, by its number in the mission's round
+    result: bool  # the mission was played since: its result is counted too
+
+
+def counted_line(counted: Counted, lang: str) -> str:
+    if counted.result:
+        return t(lang, "Counted up to the result of mission %(mission)d.", mission=counted.mission)
+    return t(
+        lang,
+        "Counted up to the vote on proposal %(number)d of mission %(mission)d.",
+        number=counted.proposal,
+        mission=counted.mission,
+    )
+
+
+def hints(
+    scene: SeatScene, probabilities, possible: int, explanation, spy_view: bool, counted: Counted | None = None
+) -> str:
     """One line per seat, most suspect first: a bar, the percentage and the name, and under it
-    what moved that seat's number most (signed points), then the exact facts about the table."""
+    what moved that seat's number most (signed points), then the exact facts about the table.
+    `counted`: how far the record behind the numbers goes (said under the heading)."""
     lang, seat, players = scene.lang, scene.seat.seat, scene.group.players
     group = title(scene.group.chat_title)
     if spy_view:
@@ -49,6 +75,8 @@ def hints(scene: SeatScene, probabilities, possible: int, explanation, spy_view:
         ]
     else:
         lines = [t(lang, "🔎 «%(group)s»: how likely each other player is to be a spy.", group=group)]
+    if counted is not None:
+        lines.append(counted_line(counted, lang))
     listed = [s for s in range(len(players)) if spy_view or s != seat]
     for other in sorted(listed, key=lambda s: -probabilities[s]):
         name = shown(players[other].name)
