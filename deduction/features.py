@@ -91,9 +91,9 @@ PLAYED_FIELDS = 5  # the row of its team's proposal, mission, fails, fails requi
 def record_arrays(record: GameRecord) -> RecordArrays:
     players = record.players
     count = sum(len(m.proposals) for m in record.missions)
-    # One pass over the record into flat buffers of numbers that numpy then reads without
-    # converting them one by one: a hint reads a whole record every time, and turning a few
-    # hundred Python numbers into an array costs more than the arithmetic done on it.
+    # One pass over the record into flat buffers (bytes for the 0/1 cells, 64-bit integers for the
+    # rest) that numpy takes as they are: a hint reads a whole record every time, and numpy turning
+    # a few hundred Python objects into an array one by one costs more than the arithmetic after it.
     per_proposal = array("q")  # PROPOSAL_FIELDS per proposal
     per_played = array("q")  # PLAYED_FIELDS per played mission
     votes = bytearray()  # (P, players): 1 for an approval
@@ -167,8 +167,7 @@ def record_arrays(record: GameRecord) -> RecordArrays:
 
 def _cells(buffer: bytearray, rows: int, columns: int) -> np.ndarray:
     """A boolean (rows, columns) matrix over a buffer of 0 and 1 bytes, read-only like the rest."""
-    cells = np.frombuffer(bytes(buffer), dtype=bool).reshape(rows, columns)
-    return cells
+    return np.frombuffer(bytes(buffer), dtype=bool).reshape(rows, columns)
 
 
 def _consistent_after(
