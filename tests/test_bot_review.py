@@ -157,6 +157,10 @@ async def test_a_name_that_shows_as_nothing_is_not_seated_blank(make_bot, telegr
         ("Ann", "A\u200enn"),  # a direction mark
         ("Zoë", "Zoe\u0308"),  # the same letter, decomposed
         ("Ann Lee", "Ann\u00a0Lee"),  # a no-break space
+        ("Ann", "\u0410nn"),  # a Cyrillic capital A
+        ("Bob", "\u0412\u043eb"),  # Cyrillic capital Ve and small o
+        ("Joe", "J\u03bfe"),  # a Greek small omicron
+        ("Al", "AI"),  # a capital I for a small L
     ],
 )
 async def test_a_name_that_reads_as_a_seated_players_name_is_told_apart(make_bot, telegram, first, second):
@@ -173,6 +177,18 @@ async def test_a_name_that_reads_as_a_seated_players_name_is_told_apart(make_bot
     assert host.name == first
     assert player.name == f"{second} (2)"
     assert f"{first}, {second} (2)" in lobby_message(telegram, group.chat_id).text
+
+
+@pytest.mark.parametrize(("first", "second"), [("Ivan", "\u0418\u0432\u0430\u043d"), ("Ann", "Anna"), ("Bob", "bob")])
+async def test_names_that_only_share_letters_are_not_numbered(make_bot, telegram, first, second):
+    """Telling look-alike names apart must not number names a reader tells apart anyway: the same
+    name in another alphabet («Иван»), a longer name, another case."""
+    application = await make_bot(1)
+    group = SimulatedGroup(telegram, application, players=2)
+    telegram.add_user(group.user_ids[0], first, language_code="en")
+    telegram.add_user(group.user_ids[1], second, language_code="en")
+    await group.open_lobby_and_join()
+    assert [p.name for p in (await group.table()).players] == [first, second]
 
 
 @pytest.mark.parametrize("line_break", ["\n", "\r", "\u2028", "\u2029", "\x85", "\x0b"])

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import cache
 from html import escape, unescape
 
 from telegram.helpers import create_deep_linked_url
@@ -123,11 +124,39 @@ _IGNORABLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0") | frozenset
 
 def reads_as(name: str) -> str:
     """What a reader can tell a name by: the same letters written another way (composed or not,
-    compatibility forms, another kind of space) read the same, and characters that show as nothing
-    inside it (zero-width, direction marks, soft hyphens) are not seen."""
+    compatibility forms, another kind of space) read the same, characters that show as nothing
+    inside it (zero-width, direction marks, soft hyphens) are not seen, and letters of one alphabet
+    that look like another's (Cyrillic «а», Greek «ο» for Latin «a», «o») read as those."""
     text = unicodedata.normalize("NFKC", name)
     seen = (c for c in text if c not in _IGNORABLE and unicodedata.category(c) not in ("Cc", "Cf"))
-    return " ".join("".join(seen).split())
+    look_alike = _look_alike_prototypes()
+    return " ".join("".join(look_alike.get(c, c) for c in seen).split())
+
+
+@cache
+def _look_alike_prototypes() -> dict[str, str]:
+    """Each character that can pass for another, mapped to one character of its whole group of
+    look-alikes (Unicode's list of confusable characters, as `confusable_homoglyphs` ships it): two
+    names that differ only by look-alikes read as the same name. Read on the first join, not at start."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    group_of: dict[str, str] = {}
+
+    def prototype(character: str) -> str:
+        while (parent := group_of.get(character, character)) != character:
+            group_of[character] = group_of.get(parent, parent)  # halve the path for the next look-up
+            character = parent
+        return character
+
+    for character, alikes in confusables_data.items():
+        for alike in alikes:
+            # The list wraps right-to-left look-alikes in direction marks, which show as nothing.
+            other = "".join(c for c in alike["c"] if unicodedata.category(c) != "Cf")
+            if len(character) == 1 and len(other) == 1:
+                first, second = sorted((prototype(character), prototype(other)))
+                if first != second:
+                    group_of[second] = first
+    return {character: prototype(character) for character in group_of}
 
 
 def mention(player: Player) -> str:
