@@ -176,16 +176,22 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(json.dumps(result))
         return 0
     print(f"model {args.model}, {len(scored)} games, folds: {args.folds or 'none (fitted parameters as shipped)'}")
-    print(f"{'':>12} {'predictions':>11} {'Brier':>7} {'log loss':>8} {'ECE':>6}")
+    print(f"{'':>12} {'predictions':>11} {'Brier':>7} {'log loss':>8} {'ECE':>6} {'calibrated model ECE':>20}")
     rows = [("all", result["all"]), ("end of game", result["end"])]
     rows += [(f"after {c}", result["by_checkpoint"][str(c)]) for c in CHECKPOINTS if str(c) in result["by_checkpoint"]]
     for players, both in result["by_players"].items():
         rows += [(f"{players}p all", both["all"]), (f"{players}p end", both["end"])]
     for name, s in rows:
-        print(f"{name:>12} {s['predictions']:>11} {s['brier']:>7.4f} {s['log_loss']:>8.4f} {s['ece']:>6.4f}")
-    print("\nby player count and checkpoint (after mission 1..5, end of game): Brier / log loss / ECE (predictions)")
+        print(
+            f"{name:>12} {s['predictions']:>11} {s['brier']:>7.4f} {s['log_loss']:>8.4f} {s['ece']:>6.4f}"
+            f" {s['ece_floor']:>20.4f}"
+        )
+    print(
+        "\nby player count and checkpoint (after mission 1..5, end of game): Brier / log loss / ECE"
+        " / a perfectly calibrated model's ECE on the same predictions (predictions)"
+    )
     columns = [*(str(c) for c in CHECKPOINTS), "end"]
-    print(f"{'':>6} " + " ".join(f"{('after ' + c) if c != 'end' else 'end':>26}" for c in columns))
+    print(f"{'':>6} " + " ".join(f"{('after ' + c) if c != 'end' else 'end':>33}" for c in columns))
     tables = [("all", result["by_checkpoint"])]
     tables += [(f"{n}p", both["by_checkpoint"]) for n, both in result["by_players"].items()]
     for name, table in tables:
@@ -193,10 +199,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         for c in columns:
             s = table.get(c)
             if s and s["predictions"]:
-                cells.append(f"{s['brier']:.4f} {s['log_loss']:.4f} {s['ece']:.4f} ({s['predictions']:>4})")
+                cells.append(
+                    f"{s['brier']:.4f} {s['log_loss']:.4f} {s['ece']:.4f} {s['ece_floor']:.4f} ({s['predictions']:>4})"
+                )
             else:
                 cells.append("")
-        print(f"{name:>6} " + " ".join(f"{cell:>26}" for cell in cells))
+        print(f"{name:>6} " + " ".join(f"{cell:>33}" for cell in cells))
     print("\ncalibration tested with the games as clusters (bins, largest bin |z|, chi-squared, p):")
     for name, test in result["calibration_test"].items():
         if test["bins"]:

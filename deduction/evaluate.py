@@ -29,11 +29,12 @@ class Scores:
     brier: float
     log_loss: float
     ece: float
+    ece_floor: float  # what a perfectly calibrated model would show on these predictions (`calibrated_ece`)
 
 
 def score(probabilities: np.ndarray, truth: np.ndarray) -> Scores:
     if len(probabilities) == 0:
-        return Scores(0, float("nan"), float("nan"), float("nan"))
+        return Scores(0, float("nan"), float("nan"), float("nan"), float("nan"))
     p = np.clip(probabilities, CLIP, 1 - CLIP)
     brier = float(np.mean((probabilities - truth) ** 2))
     log_loss = float(-np.mean(truth * np.log(p) + (1 - truth) * np.log(1 - p)))
@@ -43,7 +44,29 @@ def score(probabilities: np.ndarray, truth: np.ndarray) -> Scores:
         in_bin = bins == b
         if in_bin.any():
             ece += in_bin.mean() * abs(probabilities[in_bin].mean() - truth[in_bin].mean())
-    return Scores(len(p), brier, log_loss, float(ece))
+    return Scores(len(p), brier, log_loss, float(ece), calibrated_ece(probabilities))
+
+
+# Outcomes drawn per prediction for `calibrated_ece`, from a fixed seed so the report repeats.
+FLOOR_DRAWS = 200
+FLOOR_SEED = 12462
+
+
+def calibrated_ece(probabilities: np.ndarray) -> float:
+    """The ECE a perfectly calibrated model would show, on average, on these very predictions: each
+    outcome drawn from its own prediction (FLOOR_DRAWS times). ECE is not 0 for such a model on a
+    finite sample, and a goal below this floor is a goal no model can be sure to meet. The draws are
+    independent, where the predictions of one game share one truth: the real floor is higher still."""
+    rng = np.random.default_rng(FLOOR_SEED)
+    outcomes = rng.random((FLOOR_DRAWS, len(probabilities))) < probabilities
+    bins = np.minimum((probabilities * 10).astype(int), 9)
+    ece = np.zeros(FLOOR_DRAWS)
+    for b in range(10):
+        in_bin = bins == b
+        if in_bin.any():
+            observed = outcomes[:, in_bin].mean(axis=1)
+            ece += in_bin.mean() * np.abs(probabilities[in_bin].mean() - observed)
+    return float(ece.mean())
 
 
 # A bin needs this many predictions to take part in the calibration test.
@@ -158,6 +181,7 @@ def report(collected: Collected) -> dict:
             "brier": round(s.brier, 4),
             "log_loss": round(s.log_loss, 4),
             "ece": round(s.ece, 4),
+            "ece_floor": round(s.ece_floor, 4),
         }
 
     def tested(where: Callable[[int, int, bool], bool]) -> dict:

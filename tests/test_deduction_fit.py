@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 
 from deduction.behaviour import BehaviourParams, evidence, vote_exponents
-from deduction.evaluate import CHECKPOINTS, calibration_test, chi2_survival, predictions, report
+from deduction.evaluate import (
+    CHECKPOINTS,
+    calibrated_ece,
+    calibration_test,
+    chi2_survival,
+    predictions,
+    report,
+    score,
+)
 from deduction.features import approval_habit, others_approving, record_arrays, vote_tallies
 from deduction.fit import Observations, fit
 from engine import export_record, parse_record
@@ -150,3 +158,21 @@ def test_the_calibration_test_counts_games_not_predictions() -> None:
     one_truth = np.repeat((np.arange(400) < 210).astype(float), 30)
     test = calibration_test(np.full(len(games), 0.5), one_truth, games)
     assert test.bins == 1 and test.largest_z == pytest.approx(1.0, abs=0.01)
+
+
+def test_a_calibrated_models_ece_is_the_floor_the_report_prints() -> None:
+    """The floor is what a perfectly calibrated model shows on the same predictions: outcomes drawn
+    from the predictions themselves score an ECE about the floor, not 0; a sample ten times larger
+    has a lower floor; and a miscalibrated model lies well above it. It repeats, report after report."""
+    rng = np.random.default_rng(3)
+    said = rng.uniform(0.02, 0.98, size=3000)
+    floor = calibrated_ece(said)
+    assert floor == calibrated_ece(said) > 0
+    drawn = [score(said, (rng.uniform(size=len(said)) < said).astype(float)).ece for _ in range(60)]
+    assert 0.7 * floor < float(np.mean(drawn)) < 1.3 * floor
+    assert calibrated_ece(rng.uniform(0.02, 0.98, size=30000)) < 0.5 * floor
+    skewed = (rng.uniform(size=len(said)) < np.sqrt(said)).astype(float)
+    assert score(said, skewed).ece > 5 * floor
+    games = records(6, seed=5, spy_fail_rate=0.6)
+    result = report(predictions(games, "uniform", lambda i: None))
+    assert 0 < result["all"]["ece_floor"] <= result["by_checkpoint"]["end"]["ece_floor"]
