@@ -532,8 +532,10 @@ def test_evaluate_uniform(tmp_path: Path) -> None:
     done = run_cli("evaluate", str(file), "--model", "uniform")
     assert done.returncode == 0, done.stderr
     assert "Brier" in done.stdout and "log loss" in done.stdout
-    row = re.search(r"^\s*all\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", done.stdout, re.MULTILINE)
+    # predictions, Brier, log loss, ECE, and the ECE a perfectly calibrated model shows on them
+    row = re.search(r"^\s*all\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", done.stdout, re.MULTILINE)
     assert row, done.stdout
+    assert float(row.group(5)) > 0
     assert int(row.group(1)) == predictions
     assert float(row.group(2)) == pytest.approx(brier, abs=1e-4)
     assert float(row.group(3)) == pytest.approx(log_loss, abs=1e-3)
