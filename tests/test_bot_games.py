@@ -200,12 +200,19 @@ async def test_under_targeting_a_later_leader_of_a_round_picks_another_mission(m
     assert [p["mission"] for p in record["missions"][0]["proposals"]] == [2, 1]
 
 
-async def test_a_spy_playing_the_two_fail_mission_is_told_one_fail_will_not_fail_it(make_bot, telegram):
+async def seven_players_targeting_mission_four(make_bot, telegram):
+    """A 7-player Targeting game whose first leader has chosen mission 4, the one needing two Fails:
+    the group, its table, the leader's user id and the message of the leader's keyboard."""
     group = await started(make_bot, telegram, players=7, seed=5, variants=Variants(targeting=True))
     table = await group.table()
     leader_user = table.players[table.game.leader].user_id
     keyboard = group.latest_with_button(leader_user, f"m:{group.game_id}:")
     await press(group, leader_user, keyboard, mission_buttons(keyboard)[4])
+    return group, table, leader_user, keyboard
+
+
+async def test_a_spy_playing_the_two_fail_mission_is_told_one_fail_will_not_fail_it(make_bot, telegram):
+    group, table, _, _ = await seven_players_targeting_mission_four(make_bot, telegram)
     spy = min(table.game.spies)
     others = [s for s in range(7) if s != spy][:3]
     await propose(group, [spy, *others])
@@ -242,11 +249,7 @@ async def test_a_spy_is_told_how_many_other_spies_there_are_by_their_names(make_
 
 
 async def test_a_leader_choosing_the_team_of_the_two_fail_mission_is_told_it_needs_two_fails(make_bot, telegram):
-    group = await started(make_bot, telegram, players=7, seed=5, variants=Variants(targeting=True))
-    table = await group.table()
-    leader_user = table.players[table.game.leader].user_id
-    keyboard = group.latest_with_button(leader_user, f"m:{group.game_id}:")
-    await press(group, leader_user, keyboard, mission_buttons(keyboard)[4])
+    group, _, leader_user, keyboard = await seven_players_targeting_mission_four(make_bot, telegram)
     lines = plain_text(telegram.message(leader_user, keyboard.message_id).text).split("\n")
     assert lines[:2] == [
         "«Demo group»: you are the leader. Choose 4 players for mission 4.",
