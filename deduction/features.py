@@ -83,7 +83,7 @@ class RecordArrays:
         return len(self.leaders)
 
 
-# The flat lists `record_arrays` reads a record into, so many numbers per row:
+# The flat integer buffers `record_arrays` reads a record into, so many numbers per row:
 PROPOSAL_FIELDS = 7  # leader, number in its round, mission, successes and failures before it, team chosen, context
 PLAYED_FIELDS = 5  # the row of its team's proposal, mission, fails, fails required, hidden fails
 

@@ -125,7 +125,9 @@ def test_hints_say_how_far_the_record_behind_them_goes(lang: str) -> None:
         explanation = explain(cut, deduction, per_seat=render.REASONS_PER_SEAT)
         probabilities = deduction.spy_probability
         text = render.hints(scene, probabilities, deduction.possible, explanation, False, counted_up_to(cut))
-        said.append(plain_text(text).split("\n")[1])  # right under the heading
+        lines = plain_text(text).split("\n")
+        last_seat = max(i for i, line in enumerate(lines) if SEAT_LINE.match(line))
+        said.append(next(line for line in lines[last_seat + 1 :] if line and not line.startswith(("↳", " "))))
     assert said[0] == plain_text(render.counted_line(render.Counted(2, 5, True), lang))
     assert said[1] == plain_text(render.counted_line(render.Counted(3, 2, False), lang))
     assert "2" in said[0] and "3" in said[1] and "2" in said[1]

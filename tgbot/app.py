@@ -28,6 +28,7 @@ from tgbot.context import CONTEXT_TYPES
 from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, supported, t
 from tgbot.outbox import Outbox
 from tgbot.ratelimit import RedisRateLimiter
+from tgbot.render.common import look_alike_prototypes
 from tgbot.service import RECOVERY_SECONDS, GameService
 from tgbot.shared_clock import SYNC_SECONDS, SharedClock
 from tgbot.store import Store
@@ -78,6 +79,7 @@ async def prepare(application: Application) -> None:
     await clock.sync()
     application.bot_data["clock"] = clock
     application.bot_data["service"] = GameService(store, outbox, application.bot.username, clock)
+    look_alike_prototypes()  # built now rather than on the first join, where it would hold up every update
     await application.bot.set_my_commands(command_menu(DEFAULT_LANGUAGE))
     for lang in LANGUAGES:
         await application.bot.set_my_commands(command_menu(lang), language_code=lang)

@@ -60,7 +60,7 @@ def hints(
 ) -> str:
     """One line per seat, most suspect first: a bar, the percentage and the name, and under it
     what moved that seat's number most (signed points), then the exact facts about the table.
-    `counted`: how far the record behind the numbers goes (said under the heading)."""
+    `counted`: how far the record behind the numbers goes (said under the list)."""
     lang, seat, players = scene.lang, scene.seat.seat, scene.group.players
     group = title(scene.group.chat_title)
     if spy_view:
@@ -75,8 +75,6 @@ def hints(
         ]
     else:
         lines = [t(lang, "🔎 «%(group)s»: how likely each other player is to be a spy.", group=group)]
-    if counted is not None:
-        lines.append(counted_line(counted, lang))
     listed = [s for s in range(len(players)) if spy_view or s != seat]
     for other in sorted(listed, key=lambda s: -probabilities[s]):
         name = shown(players[other].name)
@@ -94,6 +92,8 @@ def hints(
         lines.append(
             t(lang, "Nothing has told the players apart yet: these numbers change with each vote and mission.")
         )
+    if counted is not None:
+        lines.append(counted_line(counted, lang))
     lines.append("")
     if spy_view:
         remaining = tn(
