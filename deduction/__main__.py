@@ -22,6 +22,7 @@ from deduction.behaviour import BehaviourParams
 from deduction.evaluate import CHECKPOINTS, predictions, report
 from deduction.exact import ImpossibleRecord
 from deduction.fit import FitSettings, Observations, fit, is_plain
+from deduction.floating_point import spurious_flags_ignored
 from deduction.heap import keep_freed_heap
 from deduction.knowledge import Viewer
 from deduction.models import DEFAULT_MODEL, MODELS
@@ -269,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
             c.add_argument("--out", default=str(PACKAGE_PARAMS))
     args = parser.parse_args(argv)
     keep_freed_heap()
-    return quiet_when_output_closes(lambda: args.run(args))
+    with spurious_flags_ignored():
+        return quiet_when_output_closes(lambda: args.run(args))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import sys
 from redis.asyncio import Redis
 from telegram.error import InvalidToken, NetworkError
 
+from deduction.floating_point import spurious_flags_ignored
 from deduction.heap import keep_freed_heap
 from engine.cli import quiet_when_output_closes
 from tgbot.app import ALLOWED_UPDATES, build_application
@@ -188,6 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     simulate_parser.add_argument("--json", action="store_true", help="end with the report as one JSON line")
     args = parser.parse_args(argv)
     keep_freed_heap()  # hints and computer players build and free numpy arrays all the time
+    with spurious_flags_ignored():
+        return _command(args, parser)
+
+
+def _command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command == "simulate":
         from agents.simulate import main as simulate
 
