@@ -38,13 +38,25 @@ def score(probabilities: np.ndarray, truth: np.ndarray) -> Scores:
     p = np.clip(probabilities, CLIP, 1 - CLIP)
     brier = float(np.mean((probabilities - truth) ** 2))
     log_loss = float(-np.mean(truth * np.log(p) + (1 - truth) * np.log(1 - p)))
-    bins = np.minimum((probabilities * 10).astype(int), 9)
-    ece = 0.0
+    ece = float(expected_calibration_error(probabilities, truth[None])[0])
+    return Scores(len(p), brier, log_loss, ece, calibrated_ece(probabilities))
+
+
+def calibration_bins(probabilities: np.ndarray) -> np.ndarray:
+    """Each prediction's bin of ten equal ones (1.0 in the last)."""
+    return np.minimum((probabilities * 10).astype(int), 9)
+
+
+def expected_calibration_error(probabilities: np.ndarray, outcomes: np.ndarray) -> np.ndarray:
+    """ECE (ten equal bins) of the predictions against each row of outcomes (rows, predictions)."""
+    bins = calibration_bins(probabilities)
+    ece = np.zeros(len(outcomes))
     for b in range(10):
         in_bin = bins == b
         if in_bin.any():
-            ece += in_bin.mean() * abs(probabilities[in_bin].mean() - truth[in_bin].mean())
-    return Scores(len(p), brier, log_loss, float(ece), calibrated_ece(probabilities))
+            observed = outcomes[:, in_bin].mean(axis=1)
+            ece += in_bin.mean() * np.abs(probabilities[in_bin].mean() - observed)
+    return ece
 
 
 # Outcomes drawn per prediction for `calibrated_ece`, from a fixed seed so the report repeats.
@@ -59,14 +71,7 @@ def calibrated_ece(probabilities: np.ndarray) -> float:
     independent, where the predictions of one game share one truth: the real floor is higher still."""
     rng = np.random.default_rng(FLOOR_SEED)
     outcomes = rng.random((FLOOR_DRAWS, len(probabilities))) < probabilities
-    bins = np.minimum((probabilities * 10).astype(int), 9)
-    ece = np.zeros(FLOOR_DRAWS)
-    for b in range(10):
-        in_bin = bins == b
-        if in_bin.any():
-            observed = outcomes[:, in_bin].mean(axis=1)
-            ece += in_bin.mean() * np.abs(probabilities[in_bin].mean() - observed)
-    return float(ece.mean())
+    return float(expected_calibration_error(probabilities, outcomes).mean())
 
 
 # A bin needs this many predictions to take part in the calibration test.
@@ -90,7 +95,7 @@ def calibration_test(probabilities: np.ndarray, truth: np.ndarray, games: np.nda
     then the sum of the squared z against chi-squared with a degree of freedom per bin. (An
     approximation: one game's predictions fall into several bins, and with few games, as at a table
     size seldom played, the clustered error is too small and the test too quick to cry foul.)"""
-    bins = np.minimum((probabilities * 10).astype(int), 9)
+    bins = calibration_bins(probabilities)
     z = []
     for b in range(10):
         in_bin = bins == b
