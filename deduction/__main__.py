@@ -177,7 +177,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(json.dumps(result))
         return 0
     print(f"model {args.model}, {len(scored)} games, folds: {args.folds or 'none (fitted parameters as shipped)'}")
-    print(f"{'':>12} {'predictions':>11} {'Brier':>7} {'log loss':>8} {'ECE':>6} {'calibrated model ECE':>20}")
+    goal = result["goal"]
+    print(
+        f"{'':>12} {'predictions':>11} {'Brier':>7} {'log loss':>8} {'ECE':>6} {'calibrated model ECE':>20}"
+        f" {'... at most ' + str(goal['ece']):>16}"
+    )
     rows = [("all", result["all"]), ("end of game", result["end"])]
     rows += [(f"after {c}", result["by_checkpoint"][str(c)]) for c in CHECKPOINTS if str(c) in result["by_checkpoint"]]
     for players, both in result["by_players"].items():
@@ -185,7 +189,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     for name, s in rows:
         print(
             f"{name:>12} {s['predictions']:>11} {s['brier']:>7.4f} {s['log_loss']:>8.4f} {s['ece']:>6.4f}"
-            f" {s['ece_floor']:>20.4f}"
+            f" {s['ece_floor']:>20.4f} {s['calibrated_meets_goal']:>16.1%}"
         )
     print(
         "\nby player count and checkpoint (after mission 1..5, end of game): Brier / log loss / ECE"
@@ -210,6 +214,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     for name, test in result["calibration_test"].items():
         if test["bins"]:
             print(f"{name:>12} {test['bins']:>4} {test['largest_z']:>5.1f} {test['chi2']:>6.1f} {test['p']:>6.3f}")
+    counted = ", ".join(map(str, goal["player_counts"])) or "none"
+    print(
+        f"\na perfectly calibrated model shows an ECE of at most {goal['ece']} after every mission and at the end"
+        f" in {goal['calibrated_meets_every_checkpoint']:.1%} of draws, and at every player count with enough"
+        f" games ({counted}) as well in {goal['calibrated_meets_everywhere']:.1%}"
+    )
     print(f"({result['seconds']} s)")
     return 0
 

@@ -12,6 +12,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -29,17 +30,26 @@ class Scores:
     brier: float
     log_loss: float
     ece: float
-    ece_floor: float  # what a perfectly calibrated model would show on these predictions (`calibrated_ece`)
+    ece_floor: float  # what a perfectly calibrated model would show on these predictions (`calibrated_eces`)
+    calibrated_meets_goal: float  # how often such a model shows an ECE of at most ECE_GOAL here
 
 
-def score(probabilities: np.ndarray, truth: np.ndarray) -> Scores:
+# The calibration goal the report measures every ECE against.
+ECE_GOAL = 0.01
+
+
+def score(probabilities: np.ndarray, truth: np.ndarray, calibrated: np.ndarray | None = None) -> Scores:
+    """Scores of the predictions; `calibrated` is the ECE a perfectly calibrated model shows in each
+    draw of its outcomes (`calibrated_eces`, drawn here when not given)."""
     if len(probabilities) == 0:
-        return Scores(0, float("nan"), float("nan"), float("nan"), float("nan"))
+        return Scores(0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"))
     p = np.clip(probabilities, CLIP, 1 - CLIP)
     brier = float(np.mean((probabilities - truth) ** 2))
     log_loss = float(-np.mean(truth * np.log(p) + (1 - truth) * np.log(1 - p)))
     ece = float(expected_calibration_error(probabilities, truth[None])[0])
-    return Scores(len(p), brier, log_loss, ece, calibrated_ece(probabilities))
+    if calibrated is None:
+        calibrated = calibrated_eces(probabilities)
+    return Scores(len(p), brier, log_loss, ece, float(calibrated.mean()), float(np.mean(calibrated <= ECE_GOAL)))
 
 
 def calibration_bins(probabilities: np.ndarray) -> np.ndarray:
@@ -59,19 +69,32 @@ def expected_calibration_error(probabilities: np.ndarray, outcomes: np.ndarray) 
     return ece
 
 
-# Outcomes drawn per prediction for `calibrated_ece`, from a fixed seed so the report repeats.
-FLOOR_DRAWS = 200
+# Outcomes drawn per prediction for `calibrated_eces`, from a fixed seed so the report repeats.
+FLOOR_DRAWS = 1000
 FLOOR_SEED = 12462
 
 
-def calibrated_ece(probabilities: np.ndarray) -> float:
-    """The ECE a perfectly calibrated model would show, on average, on these very predictions: each
-    outcome drawn from its own prediction (FLOOR_DRAWS times). ECE is not 0 for such a model on a
-    finite sample, and a goal below this floor is a goal no model can be sure to meet. The draws are
-    independent, where the predictions of one game share one truth: the real floor is higher still."""
+def calibrated_outcomes(probabilities: np.ndarray) -> np.ndarray:
+    """FLOOR_DRAWS rows of outcomes, each drawn from its own prediction: what a perfectly calibrated
+    model's predictions would meet."""
     rng = np.random.default_rng(FLOOR_SEED)
-    outcomes = rng.random((FLOOR_DRAWS, len(probabilities))) < probabilities
-    return float(expected_calibration_error(probabilities, outcomes).mean())
+    return rng.random((FLOOR_DRAWS, len(probabilities))) < probabilities
+
+
+def calibrated_eces(probabilities: np.ndarray, outcomes: np.ndarray | None = None) -> np.ndarray:
+    """The ECE a perfectly calibrated model shows on these very predictions, in each draw of
+    `calibrated_outcomes` (of these predictions, or the columns of a larger draw given). ECE is not
+    0 for such a model on a finite sample, and a goal below what it shows is a goal no model can be
+    sure to meet. The draws are independent, where the predictions of one game share one truth: the
+    real spread is wider still."""
+    if outcomes is None:
+        outcomes = calibrated_outcomes(probabilities)
+    return expected_calibration_error(probabilities, outcomes)
+
+
+def calibrated_ece(probabilities: np.ndarray) -> float:
+    """The floor: the ECE a perfectly calibrated model shows on these predictions, on average."""
+    return float(calibrated_eces(probabilities).mean())
 
 
 # A bin needs this many predictions to take part in the calibration test.
@@ -135,20 +158,64 @@ class Collected:
     # (players, missions played, end_of_game, probability, truth, game): `game` numbers the scored games
     rows: list[tuple[int, int, bool, float, float, int]]
 
+    @cached_property
+    def calibrated(self) -> np.ndarray:
+        """Outcomes a perfectly calibrated model's predictions would meet (`calibrated_outcomes`),
+        drawn once for every prediction, so that every selection of the report reads the same draws
+        and whether a calibrated model meets the goal everywhere at once can be counted."""
+        return calibrated_outcomes(self._arrays[0])
+
+    @cached_property
+    def _situations(self) -> tuple[list[tuple[int, int, bool]], np.ndarray]:
+        """Each distinct (players, missions played, end of game) of the rows, and each row's index into them."""
+        keys = [(n, played, end) for n, played, end, *_ in self.rows]
+        distinct = sorted(set(keys))
+        index = {key: i for i, key in enumerate(distinct)}
+        return distinct, np.array([index[key] for key in keys], dtype=int)
+
+    def picked(self, where: Callable[[int, int, bool], bool]) -> np.ndarray:
+        """The indices of the predictions `where` picks."""
+        distinct, situation = self._situations
+        chosen = np.array([bool(where(*key)) for key in distinct], dtype=bool)
+        return np.flatnonzero(chosen[situation]) if len(situation) else np.array([], dtype=int)
+
+    @cached_property
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (
+            np.array([row[3] for row in self.rows], dtype=float),
+            np.array([row[4] for row in self.rows], dtype=float),
+            np.array([row[5] for row in self.rows], dtype=int),
+        )
+
     def chosen(self, where: Callable[[int, int, bool], bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(probabilities, truth, games) of the predictions `where` picks."""
-        picked = [(p, t, g) for players, played, end, p, t, g in self.rows if where(players, played, end)]
-        if not picked:
-            return np.array([]), np.array([]), np.array([], dtype=int)
-        probabilities, truth, games = zip(*picked, strict=True)
-        return np.array(probabilities), np.array(truth), np.array(games, dtype=int)
+        return self._columns(self.picked(where))
+
+    def _columns(self, picked: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        probabilities, truth, games = self._arrays
+        return probabilities[picked], truth[picked], games[picked]
+
+    def calibrated_eces(self, where: Callable[[int, int, bool], bool]) -> np.ndarray:
+        """The ECE a perfectly calibrated model shows on the predictions `where` picks, per draw."""
+        picked = self.picked(where)
+        probabilities, _, _ = self._columns(picked)
+        return calibrated_eces(probabilities, self.calibrated[:, picked])
 
     def scores(self, where: Callable[[int, int, bool], bool] = lambda players, played, end: True) -> Scores:
         probabilities, truth, _ = self.chosen(where)
-        return score(probabilities, truth)
+        return score(probabilities, truth, self.calibrated_eces(where) if len(probabilities) else None)
 
     def calibration(self, where: Callable[[int, int, bool], bool]) -> CalibrationTest:
         return calibration_test(*self.chosen(where))
+
+    def calibrated_meets_goal_everywhere(self, selections: list[Callable[[int, int, bool], bool]]) -> float:
+        """How often a perfectly calibrated model shows an ECE of at most ECE_GOAL in every one of
+        `selections` at once (in the same draws)."""
+        meets = np.ones(FLOOR_DRAWS, dtype=bool)
+        for where in selections:
+            if len(self.picked(where)):
+                meets &= self.calibrated_eces(where) <= ECE_GOAL
+        return float(meets.mean())
 
 
 def predictions(games: list[GameRecord], model: str, params_for: Callable[[int], BehaviourParams | None]) -> Collected:
@@ -187,6 +254,7 @@ def report(collected: Collected) -> dict:
             "log_loss": round(s.log_loss, 4),
             "ece": round(s.ece, 4),
             "ece_floor": round(s.ece_floor, 4),
+            "calibrated_meets_goal": round(s.calibrated_meets_goal, 3),
         }
 
     def tested(where: Callable[[int, int, bool], bool]) -> dict:
@@ -227,4 +295,31 @@ def report(collected: Collected) -> dict:
         "by_players": dict(by_players),
         # Each selection's calibration tested with the games as clusters (`calibration_test`).
         "calibration_test": calibration,
+        "goal": goal(collected),
+    }
+
+
+# A player count needs this many scored games for a calibration goal of its own.
+ENOUGH_GAMES = 30
+
+
+def goal(collected: Collected) -> dict:
+    """How often a perfectly calibrated model, on these very predictions, shows an ECE of at most
+    ECE_GOAL after every mission and at the end of the game at once, and also at every player count
+    with ENOUGH_GAMES games: the chance that any model, however well calibrated, meets the goal on
+    these games (an overestimate: the draws are independent, a game's predictions are not)."""
+    games_by_players = defaultdict(set)
+    for players, _, _, _, _, game in collected.rows:
+        games_by_players[players].add(game)
+    counted = sorted(n for n, games in games_by_players.items() if len(games) >= ENOUGH_GAMES)
+    checkpoints = [lambda n, played, end, cut=cut: played == cut for cut in CHECKPOINTS]
+    checkpoints.append(lambda n, played, end: end)
+    player_counts = [lambda n, played, end, players=players: n == players for players in counted]
+    return {
+        "ece": ECE_GOAL,
+        "player_counts": counted,
+        "calibrated_meets_every_checkpoint": round(collected.calibrated_meets_goal_everywhere(checkpoints), 3),
+        "calibrated_meets_everywhere": round(
+            collected.calibrated_meets_goal_everywhere(checkpoints + player_counts), 3
+        ),
     }

@@ -532,10 +532,14 @@ def test_evaluate_uniform(tmp_path: Path) -> None:
     done = run_cli("evaluate", str(file), "--model", "uniform")
     assert done.returncode == 0, done.stderr
     assert "Brier" in done.stdout and "log loss" in done.stdout
-    # predictions, Brier, log loss, ECE, and the ECE a perfectly calibrated model shows on them
-    row = re.search(r"^\s*all\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", done.stdout, re.MULTILINE)
+    # predictions, Brier, log loss, ECE, the ECE a perfectly calibrated model shows on them, and how
+    # often that model meets the goal
+    row = re.search(
+        r"^\s*all\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)%\s*$", done.stdout, re.MULTILINE
+    )
     assert row, done.stdout
-    assert float(row.group(5)) > 0
+    assert float(row.group(5)) > 0 and 0 <= float(row.group(6)) <= 100
+    assert "a perfectly calibrated model shows an ECE of at most 0.01 after every mission" in done.stdout
     assert int(row.group(1)) == predictions
     assert float(row.group(2)) == pytest.approx(brier, abs=1e-4)
     assert float(row.group(3)) == pytest.approx(log_loss, abs=1e-3)
@@ -548,6 +552,9 @@ def test_evaluate_uniform(tmp_path: Path) -> None:
     assert 0.0 < report["all"]["brier"] < 1.0
     assert report["all"]["brier"] == pytest.approx(brier, abs=1e-4)
     assert report["all"]["log_loss"] == pytest.approx(log_loss, abs=1e-3)
+    goal = report["goal"]
+    assert goal["ece"] == 0.01 and goal["player_counts"] == []  # five games: too few for a count's own goal
+    assert 0 <= goal["calibrated_meets_everywhere"] <= goal["calibrated_meets_every_checkpoint"] <= 1
 
 
 def sabotage_cells(states: list) -> set[int]:

@@ -11,6 +11,8 @@ import pytest
 from deduction.behaviour import BehaviourParams, evidence, vote_exponents
 from deduction.evaluate import (
     CHECKPOINTS,
+    ECE_GOAL,
+    Collected,
     calibrated_ece,
     calibration_test,
     chi2_survival,
@@ -176,3 +178,31 @@ def test_a_calibrated_models_ece_is_the_floor_the_report_prints() -> None:
     games = records(6, seed=5, spy_fail_rate=0.6)
     result = report(predictions(games, "uniform", lambda i: None))
     assert 0 < result["all"]["ece_floor"] <= result["by_checkpoint"]["end"]["ece_floor"]
+
+
+def test_how_often_a_calibrated_model_meets_the_goal_is_counted_in_shared_draws() -> None:
+    """Many predictions leave a calibrated model's ECE far under the goal, few leave it over; the
+    chance of meeting the goal in several selections at once reads the same draws for all of them
+    (a selection asked twice counts once, and two selections together never beat either alone)."""
+    rng = np.random.default_rng(5)
+    many = rng.uniform(0.05, 0.95, size=60000)
+    assert score(many, (rng.uniform(size=len(many)) < many).astype(float)).calibrated_meets_goal == 1.0
+    few = rng.uniform(0.05, 0.95, size=300)
+    assert score(few, (rng.uniform(size=len(few)) < few).astype(float)).calibrated_meets_goal < 0.05
+    # Ten games of 5 players, and 12,000 predictions each after mission 1 and mission 2.
+    said = rng.uniform(0.05, 0.95, size=24000)
+    truth = (rng.uniform(size=len(said)) < said).astype(float)
+    pairs = enumerate(zip(said, truth, strict=True))
+    collected = Collected([(5, 1 + i % 2, i % 2 == 1, p, t, i % 10) for i, (p, t) in pairs])
+
+    def after(cut):
+        return lambda n, played, end: played == cut
+
+    first, second = collected.scores(after(1)).calibrated_meets_goal, collected.scores(after(2)).calibrated_meets_goal
+    assert 0.05 < first < 0.95 and 0.05 < second < 0.95
+    assert collected.calibrated_meets_goal_everywhere([after(1), after(1)]) == first
+    both = collected.calibrated_meets_goal_everywhere([after(1), after(2)])
+    assert both <= min(first, second) and both == pytest.approx(first * second, abs=0.06)
+    goal = report(collected)["goal"]
+    assert goal["ece"] == ECE_GOAL and goal["player_counts"] == []  # ten games are not enough for a count's own goal
+    assert goal["calibrated_meets_every_checkpoint"] == pytest.approx(both, abs=0.001)
