@@ -21,6 +21,10 @@ from engine import GameRecord
 # Spies on a team, as the models see it: 0, 1, or 2 and more.
 TEAM_SPY_BUCKETS = 3
 
+# The score before a proposal (missions won, lost) as a state of its own, beside the linear
+# successes and failures: a table's mood after an early failure is not a line through the others.
+SCORE_STATES = ((1, 0), (0, 1), (2, 0), (1, 1), (0, 2), (2, 1), (1, 2), (2, 2))
+
 VOTE_FEATURES = (
     "bias",
     "on_team",
@@ -45,6 +49,8 @@ VOTE_FEATURES = (
     "spy_team_x_approval_habit",
     "others_approving",
     "spy_team_x_others_approving",
+    *(f"score_{w}_{l}" for w, l in SCORE_STATES),
+    *(f"spy_team_x_score_{w}_{l}" for w, l in SCORE_STATES),
 )
 
 
@@ -218,6 +224,7 @@ _SITUATION_PATTERNS = {
     "spy_team_x_suspicion": np.array([_ANY_SPY_ON_TEAM] * 2),
     "spy_team_x_approval_habit": np.array([_ANY_SPY_ON_TEAM] * 2),
     "spy_team_x_others_approving": np.array([_ANY_SPY_ON_TEAM] * 2),
+    **{f"spy_team_x_score_{w}_{l}": np.array([_ANY_SPY_ON_TEAM] * 2) for w, l in SCORE_STATES},
 }
 # (2 leader spy, 3 team buckets, F): where each feature is on.
 SITUATION_PATTERN = np.stack(
@@ -228,7 +235,14 @@ SITUATION_PATTERN.setflags(write=False)
 
 # Each feature's multiplier is one of a few public numbers: 1, a number about the proposal
 # (the same for every voter), or a number about the voter on that proposal.
-PROPOSAL_SOURCES = ("proposal_number", "fifth_proposal", "mission_number", "successes", "failures")
+PROPOSAL_SOURCES = (
+    "proposal_number",
+    "fifth_proposal",
+    "mission_number",
+    "successes",
+    "failures",
+    *(f"score_{w}_{l}" for w, l in SCORE_STATES),
+)
 VOTER_SOURCES = (
     "on_team",
     "is_leader",
@@ -261,6 +275,8 @@ FEATURE_SOURCE = {
     "spy_team_x_approval_habit": "approval_habit",
     "others_approving": "others_approving",
     "spy_team_x_others_approving": "others_approving",
+    **{f"score_{w}_{l}": f"score_{w}_{l}" for w, l in SCORE_STATES},
+    **{f"spy_team_x_score_{w}_{l}": f"score_{w}_{l}" for w, l in SCORE_STATES},
 }
 
 
@@ -285,6 +301,8 @@ def proposal_sources(
     per_proposal[:, 2] = missions / 5.0
     per_proposal[:, 3] = successes
     per_proposal[:, 4] = failures
+    for k, (won, lost) in enumerate(SCORE_STATES):
+        per_proposal[:, 5 + k] = (successes == won) & (failures == lost)
     return per_proposal
 
 
