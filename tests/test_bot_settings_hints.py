@@ -931,3 +931,30 @@ async def test_play_again_keeps_the_variants_named_with_newgame(make_bot, telegr
     rematch = await group.store.load(await group.store.game_of_chat(group.chat_id))
     assert rematch.stage is Stage.LOBBY and rematch.variants == Variants(targeting=True)
     assert "Variants: Targeting." in plain_text(lobby_message(telegram, group.chat_id).text)
+
+
+async def test_an_admins_change_keeps_what_the_lobbys_opener_chose_for_it(make_bot, telegram):
+    """Bob, no admin, opened a lobby and switched Blind Spies on and the language to Bulgarian for its
+    game; an admin then set a shorter vote time for the group. The lobby took the group's settings
+    whole: Blind Spies went off and the lobby spoke English again, unless Bob noticed. The lobby takes
+    the admin's change, and keeps what Bob chose."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=6)
+    admin, host, chat = group.user_ids[0], group.user_ids[1], group.chat_id
+    await group.send(telegram.command(host, chat, "/newgame"))
+    group.game_id = await group.store.game_of_chat(chat)
+    menu = await command(group, host, "/settings")
+    await press(group, host, menu, setting(menu, "bs"))
+    choice = await command(group, host, "/language")
+    await press(group, host, choice, next(b["callback_data"] for b in choice.buttons() if b["text"] == "Български"))
+    assert (await group.table()).settings.blind_spies and (await group.table()).language == "bg"
+
+    admin_menu = await command(group, admin, "/settings")
+    await press(group, admin, admin_menu, setting(admin_menu, "vt"))
+    assert (await group.store.settings(chat)).vote_seconds == 180
+    table = await group.table()
+    assert table.settings.vote_seconds == 180
+    assert table.settings.blind_spies and table.language == "bg"
+    assert t("bg", "Blind Spies") in plain_text(lobby_message(telegram, chat).text)
+    # The group's own settings stay as the admins set them.
+    assert not (await group.store.settings(chat)).blind_spies

@@ -662,20 +662,25 @@ class GameService:
             if answer.text or changed is None or changed.stage is not Stage.LOBBY:
                 return None, Reply(answer.text or t(lang, "Settings can be changed between games."))
             return changed.settings, Reply("")
-        _, settings = await self.store.update_settings(chat_id, change)
+        before, settings = await self.store.update_settings(chat_id, change)
         if table is not None:
-            await self._lobby_follows(table.id, chat_id)
+            await self._lobby_follows(table.id, chat_id, settings.changed_from(before))
         return settings, Reply("")
 
-    async def _lobby_follows(self, game_id: str, chat_id: int) -> None:
-        """Bring the open lobby to the group's stored settings. Two quick changes may apply in
-        either order; whichever finishes last looks again, so the lobby ends on the latest."""
+    async def _lobby_follows(self, game_id: str, chat_id: int, changed: frozenset[str]) -> None:
+        """Bring the open lobby to the group's stored settings in those an admin just `changed` (what
+        whoever opened the lobby chose for its game in the others stays). Two quick changes may apply
+        in either order; whichever finishes last looks again, so the lobby ends on the latest."""
+        if not changed:
+            return
         for _ in range(5):
             settings = await self.store.settings(chat_id)
             await self.deliver(
                 await self._apply(
                     game_id,
-                    lambda current, settings=settings: lobby.follow_settings(current, settings, self.bot_username),
+                    lambda current, settings=settings: lobby.follow_settings(
+                        current, settings, self.bot_username, changed
+                    ),
                 )
             )
             if await self.store.settings(chat_id) == settings:

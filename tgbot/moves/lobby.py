@@ -57,9 +57,14 @@ def open_lobby(
     return Change(table, [Send(chat_id, text, buttons, key=LOBBY_KEY)])
 
 
-def follow_settings(table: Table, settings: GroupSettings, bot_username: str) -> Change:
+def follow_settings(
+    table: Table, settings: GroupSettings, bot_username: str, changed: frozenset[str] | None = None
+) -> Change:
     """An open lobby takes the group's new settings, keeping the variants named with /newgame; a game
-    that has started keeps its own."""
+    that has started keeps its own. `changed`: the names of the settings an admin just changed, the
+    only ones the lobby takes (what whoever opened it chose for its game in the others stays)."""
+    if changed is not None:
+        settings = table.settings.taking(settings, changed)
     settings = settings.with_variants(table.named_variants)
     if table.stage is not Stage.LOBBY or table.settings == settings:
         return Change(table)
