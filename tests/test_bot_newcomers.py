@@ -112,6 +112,25 @@ async def test_a_join_too_late_says_what_to_do_next(make_bot, telegram):
     assert (await group.table()).seat_of(late) is None
 
 
+async def test_a_player_who_joins_their_running_game_again_is_told_they_play_in_it(make_bot, telegram):
+    """A player who opened the Join link again once the game had started (to find the bot's chat), or
+    sent /join there, read "This game has already started: join the next one when the group opens it.",
+    as if they had no seat in the game they were playing."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
+    await group.start()
+    player = group.user_ids[2]
+    await group.send(telegram.open_link(player, link))
+    told = texts(telegram, player)
+    assert "You are already in this game." in told
+    assert not any("join the next one" in text for text in told)
+    await group.send(telegram.command(player, group.chat_id, "/join"))
+    assert plain_text(telegram.messages(group.chat_id)[-1].text) == "You are already in this game."
+    assert (await group.table()).seat_of(player) == 2
+
+
 async def test_the_end_of_a_game_says_what_comes_next(make_bot, telegram):
     """The first game's end said who won and that /record sends its record, with a Play again
     button: nothing on what that button does, nor that /settings changes the next game (variants,

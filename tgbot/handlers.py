@@ -342,7 +342,7 @@ async def join(update: Update, context: BotContext) -> None:
     if not await groups_only(update, context, lang) or await sent_by_nobody(update, lang):
         return
     service = context.service
-    game_id, refusal = await service.joinable(await group_id(update, context), lang)
+    game_id, refusal = await service.joinable(await group_id(update, context), user.id, lang)
     if refusal is not None:
         await reply(update, refusal.text)
         return

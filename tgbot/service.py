@@ -754,13 +754,13 @@ class GameService:
                 return tables[0].language
         return DEFAULT_LANGUAGE
 
-    async def joinable(self, chat_id: int, lang: str) -> tuple[str | None, Reply | None]:
-        """The group's open lobby, or why there is none to join."""
+    async def joinable(self, chat_id: int, user_id: int, lang: str) -> tuple[str | None, Reply | None]:
+        """The group's open lobby, or why the user cannot join it (there is none, or they play already)."""
         table = await self._table_of_chat(chat_id)
         if table is None:
             return None, Reply(t(lang, "No game is open here. Start one with /newgame."))
         try:
-            lobby.require_lobby(table, lang, joining=True)
+            lobby.require_joinable(table, user_id, lang)
         except Refused as refused:
             return None, refused.reply
         return table.id, None

@@ -93,6 +93,14 @@ def require_lobby(table: Table, lang: str, joining: bool = False) -> None:
         raise refuse(lang, "This game is over.")
 
 
+def require_joinable(table: Table, user_id: int, lang: str) -> None:
+    """Whether `user_id` may look for a seat: the lobby is open. A player of the game already started
+    who opens a Join link again (or sends /join) is told they play, not to join the next one."""
+    if table.stage is Stage.PLAYING and table.seat_of(user_id) is not None:
+        raise refuse(lang, "You are already in this game.")
+    require_lobby(table, lang, joining=True)
+
+
 def join(
     table: Table, player: Player, lang: str, bot_username: str, member: bool = True, by_link: bool = False
 ) -> Change:
@@ -101,7 +109,7 @@ def join(
     which outlives its lobby: whoever opens one of a game that is over is told where a new one comes from."""
     if by_link and not table.is_active:
         raise refuse(lang, "This game is over: ask the group for a new link.")
-    require_lobby(table, lang, joining=True)
+    require_joinable(table, player.user_id, lang)
     if table.seat_of(player.user_id) is not None:
         raise refuse(lang, "You are already in this game.")
     if not member:
