@@ -462,6 +462,9 @@ async def test_a_command_deleted_before_the_bot_answers_still_gets_its_answer(ma
     await press(group, host, question, f"x:{group.game_id}:n")
     refusal = await deleted_at_once(other, "/startgame")
     assert refusal.from_bot and plain_text(refusal.text) == "This game has already started."
+    between = await deleted_at_once(host, "/settings")  # no keyboard while the game runs
+    assert between.from_bot and plain_text(between.text) == "Settings can be changed between games."
+    await press(group, host, await deleted_at_once(host, "/cancel"), f"x:{group.game_id}:y")
     menu = await deleted_at_once(host, "/settings")
     assert menu.from_bot and any(b["callback_data"].startswith("s:") for b in menu.buttons())
     assert [r.getMessage() for r in caplog.records if "not delivered" in r.getMessage()] == []

@@ -292,6 +292,7 @@ async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
     menu = await command(group, host, "/settings")
     assert await press(group, host, menu, setting(menu, "bs")) is None
     assert (await group.table()).settings.blind_spies is True
+    admin_menu = await command(group, admin, "/settings")
     link = lobby_message(telegram, group.chat_id).buttons()[0]["url"]
     for user in group.user_ids:
         await group.send(telegram.open_link(user, link))
@@ -299,10 +300,10 @@ async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
     table = await group.table()
     assert table.stage is Stage.PLAYING
 
-    # Once the game runs, Bob is no longer allowed, and even an admin cannot change the rules.
+    # Once the game runs, Bob is no longer allowed, and even an admin cannot change the rules: the
+    # keyboards shown before refuse every press.
     assert plain_text((await command(group, host, "/settings")).text) == ADMINS_ONLY
     assert await press(group, host, menu, setting(menu, "tg")) == ADMINS_ONLY
-    admin_menu = await command(group, admin, "/settings")
     before = await group.store.settings(group.chat_id)
     assert await press(group, admin, admin_menu, setting(admin_menu, "tg")) == (
         "Settings can be changed between games."
@@ -313,6 +314,23 @@ async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
     assert await group.store.settings(group.chat_id) == before
     assert (await group.table()).settings == table.settings
     assert telegram.message(group.chat_id, admin_menu.message_id).edits == 0
+
+
+async def test_settings_and_language_asked_for_while_a_game_runs_say_when_they_can_change(make_bot, telegram):
+    """An admin who sent /settings (or /language) while a game ran got the whole keyboard, headed
+    "Changes apply to the next game", and every press on it answered "Settings can be changed between
+    games.". They are told so at once, and given nothing to press."""
+    group = await started(make_bot, telegram, players=5)
+    admin = group.user_ids[0]
+    for asked in ("/settings", "/language"):
+        answer = await command(group, admin, asked)
+        assert plain_text(answer.text) == "Settings can be changed between games."
+        assert answer.buttons() == []
+    # In the lobby of the next game they may again.
+    question = await command(group, admin, "/cancel")
+    await press(group, admin, question, button_data(question, ":y"))
+    await group.send(telegram.command(admin, group.chat_id, "/newgame"))
+    assert plain_text((await command(group, admin, "/settings")).text).startswith("⚙️ Settings for this group\n")
 
 
 async def test_whoever_opened_a_lobby_sets_its_game_not_the_groups_settings(make_bot, telegram):

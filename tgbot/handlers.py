@@ -581,10 +581,10 @@ async def language(update: Update, context: BotContext) -> None:
 
 
 async def may_configure(update: Update, context: BotContext, request: GroupRequest, admin: bool) -> bool:
-    allowed = await context.service.may_configure(request.chat_id, request.user_id, admin)
-    if not allowed:
-        await reply(update, t(request.lang, NOT_ALLOWED_TO_CONFIGURE))
-    return allowed
+    refusal = await context.service.configure_refusal(request.chat_id, request.user_id, admin, request.lang)
+    if refusal is not None:
+        await reply(update, refusal)
+    return refusal is None
 
 
 async def hints(update: Update, context: BotContext) -> None:

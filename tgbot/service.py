@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 # How long a recovering worker waits for the outbox locks of drains that died to lapse.
 RECOVERY_SECONDS = LOCK_SECONDS + 1
 
+SETTINGS_BETWEEN_GAMES = N_("Settings can be changed between games.")
 NO_SUCH_GAME = N_("There is no such game here any more: ask the group for a new link.")
 
 
@@ -632,6 +633,16 @@ class GameService:
         table = await self._table_of_chat(chat_id)
         return table is not None and table.stage is Stage.LOBBY and table.creator_id == user_id
 
+    async def configure_refusal(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> str | None:
+        """Why `/settings` or `/language` offers no keyboard: the sender may not change the settings,
+        or a game runs (every press would be refused: settings change between games). None: it may."""
+        if not await self.may_configure(chat_id, user_id, is_admin):
+            return t(lang, NOT_ALLOWED_TO_CONFIGURE)
+        table = await self._table_of_chat(chat_id)
+        if table is not None and table.stage is Stage.PLAYING:
+            return t(lang, SETTINGS_BETWEEN_GAMES)
+        return None
+
     async def settings_of(self, chat_id: int, is_admin: bool) -> GroupSettings:
         """The settings `/settings` shows: the group's to an admin; to whoever opened the open lobby,
         who changes that lobby's alone (`change_settings`), the lobby's."""
@@ -650,7 +661,7 @@ class GameService:
             return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
         table = await self._table_of_chat(chat_id)
         if table is not None and table.stage is Stage.PLAYING:
-            return None, Reply(t(lang, "Settings can be changed between games."))
+            return None, Reply(t(lang, SETTINGS_BETWEEN_GAMES))
         if not is_admin:
             if table is None:  # the lobby closed meanwhile
                 return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
@@ -660,7 +671,7 @@ class GameService:
             await self.deliver(answer)
             changed = await self._load(table.id)
             if answer.text or changed is None or changed.stage is not Stage.LOBBY:
-                return None, Reply(answer.text or t(lang, "Settings can be changed between games."))
+                return None, Reply(answer.text or t(lang, SETTINGS_BETWEEN_GAMES))
             return changed.settings, Reply("")
         before, settings = await self.store.update_settings(chat_id, change)
         if table is not None:
