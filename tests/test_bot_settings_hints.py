@@ -976,3 +976,27 @@ async def test_an_admins_change_keeps_what_the_lobbys_opener_chose_for_it(make_b
     assert t("bg", "Blind Spies") in plain_text(lobby_message(telegram, chat).text)
     # The group's own settings stay as the admins set them.
     assert not (await group.store.settings(chat)).blind_spies
+
+
+async def test_a_variant_named_with_newgame_switched_off_in_settings_says_it_stays_on(make_bot, telegram):
+    """A lobby opened with "/newgame plot": its opener pressed "Plot cards: on" in /settings and nothing
+    happened, no word why; an admin's press switched them off for the group, the keyboard read "Plot cards:
+    off" and the game started with them all the same. Both are told the lobby keeps them."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=6)
+    admin, host, chat = group.user_ids[0], group.user_ids[1], group.chat_id
+    await group.send(telegram.command(host, chat, "/newgame plot"))
+    group.game_id = await group.store.game_of_chat(chat)
+    kept = "The open lobby keeps this variant on, since /newgame named it: Plot cards."
+
+    menu = await command(group, host, "/settings")
+    assert await press(group, host, menu, setting(menu, "pc")) == kept
+    assert (await group.table()).variants.plot_cards
+    admin_menu = await command(group, admin, "/settings")
+    assert await press(group, admin, admin_menu, setting(admin_menu, "pc")) is None  # the group's: on
+    assert await press(group, admin, admin_menu, setting(admin_menu, "pc")) == kept  # and off again
+    assert not (await group.store.settings(chat)).plot_cards
+    assert (await group.table()).variants.plot_cards
+    # Any other change says nothing.
+    assert await press(group, admin, admin_menu, setting(admin_menu, "bs")) is None
+    assert await press(group, host, menu, setting(menu, "tg")) is None

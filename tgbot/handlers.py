@@ -806,7 +806,7 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
         await edit_query_message(query, said)
     else:
         await edit_query_message(query, *menus.settings_menu(group, settings, shown_in, not admin))
-    await answer_query(query, "")
+    await answer_query(query, answer.text)
 
 
 def plain(html_text: str) -> str:

@@ -672,11 +672,13 @@ class GameService:
             changed = await self._load(table.id)
             if answer.text or changed is None or changed.stage is not Stage.LOBBY:
                 return None, Reply(answer.text or t(lang, SETTINGS_BETWEEN_GAMES))
-            return changed.settings, Reply("")
+            kept = lobby.named_kept_on(changed, changed.settings, change(changed.settings))
+            return changed.settings, Reply(board.kept_on_note(kept, lang))
         before, settings = await self.store.update_settings(chat_id, change)
-        if table is not None:
-            await self._lobby_follows(table.id, chat_id, settings.changed_from(before))
-        return settings, Reply("")
+        if table is None:
+            return settings, Reply("")
+        await self._lobby_follows(table.id, chat_id, settings.changed_from(before))
+        return settings, Reply(board.kept_on_note(lobby.named_kept_on(table, before, settings), lang))
 
     async def _lobby_follows(self, game_id: str, chat_id: int, changed: frozenset[str]) -> None:
         """Bring the open lobby to the group's stored settings in those an admin just `changed` (what

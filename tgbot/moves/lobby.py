@@ -83,6 +83,19 @@ def host_settings(
     return follow_settings(table, change(table.settings), bot_username)
 
 
+def named_kept_on(table: Table, before: GroupSettings, after: GroupSettings) -> Variants:
+    """The variants a settings change from `before` to `after` switched off that the open lobby keeps on:
+    it was opened with them (/newgame named them), and its players came for them."""
+    if table.stage is not Stage.LOBBY:
+        return Variants()
+    named, was, now = table.named_variants, before.variants, after.variants
+    return Variants(
+        targeting=named.targeting and was.targeting and not now.targeting,
+        blind_spies=named.blind_spies and was.blind_spies and not now.blind_spies,
+        plot_cards=named.plot_cards and was.plot_cards and not now.plot_cards,
+    )
+
+
 def require_lobby(table: Table, lang: str, joining: bool = False) -> None:
     """`joining`: someone wants a seat, and is told where the next one will come from."""
     if table.stage is Stage.PLAYING:

@@ -10,7 +10,7 @@ waits for, to whoever asks.
 
 from __future__ import annotations
 
-from engine import EndReason, MissionRound, Phase, Side
+from engine import EndReason, MissionRound, Phase, Side, Variants
 from engine import rules as game_rules
 from engine.plot import Card
 from tgbot.buttons import ComputerPress, RematchPress, VotePress, WaitingPress, encode
@@ -103,6 +103,26 @@ def variants_line(settings: GroupSettings, lang: str) -> str:
     if not chosen:
         return t(lang, "Rules: standard, no variants.")
     return t(lang, "Variants: %(variants)s.", variants=", ".join(chosen))
+
+
+def kept_on_note(kept: Variants, lang: str) -> str:
+    """What a settings press that switched off variants the open lobby was opened with is answered
+    (they stay on there); blank when it switched off none."""
+    chosen = [
+        t(lang, name)
+        for name, on in (
+            (N_("Targeting"), kept.targeting),
+            (N_("Blind Spies"), kept.blind_spies),
+            (N_("Plot cards"), kept.plot_cards),
+        )
+        if on
+    ]
+    if not chosen:
+        return ""
+    # A press steps one setting: one variant at most.
+    return t(
+        lang, "The open lobby keeps this variant on, since /newgame named it: %(variant)s.", variant=", ".join(chosen)
+    )
 
 
 def settings_line(settings: GroupSettings, lang: str) -> str:
