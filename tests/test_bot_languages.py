@@ -410,6 +410,31 @@ async def test_a_player_whose_language_the_bot_does_not_speak_gets_the_groups(ma
     assert not found, found
 
 
+async def test_a_player_whose_language_the_bot_does_not_speak_is_answered_in_the_open_lobbys(make_bot, telegram):
+    """Bob, no admin, opened a lobby and had it speak Bulgarian: its message, the Join link's answer
+    and later the game spoke Bulgarian. Kurt, whose Telegram is in German, sent /join and /leave in
+    the group and was answered in the group's own English."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=6)
+    host, kurt, chat = group.user_ids[1], group.user_ids[2], group.chat_id
+    telegram.add_user(kurt, "Kurt", language_code="de")
+    await group.send(telegram.command(host, chat, "/newgame"))
+    group.game_id = await group.store.game_of_chat(chat)
+    choice = await command(group, host, "/language")
+    await press(group, host, choice, next(b["callback_data"] for b in choice.buttons() if b["text"] == "Български"))
+    assert (await group.table()).language == "bg" and (await group.store.settings(chat)).language == "en"
+
+    asked = await command(group, kurt, "/join")  # his private chat with the bot is not open yet
+    assert plain_text(asked.text).endswith(
+        t("bg", "%(player)s, I cannot write to you in private yet, and roles and cards come there. Press "
+          "the button and then Start: you will be seated.", player="")
+    )
+    await group.send(telegram.command(kurt, kurt, "/start"))
+    joined = t("bg", "You joined the game in «%(group)s».", group="Demo group")
+    assert plain_text((await command(group, kurt, "/join")).text).startswith(plain_text(joined))
+    assert plain_text((await command(group, kurt, "/leave")).text) == t("bg", "You left the game.")
+
+
 @pytest.mark.parametrize(
     ("code", "language"),
     [

@@ -752,12 +752,16 @@ class GameService:
 
     async def fallback_language(self, group_id: int | None, game_id: str | None, user_id: int | None) -> str:
         """The language for someone whose own the bot does not speak: their game's, their
-        group's, or that of a game they play in."""
+        group's (its open or running game's, which the group is spoken to in: whoever opened a lobby
+        may have chosen another for its game), or that of a game they play in."""
         if game_id is not None:
             table = await self._load(game_id)
             if table is not None:
                 return table.language
         if group_id is not None:
+            current = await self._table_of_chat(group_id)
+            if current is not None:
+                return current.language
             language = (await self.store.settings(group_id)).language
             if language:
                 return language
