@@ -435,6 +435,26 @@ async def test_a_player_whose_language_the_bot_does_not_speak_is_answered_in_the
     assert plain_text((await command(group, kurt, "/leave")).text) == t("bg", "You left the game.")
 
 
+async def test_a_group_whose_first_game_is_opened_by_a_player_the_bot_does_not_speak_to_speaks_english(
+    make_bot, telegram
+):
+    """Kurt's Telegram is in German, which the bot does not speak, and he plays in a Spanish group. He
+    opened the first game of his chess club's group, and the club's group was set to speak Spanish for
+    good: the language of a game he plays elsewhere. A group takes its first opener's language only
+    when the bot speaks it, else English."""
+    application = await make_bot(4)
+    spanish = SimulatedGroup(telegram, application, players=5, language="es")
+    kurt = spanish.user_ids[1]
+    telegram.add_user(kurt, "Kurt", language_code="de")
+    await spanish.open_lobby_and_join()
+    await spanish.start()
+
+    club = SimulatedGroup(telegram, application, chat_id=-200, title="Chess club", players=5)
+    await club.send(telegram.command(kurt, club.chat_id, "/newgame"))
+    assert (await club.store.settings(club.chat_id)).language == "en"
+    assert plain_text(lobby_message(telegram, club.chat_id).text).startswith("🕵️ The Resistance: a new game is open.")
+
+
 @pytest.mark.parametrize(
     ("code", "language"),
     [

@@ -30,7 +30,7 @@ from tgbot.buttons import (
     kind_of,
 )
 from tgbot.context import BotContext
-from tgbot.i18n import N_, supported, t, tn
+from tgbot.i18n import DEFAULT_LANGUAGE, N_, supported, t, tn
 from tgbot.outbox import markup
 from tgbot.outgoing import Button
 from tgbot.ratelimit import MUST_ARRIVE, Answer
@@ -330,7 +330,14 @@ async def new_game(update: Update, context: BotContext) -> None:
     # Whoever opens the game sits at it at once, if the bot can already write to them in private.
     seated = (host,) if await can_write_to(context, user.id) else ()
     answer = await context.service.open_lobby(
-        request.chat_id, chat.title or "", host, lang, variants, players=seated, topic=topic_of(update)
+        request.chat_id,
+        chat.title or "",
+        host,
+        lang,
+        variants,
+        players=seated,
+        topic=topic_of(update),
+        first_language=supported(user.language_code) or DEFAULT_LANGUAGE,
     )
     if answer is not None:
         await reply(update, answer.text)

@@ -180,15 +180,19 @@ class GameService:
         players: tuple[Player, ...] = (),
         rematch: bool = False,
         topic: int | None = None,
+        first_language: str | None = None,
     ) -> Reply | None:
         """Open a lobby with the group's settings (the variants named with /newgame on top), in the
         group's forum `topic` if it was asked for in one.
 
-        The group's language is set by whoever opens its first lobby. Returns None when the
-        lobby opened: its message says it all.
+        The group's language is set by whoever opens its first lobby: `first_language`, their own
+        (English if the bot does not speak it: `lang`, the language they are answered in, may be that
+        of a game they play in another group); `lang` if not given. Returns None when the lobby
+        opened: its message says it all.
         """
+        first = first_language or lang
         _, settings = await self.store.update_settings(
-            chat_id, lambda current: current if current.language else replace(current, language=lang)
+            chat_id, lambda current: current if current.language else replace(current, language=first)
         )
         game_id = Table.new_id()
         change = lobby.open_lobby(
