@@ -976,6 +976,11 @@ async def test_an_admins_change_keeps_what_the_lobbys_opener_chose_for_it(make_b
     assert t("bg", "Blind Spies") in plain_text(lobby_message(telegram, chat).text)
     # The group's own settings stay as the admins set them.
     assert not (await group.store.settings(chat)).blind_spies
+    # An admin who chooses the group's language, English as it already is, has the lobby speak it too.
+    choice = await command(group, admin, "/language")
+    await press(group, admin, choice, next(b["callback_data"] for b in choice.buttons() if b["text"] == "English"))
+    table = await group.table()
+    assert table.language == "en" and table.settings.blind_spies
 
 
 async def test_a_variant_named_with_newgame_switched_off_in_settings_says_it_stays_on(make_bot, telegram):

@@ -799,7 +799,8 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
         await answer_query(query, "")
         return
     # Whoever opened the open lobby, not an admin, changes that lobby's settings alone.
-    settings, answer = await service.change_settings(group, user_id, admin, lang, settings_change(press))
+    setting = "language" if isinstance(press, LanguagePress) else press.setting
+    settings, answer = await service.change_settings(group, user_id, admin, lang, settings_change(press), setting)
     if settings is None:
         await answer_query(query, answer.text)
         return

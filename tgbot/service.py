@@ -657,10 +657,18 @@ class GameService:
         return await self.store.settings(chat_id)
 
     async def change_settings(
-        self, chat_id: int, user_id: int, is_admin: bool, lang: str, change: Callable[[GroupSettings], GroupSettings]
+        self,
+        chat_id: int,
+        user_id: int,
+        is_admin: bool,
+        lang: str,
+        change: Callable[[GroupSettings], GroupSettings],
+        setting: str,
     ) -> tuple[GroupSettings | None, Reply]:
-        """Change the group's settings between games; an open lobby follows them. Whoever opened the
-        open lobby, not an admin, changes that lobby's settings alone: the group's outlive the lobby."""
+        """Change the group's settings between games; an open lobby follows them in the `setting` an
+        admin's press names (what whoever opened it chose for its game in the others stays). Whoever
+        opened the open lobby, not an admin, changes that lobby's settings alone: the group's outlive
+        the lobby."""
         if not await self.may_configure(chat_id, user_id, is_admin):
             return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
         table = await self._table_of_chat(chat_id)
@@ -681,15 +689,13 @@ class GameService:
         before, settings = await self.store.update_settings(chat_id, change)
         if table is None:
             return settings, Reply("")
-        await self._lobby_follows(table.id, chat_id, settings.changed_from(before))
+        await self._lobby_follows(table.id, chat_id, frozenset({setting}))
         return settings, Reply(board.kept_on_note(lobby.named_kept_on(table, before, settings), lang))
 
     async def _lobby_follows(self, game_id: str, chat_id: int, changed: frozenset[str]) -> None:
         """Bring the open lobby to the group's stored settings in those an admin just `changed` (what
         whoever opened the lobby chose for its game in the others stays). Two quick changes may apply
         in either order; whichever finishes last looks again, so the lobby ends on the latest."""
-        if not changed:
-            return
         for _ in range(5):
             settings = await self.store.settings(chat_id)
             await self.deliver(

@@ -80,10 +80,6 @@ class GroupSettings:
         choices = CHOICES[name]
         return replace(self, **{name: choices[position % len(choices)]})
 
-    def changed_from(self, before: GroupSettings) -> frozenset[str]:
-        """The names of the settings whose values differ from `before`'s."""
-        return frozenset(f.name for f in fields(self) if getattr(self, f.name) != getattr(before, f.name))
-
     def taking(self, other: GroupSettings, names: frozenset[str]) -> GroupSettings:
         """These settings with the values of `names` taken from `other`."""
         return replace(self, **{name: getattr(other, name) for name in names})
