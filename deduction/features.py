@@ -49,8 +49,8 @@ VOTE_FEATURES = (
     "spy_team_x_approval_habit",
     "others_approving",
     "spy_team_x_others_approving",
-    *(f"score_{w}_{l}" for w, l in SCORE_STATES),
-    *(f"spy_team_x_score_{w}_{l}" for w, l in SCORE_STATES),
+    *(f"score_{won}_{lost}" for won, lost in SCORE_STATES),
+    *(f"spy_team_x_score_{won}_{lost}" for won, lost in SCORE_STATES),
 )
 
 
@@ -224,7 +224,7 @@ _SITUATION_PATTERNS = {
     "spy_team_x_suspicion": np.array([_ANY_SPY_ON_TEAM] * 2),
     "spy_team_x_approval_habit": np.array([_ANY_SPY_ON_TEAM] * 2),
     "spy_team_x_others_approving": np.array([_ANY_SPY_ON_TEAM] * 2),
-    **{f"spy_team_x_score_{w}_{l}": np.array([_ANY_SPY_ON_TEAM] * 2) for w, l in SCORE_STATES},
+    **{f"spy_team_x_score_{won}_{lost}": np.array([_ANY_SPY_ON_TEAM] * 2) for won, lost in SCORE_STATES},
 }
 # (2 leader spy, 3 team buckets, F): where each feature is on.
 SITUATION_PATTERN = np.stack(
@@ -241,7 +241,7 @@ PROPOSAL_SOURCES = (
     "mission_number",
     "successes",
     "failures",
-    *(f"score_{w}_{l}" for w, l in SCORE_STATES),
+    *(f"score_{won}_{lost}" for won, lost in SCORE_STATES),
 )
 VOTER_SOURCES = (
     "on_team",
@@ -275,8 +275,8 @@ FEATURE_SOURCE = {
     "spy_team_x_approval_habit": "approval_habit",
     "others_approving": "others_approving",
     "spy_team_x_others_approving": "others_approving",
-    **{f"score_{w}_{l}": f"score_{w}_{l}" for w, l in SCORE_STATES},
-    **{f"spy_team_x_score_{w}_{l}": f"score_{w}_{l}" for w, l in SCORE_STATES},
+    **{f"score_{won}_{lost}": f"score_{won}_{lost}" for won, lost in SCORE_STATES},
+    **{f"spy_team_x_score_{won}_{lost}": f"score_{won}_{lost}" for won, lost in SCORE_STATES},
 }
 
 

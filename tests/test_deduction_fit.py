@@ -20,7 +20,15 @@ from deduction.evaluate import (
     report,
     score,
 )
-from deduction.features import approval_habit, others_approving, record_arrays, vote_tallies
+from deduction.features import (
+    PROPOSAL_SOURCES,
+    SCORE_STATES,
+    approval_habit,
+    others_approving,
+    proposal_sources,
+    record_arrays,
+    vote_tallies,
+)
 from deduction.fit import Observations, fit
 from engine import export_record, parse_record
 from tests.test_deduction_batch import finished_games
@@ -206,3 +214,21 @@ def test_how_often_a_calibrated_model_meets_the_goal_is_counted_in_shared_draws(
     goal = report(collected)["goal"]
     assert goal["ece"] == ECE_GOAL and goal["player_counts"] == []  # ten games are not enough for a count's own goal
     assert goal["calibrated_meets_every_checkpoint"] == pytest.approx(both, abs=0.001)
+
+
+def test_each_score_a_proposal_is_made_at_is_a_state_of_its_own() -> None:
+    """Every proposal after mission 1 is read at exactly one of the score states (missions won and
+    lost before it), the one its record shows; the proposals of mission 1 (0-0) at none."""
+    for record in records(20, seed=17, spy_fail_rate=0.6):
+        arrays = record_arrays(record)
+        sources = proposal_sources(
+            arrays.proposal_numbers, arrays.mission_numbers, arrays.successes_before, arrays.failures_before
+        )
+        states = sources[:, [PROPOSAL_SOURCES.index(f"score_{won}_{lost}") for won, lost in SCORE_STATES]]
+        scores = list(zip(arrays.successes_before.tolist(), arrays.failures_before.tolist(), strict=True))
+        for row, (won, lost) in zip(states, scores, strict=True):
+            if (won, lost) == (0, 0):
+                assert not row.any()
+            else:
+                assert row.tolist() == [float(state == (won, lost)) for state in SCORE_STATES]
+        assert any(score != (0, 0) for score in scores)
