@@ -145,6 +145,13 @@ def _fit_settings(args: argparse.Namespace) -> FitSettings:
     )
 
 
+def _given_params(path: str) -> BehaviourParams:
+    try:
+        return BehaviourParams.load(Path(path))
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SystemExit(f"--params {path}: {error}") from None
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     games = read_games(args.games)
     scored = [i for i, g in enumerate(games) if g.outcome is not None and (args.roles == "any" or is_plain(g))]
@@ -165,7 +172,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         ]
         params_by_game = [fold_params[fold_of[game]] for game in scored]
     else:
-        shipped_or_given = BehaviourParams.load(Path(args.params)) if args.params else None
+        shipped_or_given = _given_params(args.params) if args.params else None
         params_by_game = [shipped_or_given] * len(scored)
     collected = predictions([games[i] for i in scored], args.model, params_by_game.__getitem__)
     result = report(collected)

@@ -557,6 +557,24 @@ def test_evaluate_uniform(tmp_path: Path) -> None:
     assert 0 <= goal["calibrated_meets_everywhere"] <= goal["calibrated_meets_every_checkpoint"] <= 1
 
 
+def test_evaluate_refuses_a_parameter_file_it_cannot_use_in_one_line(tmp_path: Path) -> None:
+    """A parameter file of an older vote model, or one that is not JSON, ends `evaluate` with one line
+    naming the file and why, not a traceback."""
+    file = tmp_path / "games.jsonl"
+    file.write_text(json.dumps(export_record(finished_games(1, seed=3)[0], "g0")) + "\n", encoding="utf-8")
+    params = json.loads((ROOT / "deduction" / "params" / "behaviour.json").read_text(encoding="utf-8"))
+    params["vote_features"] = params["vote_features"][:-1]
+    older = tmp_path / "older.json"
+    older.write_text(json.dumps(params), encoding="utf-8")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    for path, why in ((older, "other vote features"), (broken, "Expecting property name")):
+        done = run_cli("evaluate", str(file), "--params", str(path))
+        assert done.returncode == 1 and "Traceback" not in done.stderr
+        assert done.stderr.strip().startswith(f"--params {path}:") and why in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
 def sabotage_cells(states: list) -> set[int]:
     """Missions (fails_required 1) played by a team holding exactly one spy."""
     missions = set()
