@@ -300,10 +300,14 @@ async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
     table = await group.table()
     assert table.stage is Stage.PLAYING
 
-    # Once the game runs, Bob is no longer allowed, and even an admin cannot change the rules: the
-    # keyboards shown before refuse every press.
-    assert plain_text((await command(group, host, "/settings")).text) == ADMINS_ONLY
-    assert await press(group, host, menu, setting(menu, "tg")) == ADMINS_ONLY
+    # Once the game runs, neither Bob nor even an admin can change the rules: the keyboards shown
+    # before refuse every press, and say why (Bob, who opened the game, used to read that only an
+    # admin or whoever opened the lobby could change them). Someone else is told they may not.
+    between_games = "Settings can be changed between games."
+    assert plain_text((await command(group, host, "/settings")).text) == between_games
+    assert await press(group, host, menu, setting(menu, "tg")) == between_games
+    assert plain_text((await command(group, group.user_ids[2], "/settings")).text) == ADMINS_ONLY
+    assert await press(group, group.user_ids[2], menu, setting(menu, "tg")) == ADMINS_ONLY
     before = await group.store.settings(group.chat_id)
     assert await press(group, admin, admin_menu, setting(admin_menu, "tg")) == (
         "Settings can be changed between games."
@@ -314,6 +318,11 @@ async def test_settings_cannot_change_while_a_game_runs(make_bot, telegram):
     assert await group.store.settings(group.chat_id) == before
     assert (await group.table()).settings == table.settings
     assert telegram.message(group.chat_id, admin_menu.message_id).edits == 0
+    # Bob may still close the keyboard he was shown in the lobby: it then shows his game's settings.
+    assert await press(group, group.user_ids[2], menu, setting(menu, "ok")) == ADMINS_ONLY
+    assert await press(group, host, menu, setting(menu, "ok")) is None
+    assert telegram.message(group.chat_id, menu.message_id).buttons() == []
+    assert "Blind Spies" in plain_text(telegram.message(group.chat_id, menu.message_id).text)
 
 
 async def test_settings_and_language_asked_for_while_a_game_runs_say_when_they_can_change(make_bot, telegram):

@@ -630,29 +630,36 @@ class GameService:
 
     # ---------------------------------------------------------------- group settings
 
-    async def may_configure(self, chat_id: int, user_id: int, is_admin: bool) -> bool:
-        """Group admins may change the settings, and so may whoever opened the group's open lobby."""
+    async def may_configure(self, chat_id: int, user_id: int, is_admin: bool, running_too: bool = False) -> bool:
+        """Group admins may change the settings, and so may whoever opened the group's open lobby.
+        `running_too`: whoever opened the game running now counts as well (to close a keyboard they
+        were shown in its lobby)."""
         if is_admin:
             return True
         table = await self._table_of_chat(chat_id)
-        return table is not None and table.stage is Stage.LOBBY and table.creator_id == user_id
+        stages = (Stage.LOBBY, Stage.PLAYING) if running_too else (Stage.LOBBY,)
+        return table is not None and table.stage in stages and table.creator_id == user_id
 
     async def configure_refusal(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> str | None:
-        """Why `/settings` or `/language` offers no keyboard: the sender may not change the settings,
-        or a game runs (every press would be refused: settings change between games). None: it may."""
-        if not await self.may_configure(chat_id, user_id, is_admin):
+        """Why `/settings` or `/language` offers no keyboard, or a press on one changes nothing; None:
+        it may. While a game runs, an admin or whoever opened it is told that settings change between
+        games (every press would be refused); anyone else, who may not change them at all."""
+        if not await self.may_configure(chat_id, user_id, is_admin, running_too=True):
             return t(lang, NOT_ALLOWED_TO_CONFIGURE)
         table = await self._table_of_chat(chat_id)
         if table is not None and table.stage is Stage.PLAYING:
             return t(lang, SETTINGS_BETWEEN_GAMES)
+        if not await self.may_configure(chat_id, user_id, is_admin):
+            return t(lang, NOT_ALLOWED_TO_CONFIGURE)  # the lobby they opened closed meanwhile
         return None
 
     async def settings_of(self, chat_id: int, is_admin: bool) -> GroupSettings:
         """The settings `/settings` shows: the group's to an admin; to whoever opened the open lobby,
-        who changes that lobby's alone (`change_settings`), the lobby's."""
+        who changes that lobby's alone (`change_settings`), the lobby's (and once it has started, its
+        game's)."""
         if not is_admin:
             table = await self._table_of_chat(chat_id)
-            if table is not None and table.stage is Stage.LOBBY:
+            if table is not None and table.stage in (Stage.LOBBY, Stage.PLAYING):
                 return table.settings
         return await self.store.settings(chat_id)
 
@@ -669,11 +676,10 @@ class GameService:
         admin's press names (what whoever opened it chose for its game in the others stays). Whoever
         opened the open lobby, not an admin, changes that lobby's settings alone: the group's outlive
         the lobby."""
-        if not await self.may_configure(chat_id, user_id, is_admin):
-            return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
+        refusal = await self.configure_refusal(chat_id, user_id, is_admin, lang)
+        if refusal is not None:
+            return None, Reply(refusal)
         table = await self._table_of_chat(chat_id)
-        if table is not None and table.stage is Stage.PLAYING:
-            return None, Reply(t(lang, SETTINGS_BETWEEN_GAMES))
         if not is_admin:
             if table is None:  # the lobby closed meanwhile
                 return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
