@@ -90,16 +90,21 @@ def lobby(
     return "\n".join(lines), ((Button(t(lang, "Join"), url=join_link(bot_username, game_id)),), computers)
 
 
-def variants_line(settings: GroupSettings, lang: str) -> str:
-    chosen = [
+def variant_names(variants: Variants, lang: str) -> list[str]:
+    """The names of the variants switched on, in the order the settings show them."""
+    return [
         t(lang, name)
         for name, on in (
-            (N_("Targeting"), settings.targeting),
-            (N_("Blind Spies"), settings.blind_spies),
-            (N_("Plot cards"), settings.plot_cards),
+            (N_("Targeting"), variants.targeting),
+            (N_("Blind Spies"), variants.blind_spies),
+            (N_("Plot cards"), variants.plot_cards),
         )
         if on
     ]
+
+
+def variants_line(settings: GroupSettings, lang: str) -> str:
+    chosen = variant_names(settings.variants, lang)
     if not chosen:
         return t(lang, "Rules: standard, no variants.")
     return t(lang, "Variants: %(variants)s.", variants=", ".join(chosen))
@@ -108,15 +113,7 @@ def variants_line(settings: GroupSettings, lang: str) -> str:
 def kept_on_note(kept: Variants, lang: str) -> str:
     """What a settings press that switched off variants the open lobby was opened with is answered
     (they stay on there); blank when it switched off none."""
-    chosen = [
-        t(lang, name)
-        for name, on in (
-            (N_("Targeting"), kept.targeting),
-            (N_("Blind Spies"), kept.blind_spies),
-            (N_("Plot cards"), kept.plot_cards),
-        )
-        if on
-    ]
+    chosen = variant_names(kept, lang)
     if not chosen:
         return ""
     # A press steps one setting: one variant at most.
