@@ -399,6 +399,35 @@ async def test_timeouts_are_retried(make_bot, telegram, caplog):
     assert await outbox_length(group) == 0
 
 
+async def test_a_bot_api_slower_than_the_clients_timeout_posts_each_message_once(make_bot, telegram):
+    """Telegram answers later than python-telegram-bot's HTTP client waits by default (5 s; here 0.2 s)
+    and posts every message all the same: a timed-out message must not be posted again, nor an edit
+    hold up what is queued behind it."""
+    group = await started(make_bot, telegram)
+    table = await group.table()
+    telegram.read_timeout = 0.2
+    telegram.delays.update(sendmessage=0.3, editmessagetext=0.3)
+    await propose(group, range(team_size(table)))
+    boards = [
+        m for m in telegram.messages(group.chat_id) if any(b["callback_data"].startswith("v:") for b in m.buttons())
+    ]
+    assert len(boards) == 1
+    await vote_all(group, approve=True)
+    team = (await group.table()).game.current_round.team
+    for seat in team:
+        assert len(card_prompts(telegram, table.players[seat].user_id)) == 1, seat
+    assert await outbox_length(group) == 0
+
+    telegram.delays.clear()
+    table = await group.play(NobodyFails())
+    assert table.game.is_over
+    assert await outbox_length(group) == 0
+    counts = {}
+    for message in telegram.messages(group.chat_id):
+        counts[message.text] = counts.get(message.text, 0) + 1
+    assert [text for text, n in counts.items() if n > 1] == []
+
+
 async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_back(make_bot, telegram):
     """Someone removes the bot from the group mid-game: the game goes on by its deadlines (nothing the
     bot says reaches the group meanwhile). Added back, it posts the board as it is now, with its

@@ -59,6 +59,11 @@ RENEW_SECONDS = LOCK_SECONDS / 4  # how often a running drain renews it
 LEASE_MARGIN_SECONDS = 0.5  # a lock is checked again once it is this close to lapsing (by our clock)
 LOOK_AGAIN_SECONDS = 0.2  # a delivery slower than this (flood waits) reads the queue again after it
 ATTEMPTS = 3
+# How long a delivery waits for Telegram's answer. python-telegram-bot's client gives up after 5 s, but
+# Telegram goes on with a call it received: a message whose answer came later than that was posted, and
+# sent again it was posted twice (three times a drain, and again at every tick of the clock while Telegram
+# stayed that slow), and an edit timed out at every try, holding up everything queued behind it.
+ANSWER_WAIT_SECONDS = 60.0
 
 _LOCK_MS = int(LOCK_SECONDS * 1000)
 
@@ -657,9 +662,11 @@ class Outbox:
         if getattr(self.bot, "rate_limiter", None) is not None and getattr(
             self.bot.rate_limiter, "checks_before_send", False
         ):
-            return await self.bot.do_api_request(method, parameters, rate_limit_args=Guarded(lock.ensure))
+            return await self.bot.do_api_request(
+                method, parameters, rate_limit_args=Guarded(lock.ensure), read_timeout=ANSWER_WAIT_SECONDS
+            )
         await lock.ensure()
-        return await self.bot.do_api_request(method, parameters)
+        return await self.bot.do_api_request(method, parameters, read_timeout=ANSWER_WAIT_SECONDS)
 
     async def _send(self, game_id: str, item: Send, lock: _Lock) -> tuple[int, int] | None:
         try:
@@ -753,6 +760,7 @@ class Outbox:
             filename=item.filename,
             caption=item.caption or None,
             message_thread_id=item.topic if chat_id < 0 else None,
+            read_timeout=ANSWER_WAIT_SECONDS,
             **({"rate_limit_args": Guarded(lock.ensure)} if checked else {}),
         )
 

@@ -129,8 +129,26 @@ class FakeRequest(BaseRequest):
     async def shutdown(self) -> None:
         pass  # the world outlives any one bot: a restarted worker must find its messages again
 
-    async def do_request(self, url: str, method: str, request_data: RequestData | None = None, *_, **__):
-        return await self.telegram.handle(url, request_data)
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: float | None | object = BaseRequest.DEFAULT_NONE,
+        *_,
+        **__,
+    ):
+        timeout = self.telegram.read_timeout if read_timeout is BaseRequest.DEFAULT_NONE else read_timeout
+        if timeout is None:
+            return await self.telegram.handle(url, request_data)
+        # The client stops waiting for the answer; Telegram goes on with the call all the same.
+        call = asyncio.ensure_future(self.telegram.handle(url, request_data))
+        self.telegram.calls_running.add(call)
+        call.add_done_callback(self.telegram.calls_running.discard)
+        try:
+            return await asyncio.wait_for(asyncio.shield(call), timeout)
+        except TimeoutError:
+            raise TimedOut("Timed out") from None
 
 
 def _utf16_len(text: str) -> int:
@@ -224,6 +242,11 @@ class FakeTelegram:
         self._writes = itertools.count(1)  # FakeMessage.written
         # Seconds a method takes to answer (its name in lower case): a slow network or a busy Telegram.
         self.delays: dict[str, float] = {}
+        # How long the bot's HTTP client waits for an answer unless a call says otherwise (python-telegram-bot's
+        # HTTPXRequest waits 5 s); None: for good. A call that takes longer times out for the bot (TimedOut),
+        # and Telegram does it all the same: a message sent is posted.
+        self.read_timeout: float | None = None
+        self.calls_running: set[asyncio.Future] = set()
 
     def request(self) -> FakeRequest:
         return FakeRequest(self)
