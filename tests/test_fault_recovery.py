@@ -14,6 +14,7 @@ import os
 import random
 import signal
 import time
+from dataclasses import replace
 
 import pytest
 from redis.asyncio import Redis
@@ -24,6 +25,7 @@ from engine import Phase, public_view
 from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
 from tests.servers import RedisServer, own_redis_url
 from tgbot import app, keys, outgoing, redis_client
+from tgbot.changes import Change
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.outbox import ATTEMPTS, _superseded
 from tgbot.outgoing import Button, Edit, Send
@@ -634,3 +636,48 @@ async def test_a_redis_that_stops_answering_fails_a_command_instead_of_hanging_i
         os.kill(server.process.pid, signal.SIGCONT)
         await redis.aclose()
         server.stop()
+
+
+# ---------------------------------------------------------------- a deadline while Redis is down
+
+
+async def test_a_deadline_that_passes_while_redis_is_down_leaves_the_players_their_time(
+    aof_server, bot_on, telegram, caplog
+):
+    """The mission's time runs out while no worker can reach Redis: its team, told the game was
+    unavailable, could not play their cards. When Redis answers again the deadline does not play their
+    cards for them (a spy's Fail counted as a Success): the mission gets back the time it had left."""
+    application = await bot_on(aof_server.url, seed=5, clock_seconds=0.2)
+    service, data = application.bot_data["service"], application.bot_data
+    await application.start()
+    try:
+        group = await started_on(application, telegram)
+        team = list(range(team_size(await group.table())))
+        await propose(group, team)
+        for seat in range(5):
+            await group.send(vote_update(group, group.user_ids[seat], approve=True))
+        assert (await group.table()).game.phase is Phase.MISSION
+        # One second of the mission's time is left when Redis goes away.
+        deadline = service.clock() + 1.0
+        await group.store.update(
+            group.game_id,
+            lambda table: Change(replace(table, deadline=deadline, reminder_at=None)),
+            settle_deadline=True,
+        )
+        await until(lambda: not data["recovering"])
+        aof_server.kill()
+        await until(lambda: data["recovering"])
+        await asyncio.sleep(2.0)  # the deadline passes meanwhile
+        aof_server.start()
+        await until(lambda: not data["recovering"])
+        await asyncio.sleep(0.5)  # more ticks
+
+        table = await group.table()
+        assert table.game.phase is Phase.MISSION and table.game.pending_cards == ()
+        assert table.deadline > service.clock() + 10  # the step's time, from Redis's return
+        first = group.user_ids[team[0]]
+        await group.press(first, first, "c:", ":s")
+        assert len((await group.table()).game.pending_cards) == 1
+    finally:
+        await application.stop()
+    assert errors(caplog) == []

@@ -269,6 +269,23 @@ def test_a_card_the_deadline_played_closes_its_prompt():
     assert "Cards not played in time count as ✅ Success: Dan" in board.text
 
 
+def test_a_deadline_that_passed_while_storage_was_unreachable_gives_the_step_back_its_time():
+    table = propose(playing_table(), (0, 3)).table
+    table = vote_all(table, approve=True)[-1].table
+    table = clock.rescheduled(Change(table), now=0).table  # the mission's deadline: 120 s from 0
+    later = table.deadline + 300
+    # Storage stopped answering 30 s before the deadline, and answers again 300 s after it.
+    change = clock.on_clock(table, later, random.Random(0), BOT, unreachable_since=table.deadline - 30)
+    assert change.outgoing == [] and change.table.game == table.game and change.table.missed == table.missed
+    assert change.table.deadline == later + 30
+    # With less than that left, the step gets `RESUMED_SECONDS`.
+    change = clock.on_clock(table, later, random.Random(0), BOT, unreachable_since=table.deadline - 1)
+    assert change.table.deadline == later + clock.RESUMED_SECONDS
+    # A deadline that had passed before storage stopped answering is met as ever.
+    change = clock.on_clock(table, later, random.Random(0), BOT, unreachable_since=table.deadline + 1)
+    assert change.table.game.phase is not Phase.MISSION
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.integers(7, 10), st.integers(0, 2**32))
 def test_with_plot_cards_an_approval_is_shown_at_once_while_a_watch_could_come_before_the_result(players, seed):

@@ -112,16 +112,27 @@ async def _tick(context) -> None:
     not answer, a probe asks it again every `PROBE_SECONDS`, so that recovery starts at once."""
     application = context.application
     service: GameService = application.bot_data["service"]
+    data = application.bot_data
     try:
-        recovering = application.bot_data.get("recovering", False)
+        recovering = data.get("recovering", False)
         if recovering:
             # Redis answers again, perhaps a replica promoted on another machine, with a clock of its own.
-            await application.bot_data["clock"].sync()
-        await service.fire_due(wait=False, wait_for_locks=RECOVERY_SECONDS if recovering else 0.0)
-        application.bot_data["recovering"] = False
+            await data["clock"].sync()
+        began = service.clock()
+        await service.fire_due(
+            wait=False,
+            wait_for_locks=RECOVERY_SECONDS if recovering else 0.0,
+            unreachable_since=data.get("unreachable_since") if recovering else None,
+        )
+        data["recovering"] = False
+        data["reached_at"] = began  # storage answered this tick: an outage can only begin after this
+        data.pop("unreachable_since", None)
     except RedisError as error:
         log.warning("deadlines skipped: storage unavailable (%s)", type(error).__name__)
-        application.bot_data["recovering"] = True
+        data["recovering"] = True
+        # Deadlines that pass from the last tick that reached storage on were nobody's to meet.
+        if data.get("unreachable_since") is None:
+            data["unreachable_since"] = data.get("reached_at")
         if context.job_queue is not None and not context.job_queue.get_jobs_by_name("storage probe"):
             context.job_queue.run_repeating(_probe, interval=PROBE_SECONDS, first=PROBE_SECONDS, name="storage probe")
 

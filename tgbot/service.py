@@ -495,17 +495,26 @@ class GameService:
 
     # ---------------------------------------------------------------- the clock
 
-    async def fire_due(self, now: float | None = None, *, wait: bool = True, wait_for_locks: float = 0.0) -> int:
+    async def fire_due(
+        self,
+        now: float | None = None,
+        *,
+        wait: bool = True,
+        wait_for_locks: float = 0.0,
+        unreachable_since: float | None = None,
+    ) -> int:
         """Run every reminder and deadline that is due, then deliver every outbox that holds
         messages; safe to call from several workers at once. `wait=False` returns without waiting
         for the deliveries (the clock's tick must not wait for a group's flood limit);
         `wait_for_locks`: see `deliver_pending`. `now`: fire as of that time; by default the clock's,
-        read again for each game (`_fire`)."""
+        read again for each game (`_fire`). `unreachable_since`: Redis answers again after an outage
+        that began then; a deadline that passed since gives its step back the time it had left
+        (`moves.clock.resumed`)."""
         fired = 0
         for game_id in await self.store.due(self.clock() if now is None else now):
             seed = self.rng.getrandbits(64)
             try:
-                fired += await self._fire(game_id, now, seed)
+                fired += await self._fire(game_id, now, seed, unreachable_since)
             except (RedisError, TelegramError):
                 raise
             except Exception:
@@ -550,7 +559,7 @@ class GameService:
         except Exception:
             log.exception("game %s: draining its outbox failed", game_id)
 
-    async def _fire(self, game_id: str, now: float | None, seed: int) -> int:
+    async def _fire(self, game_id: str, now: float | None, seed: int, unreachable_since: float | None = None) -> int:
         """Run one game's due reminder or deadline; 1 if it did something (its messages are
         delivered with every other pending outbox). `now`: the time to fire at; None for the clock's
         as the move is worked out, so that a step a deadline opens has its whole time however long
@@ -559,7 +568,9 @@ class GameService:
         def fired(table: Table) -> Change:
             at = self.clock() if now is None else now
             return clock.settled(
-                clock.on_clock(table, at, random.Random(seed), self.bot_username), at, random.Random(seed + 1)
+                clock.on_clock(table, at, random.Random(seed), self.bot_username, unreachable_since),
+                at,
+                random.Random(seed + 1),
             )
 
         try:

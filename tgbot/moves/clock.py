@@ -24,6 +24,9 @@ PLOT_CHANCE_SECONDS = 45
 # A holder who let their last chance lapse unanswered gets less, until they answer one themselves:
 # a lapsed chance costs them nothing else, and the whole table waits for each.
 HURRIED_CHANCE_SECONDS = 15
+# A step whose deadline passed while no worker could reach storage gets back the time it had left then,
+# and at least this much: whoever pressed meanwhile was told to try again in a moment.
+RESUMED_SECONDS = 20
 
 
 def step_of(table: Table) -> str:
@@ -80,17 +83,32 @@ def rescheduled(change: Change, now: float) -> Change:
     return replace(change, table=replace(table, step=name, deadline=now + seconds, reminder_at=now + seconds / 2))
 
 
-def on_clock(table: Table, now: float, rng: random.Random, bot_username: str) -> Change:
-    """What the clock does to the table at `now`: nothing, a reminder, or the deadline's rule."""
+def on_clock(
+    table: Table, now: float, rng: random.Random, bot_username: str, unreachable_since: float | None = None
+) -> Change:
+    """What the clock does to the table at `now`: nothing, a reminder, or the deadline's rule.
+    `unreachable_since`: storage answered again after an outage that began then (as far as the worker
+    knows): a deadline that passed since is not the players' doing (`resumed`)."""
     if not table.is_active or table.deadline is None:
         return Change(table)
     if now >= table.deadline:
+        if unreachable_since is not None and table.deadline > unreachable_since:
+            return Change(resumed(table, now, unreachable_since))
         return _deadline(table, rng, bot_username)
     if table.computer_at is not None and now >= table.computer_at:
         return computers.take_turn(table, now, rng, bot_username)
     if table.reminder_at is not None and now >= table.reminder_at:
         return Change(replace(table, reminder_at=None), _reminders(table, bot_username))
     return Change(table)
+
+
+def resumed(table: Table, now: float, unreachable_since: float) -> Table:
+    """The step's deadline passed while no worker could reach storage: nobody could act then (a press
+    was answered that the game was unavailable), so the deadline's rule would play their turns for them
+    (a team drawn, votes filled, a spy's Fail counted as a Success). The step gets back the time it had
+    left when storage stopped answering, and at least `RESUMED_SECONDS`, from `now`."""
+    left = min(table.deadline - unreachable_since, step_seconds(table))
+    return replace(table, deadline=now + max(left, min(RESUMED_SECONDS, step_seconds(table))))
 
 
 def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
