@@ -681,3 +681,26 @@ async def test_a_deadline_that_passes_while_redis_is_down_leaves_the_players_the
     finally:
         await application.stop()
     assert errors(caplog) == []
+
+
+# ---------------------------------------------------------------- Redis down when the bot starts
+
+
+async def test_a_bot_started_while_redis_is_down_waits_for_it_and_then_plays(tmp_path, bot_on, telegram, caplog):
+    """A worker started before its Redis (a machine booting both, Redis restarting) waits for it instead
+    of exiting with a traceback: run without a supervisor that starts it again, the bot stayed dead."""
+    server = RedisServer(tmp_path, appendonly=False)
+    starting = asyncio.create_task(bot_on(server.url, seed=1))
+    try:
+        await asyncio.sleep(1.5)
+        assert not starting.done(), starting.exception() if starting.done() else None
+        server.start()
+        application = await asyncio.wait_for(starting, 30)
+        group = await started_on(application, telegram)
+        assert (await group.table()).game.phase is Phase.PROPOSING
+    finally:
+        if not starting.done():
+            starting.cancel()
+        server.stop()
+    assert errors(caplog) == []
+    assert any("waiting for it" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)

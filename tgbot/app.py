@@ -3,6 +3,7 @@ storage, command menu, the deadline clock."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -43,6 +44,9 @@ ALLOWED_UPDATES = ["message", "callback_query", "my_chat_member"]
 CLOCK_SECONDS = 2.0
 # While Redis does not answer, how often a worker asks again (to deliver what waits at once).
 PROBE_SECONDS = 0.25
+# At start, while Redis does not answer yet, how often a worker asks again.
+START_RETRY_SECONDS = 1.0
+START_REPEAT_SECONDS = 60.0  # and how often the log says it is still waiting
 
 COMMANDS = (
     ("newgame", N_("Open a game in this group")),
@@ -73,10 +77,9 @@ async def prepare(application: Application) -> None:
     after `initialize()`.
     """
     store: Store = application.bot_data["store"]
-    await migrate.legacy_keys(store.redis)
     outbox = Outbox(store, application.bot)
     clock = SharedClock(store.redis, application.bot_data["local_clock"])
-    await clock.sync()
+    await _when_storage_answers(store, clock)
     application.bot_data["clock"] = clock
     application.bot_data["service"] = GameService(store, outbox, application.bot.username, clock)
     look_alike_prototypes()  # built now rather than on the first join, where it would hold up every update
@@ -93,6 +96,30 @@ async def prepare(application: Application) -> None:
         application.job_queue.run_once(_tick, when=0, name="recovery", job_kwargs={"misfire_grace_time": None})
         application.job_queue.run_repeating(_tick, interval=seconds, first=seconds, name="deadlines")
         application.job_queue.run_repeating(_sync_clock, interval=SYNC_SECONDS, first=SYNC_SECONDS, name="clock")
+
+
+async def _when_storage_answers(store: Store, clock: SharedClock) -> None:
+    """What a worker needs of Redis before it can serve: keys of an earlier version renamed, the shared
+    clock measured. A Redis that does not answer yet (started after the bot, restarting) is waited for,
+    and asked again every `START_RETRY_SECONDS`: a worker that exited instead stayed down unless something
+    started it again."""
+    waiting = False
+    told = clock.local()
+    while True:
+        try:
+            await migrate.legacy_keys(store.redis)
+            await clock.sync()
+        except RedisError as error:
+            # Said again now and then: a wrong address or password never answers.
+            if not waiting or clock.local() - told >= START_REPEAT_SECONDS:
+                log.warning("storage unavailable at start (%s): waiting for it", type(error).__name__)
+                told = clock.local()
+            waiting = True
+            await asyncio.sleep(START_RETRY_SECONDS)
+            continue
+        if waiting:
+            log.info("storage answers: starting")
+        return
 
 
 async def _sync_clock(context) -> None:
