@@ -704,3 +704,35 @@ async def test_a_bot_started_while_redis_is_down_waits_for_it_and_then_plays(tmp
         server.stop()
     assert errors(caplog) == []
     assert any("waiting for it" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
+async def test_a_worker_that_waited_for_redis_at_start_leaves_the_players_the_time_they_had(
+    aof_server, bot_on, telegram, caplog
+):
+    """Redis goes away with one second of a mission's time left, and a worker starts meanwhile (the
+    others stopped, or restarted): the deadline that passed while it waited is not met for the team."""
+    first = await bot_on(aof_server.url, seed=5)  # ticks no clock of its own
+    group = await started_on(first, telegram)
+    team = list(range(team_size(await group.table())))
+    await propose(group, team)
+    for seat in range(5):
+        await group.send(vote_update(group, group.user_ids[seat], approve=True))
+    deadline = first.bot_data["service"].clock() + 1.0
+    await group.store.update(
+        group.game_id, lambda table: Change(replace(table, deadline=deadline, reminder_at=None)), settle_deadline=True
+    )
+    aof_server.kill()
+    starting = asyncio.create_task(bot_on(aof_server.url, seed=6, clock_seconds=0.2))
+    await asyncio.sleep(2.0)
+    aof_server.start()
+    second = await asyncio.wait_for(starting, 30)
+    await second.start()
+    try:
+        await until(lambda: not second.bot_data["recovering"])
+        await asyncio.sleep(0.5)  # more ticks
+        table = await group.table()
+        assert table.game.phase is Phase.MISSION and table.game.pending_cards == ()
+        assert table.deadline > second.bot_data["service"].clock() + 10
+    finally:
+        await second.stop()
+    assert errors(caplog) == []

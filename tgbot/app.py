@@ -79,7 +79,10 @@ async def prepare(application: Application) -> None:
     store: Store = application.bot_data["store"]
     outbox = Outbox(store, application.bot)
     clock = SharedClock(store.redis, application.bot_data["local_clock"])
-    await _when_storage_answers(store, clock)
+    waited_since = await _when_storage_answers(store, clock)
+    if waited_since is not None:
+        # Deadlines that passed while this worker waited were nobody's to meet (see `_tick`).
+        application.bot_data["unreachable_since"] = waited_since + clock.offset
     application.bot_data["clock"] = clock
     application.bot_data["service"] = GameService(store, outbox, application.bot.username, clock)
     look_alike_prototypes()  # built now rather than on the first join, where it would hold up every update
@@ -98,13 +101,13 @@ async def prepare(application: Application) -> None:
         application.job_queue.run_repeating(_sync_clock, interval=SYNC_SECONDS, first=SYNC_SECONDS, name="clock")
 
 
-async def _when_storage_answers(store: Store, clock: SharedClock) -> None:
+async def _when_storage_answers(store: Store, clock: SharedClock) -> float | None:
     """What a worker needs of Redis before it can serve: keys of an earlier version renamed, the shared
     clock measured. A Redis that does not answer yet (started after the bot, restarting) is waited for,
     and asked again every `START_RETRY_SECONDS`: a worker that exited instead stayed down unless something
-    started it again."""
+    started it again. Returns when the wait began, by the worker's own clock (None: Redis answered)."""
     waiting = False
-    told = clock.local()
+    began = told = clock.local()
     while True:
         try:
             await migrate.legacy_keys(store.redis)
@@ -117,9 +120,10 @@ async def _when_storage_answers(store: Store, clock: SharedClock) -> None:
             waiting = True
             await asyncio.sleep(START_RETRY_SECONDS)
             continue
-        if waiting:
-            log.info("storage answers: starting")
-        return
+        if not waiting:
+            return None
+        log.info("storage answers: starting")
+        return began
 
 
 async def _sync_clock(context) -> None:
