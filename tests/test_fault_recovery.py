@@ -22,7 +22,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from engine import Phase, public_view
-from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
+from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size, texts
 from tests.servers import RedisServer, own_redis_url
 from tgbot import app, keys, outgoing, redis_client
 from tgbot.changes import Change
@@ -32,6 +32,7 @@ from tgbot.outgoing import Button, Edit, Send
 from tgbot.render import board, private
 from tgbot.render.common import group_scene, seat_scene
 from tgbot.store import FINISHED_GAME_SECONDS
+from tgbot.table import Stage
 
 UNAVAILABLE = "temporarily unavailable"
 
@@ -735,4 +736,44 @@ async def test_a_worker_that_waited_for_redis_at_start_leaves_the_players_the_ti
         assert table.deadline > second.bot_data["service"].clock() + 10
     finally:
         await second.stop()
+    assert errors(caplog) == []
+
+
+# ---------------------------------------------------------------- word of the group while Redis is down
+
+
+async def test_word_of_the_group_that_came_while_redis_was_down_is_acted_on_once_it_is_back(
+    aof_server, bot_on, telegram, caplog
+):
+    """A player leaves the group and the bot is removed from it while Redis does not answer. Nobody waits
+    for an answer to that word (Telegram does not send it again), and it was dropped: the lobby stayed
+    open, its leaver seated, and it would have started at its deadline in a group the bot is not in. It is
+    acted on as soon as Redis answers again, and nothing is said in the group meanwhile."""
+    application = await bot_on(aof_server.url, seed=7, clock_seconds=0.2)
+    data = application.bot_data
+    await application.start()
+    try:
+        group = SimulatedGroup(telegram, application, title="Night", players=6)
+        await group.open_lobby_and_join()
+        leaver, stayed = group.user_ids[5], group.user_ids[:5]
+        before = {user: texts(telegram, user) for user in group.user_ids}
+        said = len([m for m in telegram.messages(group.chat_id) if m.from_bot])
+        await until(lambda: not data["recovering"])
+        aof_server.kill()
+        await group.send(telegram.leave_group(group.chat_id, leaver))
+        await group.send(telegram.remove_bot(group.chat_id))
+        assert len([m for m in telegram.messages(group.chat_id) if m.from_bot]) == said
+        await until(lambda: data["recovering"])
+        aof_server.start()
+        await until(lambda: not data["recovering"])
+        await asyncio.sleep(0.5)  # more ticks
+
+        table = await group.table()
+        assert table.stage is Stage.CANCELLED and table.seat_of(leaver) is None
+        removed = "I was removed from the group «Night», so the game that was being gathered there will not start."
+        for user in stayed:
+            assert texts(telegram, user) == before[user] + [removed]
+        assert texts(telegram, leaver) == before[leaver]
+    finally:
+        await application.stop()
     assert errors(caplog) == []

@@ -44,6 +44,9 @@ ALLOWED_UPDATES = ["message", "callback_query", "my_chat_member"]
 CLOCK_SECONDS = 2.0
 # While Redis does not answer, how often a worker asks again (to deliver what waits at once).
 PROBE_SECONDS = 0.25
+# Updates that nobody waits for an answer to, held while Redis does not answer (`unattended`): at most.
+HELD_UPDATES = 1000
+HELD_TRIES = 3  # times one is held: an error of storage that is no outage must not repeat every tick
 # At start, while Redis does not answer yet, how often a worker asks again.
 START_RETRY_SECONDS = 1.0
 START_REPEAT_SECONDS = 60.0  # and how often the log says it is still waiting
@@ -150,6 +153,10 @@ async def _tick(context) -> None:
             # Redis answers again, perhaps a replica promoted on another machine, with a clock of its own.
             await data["clock"].sync()
         began = service.clock()
+        # Word of the groups that came while storage did not answer, before the deadlines: a lobby the bot
+        # was removed from is closed before its time runs out.
+        for update in data.pop("held_updates", []):
+            await application.process_update(update)  # (held again if storage fails again)
         await service.fire_due(
             wait=False,
             wait_for_locks=RECOVERY_SECONDS if recovering else 0.0,
@@ -179,12 +186,37 @@ async def _probe(context) -> None:
     await _tick(context)
 
 
+def unattended(update: Update) -> bool:
+    """Telegram's word of a change in a group that nobody waits for an answer to, nor sends again: the
+    bot's own membership changed, someone left or joined, the group renamed or upgraded."""
+    if update.my_chat_member is not None:
+        return True
+    message = update.message
+    return message is not None and bool(
+        message.left_chat_member
+        or message.new_chat_members
+        or message.new_chat_title
+        or message.migrate_to_chat_id
+        or message.migrate_from_chat_id
+    )
+
+
 async def _on_error(update: object, context) -> None:
     """Log what failed without the update's content (it may hold a player's choice)."""
     error = context.error
     if isinstance(error, RedisError):
         log.warning("storage unavailable: %s", type(error).__name__)
-        if isinstance(update, Update):
+        if isinstance(update, Update) and unattended(update):
+            # Dropped, it would leave a lobby open in a group the bot was removed from, or someone who left
+            # the group seated: it is processed again once storage answers (`_tick`). Nobody asked anything.
+            data = context.application.bot_data
+            tries = data.get("held_tries", {})
+            tries[update.update_id] = tries.get(update.update_id, 0) + 1
+            data["held_tries"] = dict(list(tries.items())[-HELD_UPDATES:])
+            held = data.setdefault("held_updates", [])
+            if len(held) < HELD_UPDATES and tries[update.update_id] <= HELD_TRIES:
+                held.append(update)
+        elif isinstance(update, Update):
             await _say_unavailable(update)
         return
     update_id = update.update_id if isinstance(update, Update) else None
