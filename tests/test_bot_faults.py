@@ -428,6 +428,16 @@ async def test_a_bot_api_slower_than_the_clients_timeout_posts_each_message_once
     assert [text for text, n in counts.items() if n > 1] == []
 
 
+async def test_a_worker_starts_when_telegram_times_out_setting_the_command_menu(make_bot, telegram, caplog):
+    """The command menu is set at every worker's start (Telegram keeps the last one set): a worker that
+    met a timeout or a flood limit there exited, and a slow Telegram kept every restarted worker down."""
+    telegram.fail_next("setMyCommands", status=0, description="Timed out")
+    telegram.fail_next("setMyCommands", status=429, description="Too Many Requests: retry after 1", retry_after=1)
+    group = await started(make_bot, telegram)
+    assert (await group.table()).game.phase is Phase.PROPOSING
+    assert any("command menu" in r.getMessage() for r in caplog.records if r.levelno == logging.WARNING)
+
+
 async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_back(make_bot, telegram):
     """Someone removes the bot from the group mid-game: the game goes on by its deadlines (nothing the
     bot says reaches the group meanwhile). Added back, it posts the board as it is now, with its

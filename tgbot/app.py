@@ -11,6 +11,7 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from telegram import BotCommand, Update
+from telegram.error import TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -89,9 +90,7 @@ async def prepare(application: Application) -> None:
     application.bot_data["clock"] = clock
     application.bot_data["service"] = GameService(store, outbox, application.bot.username, clock)
     look_alike_prototypes()  # built now rather than on the first join, where it would hold up every update
-    await application.bot.set_my_commands(command_menu(DEFAULT_LANGUAGE))
-    for lang in LANGUAGES:
-        await application.bot.set_my_commands(command_menu(lang), language_code=lang)
+    await _set_command_menu(application)
     if application.job_queue is not None and application.bot_data.get("clock_seconds"):
         # A first tick as soon as the application starts (the job queue with it), however long
         # after this: it delivers what a killed worker left queued, waiting out that worker's outbox
@@ -102,6 +101,19 @@ async def prepare(application: Application) -> None:
         application.job_queue.run_once(_tick, when=0, name="recovery", job_kwargs={"misfire_grace_time": None})
         application.job_queue.run_repeating(_tick, interval=seconds, first=seconds, name="deadlines")
         application.job_queue.run_repeating(_sync_clock, interval=SYNC_SECONDS, first=SYNC_SECONDS, name="clock")
+
+
+async def _set_command_menu(application: Application) -> None:
+    """The command menu in every language, set at every start. Telegram keeps the menu last set, so one
+    that times out or meets a flood limit (workers starting together) is left as it was: the worker starts."""
+    for lang in (None, *LANGUAGES):
+        try:
+            if lang is None:
+                await application.bot.set_my_commands(command_menu(DEFAULT_LANGUAGE))
+            else:
+                await application.bot.set_my_commands(command_menu(lang), language_code=lang)
+        except TelegramError as error:
+            log.warning("the command menu (%s) was not set: %s", lang or "default", type(error).__name__)
 
 
 async def _when_storage_answers(store: Store, clock: SharedClock) -> float | None:
