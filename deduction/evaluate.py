@@ -69,16 +69,26 @@ def expected_calibration_error(probabilities: np.ndarray, outcomes: np.ndarray) 
     return ece
 
 
-# Outcomes drawn per prediction for `calibrated_eces`, from a fixed seed so the report repeats.
+# Outcomes drawn per prediction for `calibrated_eces`, from a fixed seed so the report repeats; fewer
+# when there are so many predictions (every game of the file scored) that the draws would fill memory.
 FLOOR_DRAWS = 1000
+MIN_FLOOR_DRAWS = 100
+MAX_DRAWN_OUTCOMES = 200_000_000  # a byte each
+DRAWS_AT_ONCE = 10  # each outcome is drawn from a uniform number of 8 bytes: a few rows at a time
 FLOOR_SEED = 12462
 
 
 def calibrated_outcomes(probabilities: np.ndarray) -> np.ndarray:
-    """FLOOR_DRAWS rows of outcomes, each drawn from its own prediction: what a perfectly calibrated
-    model's predictions would meet."""
+    """Rows of outcomes (FLOOR_DRAWS of them, or as many as MAX_DRAWN_OUTCOMES allows), each drawn from
+    its own prediction: what a perfectly calibrated model's predictions would meet."""
+    count = len(probabilities)
+    draws = max(MIN_FLOOR_DRAWS, min(FLOOR_DRAWS, MAX_DRAWN_OUTCOMES // max(count, 1)))
     rng = np.random.default_rng(FLOOR_SEED)
-    return rng.random((FLOOR_DRAWS, len(probabilities))) < probabilities
+    outcomes = np.empty((draws, count), dtype=bool)
+    for start in range(0, draws, DRAWS_AT_ONCE):
+        stop = min(draws, start + DRAWS_AT_ONCE)
+        outcomes[start:stop] = rng.random((stop - start, count)) < probabilities
+    return outcomes
 
 
 def calibrated_eces(probabilities: np.ndarray, outcomes: np.ndarray | None = None) -> np.ndarray:
@@ -211,7 +221,7 @@ class Collected:
     def calibrated_meets_goal_everywhere(self, selections: list[Callable[[int, int, bool], bool]]) -> float:
         """How often a perfectly calibrated model shows an ECE of at most ECE_GOAL in every one of
         `selections` at once (in the same draws)."""
-        meets = np.ones(FLOOR_DRAWS, dtype=bool)
+        meets = np.ones(len(self.calibrated), dtype=bool)
         for where in selections:
             if len(self.picked(where)):
                 meets &= self.calibrated_eces(where) <= ECE_GOAL

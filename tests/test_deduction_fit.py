@@ -8,12 +8,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from deduction import evaluate
 from deduction.behaviour import BehaviourParams, evidence, vote_exponents
 from deduction.evaluate import (
     CHECKPOINTS,
     ECE_GOAL,
     Collected,
     calibrated_ece,
+    calibrated_outcomes,
     calibration_test,
     chi2_survival,
     predictions,
@@ -232,3 +234,16 @@ def test_each_score_a_proposal_is_made_at_is_a_state_of_its_own() -> None:
             else:
                 assert row.tolist() == [float(state == (won, lost)) for state in SCORE_STATES]
         assert any(score != (0, 0) for score in scores)
+
+
+def test_calibrated_draws_fit_in_memory_and_repeat(monkeypatch) -> None:
+    """The draws are as many as memory allows (every game of a big file scored), drawn a few rows at a
+    time, and the same outcomes as drawing them all at once from the seed: the report repeats."""
+    monkeypatch.setattr(evaluate, "MAX_DRAWN_OUTCOMES", 50_000)
+    rng = np.random.default_rng(11)
+    for count, draws in ((200, 250), (1000, evaluate.MIN_FLOOR_DRAWS), (20, evaluate.FLOOR_DRAWS)):
+        said = rng.uniform(0.05, 0.95, size=count)
+        drawn = calibrated_outcomes(said)
+        assert drawn.shape == (draws, count) and drawn.dtype == bool
+        at_once = np.random.default_rng(evaluate.FLOOR_SEED).random((draws, count)) < said
+        assert np.array_equal(drawn, at_once)
