@@ -69,21 +69,29 @@ def _groups(missions: int, players: int) -> tuple[EvidenceGroup, ...]:
 
 def evidence_groups(evidence: Evidence) -> tuple[tuple[EvidenceGroup, ...], np.ndarray]:
     """Every group and how much of each assignment's log weight taking it out of the record
-    removes: (groups, (A, 1 + G) matrix, column 0 all zeros for nothing taken out, column 1 + g for
-    group g). For a mission's result or a leader's teams that is its own column; a seat's votes
-    also shape how the others' votes are read, so theirs is the whole vote term less what it
-    would be without them."""
+    removes: (groups, (1 + G, A) matrix, row 0 all zeros for nothing taken out, row 1 + g for
+    group g). For a mission's result or a leader's teams that is its own column of the evidence; a
+    seat's votes also shape how the others' votes are read, so theirs is the whole vote term less
+    what it would be without them.
+
+    One row per group, not one column: every step after this reduces over the assignments, and
+    numpy reduces along a contiguous row in one pass where it would go down a column one row of
+    the matrix at a time."""
     groups = _groups(evidence.sabotage.shape[1], evidence.votes.shape[1])
     votes_removed = evidence.vote_term_lost_without_each_seat()
-    nothing = np.zeros((len(votes_removed), 1))
-    return groups, np.concatenate([nothing, evidence.sabotage, votes_removed, evidence.proposals], axis=1)
+    removed = np.empty((1 + len(groups), len(votes_removed)))
+    removed[0] = 0.0
+    np.concatenate([evidence.sabotage, votes_removed, evidence.proposals], axis=1, out=removed[1:].T)
+    return groups, removed
 
 
 def _probabilities(log_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Spy probability per seat for each column of log weights: (A, K) -> (K, players)."""
-    shifted = log_weights - log_weights.max(axis=0, keepdims=True)
-    weights = np.exp(shifted)
-    return (weights.T @ rows) / weights.sum(axis=0)[:, None]
+    """Spy probability per seat for each row of log weights: (K, A) -> (K, players). `rows`: the
+    assignments as 1.0 and 0.0, with a last column of ones, which sums each row's weights in the
+    same product."""
+    weights = np.exp(log_weights - log_weights.max(axis=1, keepdims=True))
+    summed = weights @ rows  # (K, players + 1)
+    return summed[:, :-1] / summed[:, -1:]
 
 
 def attribute(rows: np.ndarray, evidence: Evidence) -> Attribution:
@@ -94,12 +102,15 @@ def attribute(rows: np.ndarray, evidence: Evidence) -> Attribution:
         return Attribution(groups, np.zeros((len(groups), rows.shape[1])))
     # What is removed equally from every assignment cancels in the softmax: its effect is exactly
     # zero (the asker's own choices, a mission nobody could have sabotaged), not rounding noise.
-    moving = (removed[:, 1:] != removed[0, 1:]).any(axis=0)
-    # Column 0: all the evidence; column 1 + g: all but group g. One softmax for all.
-    probabilities = _probabilities(evidence.total()[:, None] - removed, rows.astype(float))
+    moving = (removed[1:] != removed[1:, :1]).any(axis=1)
+    spies_and_ones = np.ones((len(rows), rows.shape[1] + 1))
+    spies_and_ones[:, :-1] = rows
+    # Row 0: all the evidence; row 1 + g: all but group g. One softmax for all.
+    probabilities = _probabilities(evidence.total() - removed, spies_and_ones)
     # A seat that is a spy in every possible assignment, or in none, stays so whatever is taken
     # out: its effects are exactly zero, not a softmax's rounding noise (whose sign would pick a fact).
-    uncertain = (rows != rows[0]).any(axis=0)
+    spy_counts = spies_and_ones[:, -1] @ spies_and_ones[:, :-1]  # exact: whole numbers
+    uncertain = (spy_counts > 0) & (spy_counts < len(rows))
     effects = (probabilities[0] - probabilities[1:]) * uncertain
     effects[~moving] = 0.0
     return Attribution(groups, effects)

@@ -40,6 +40,7 @@ from deduction.features import (
     VOTER_SOURCES,
     RecordArrays,
     every_proposal_context,
+    ones_vector,
     others_approving_shifts,
     vote_tallies,
     voter_sources,
@@ -224,7 +225,11 @@ class Evidence:
 
     def __post_init__(self) -> None:
         # Every use of the evidence adds it up; done here, before anyone shares it.
-        total = np.add.reduce(self.sabotage, axis=1) + np.add.reduce(self.votes + self.proposals, axis=1)
+        # Each row's sum as a product with ones, which numpy hands to BLAS: a sum along the short
+        # second axis would step through the assignments one at a time.
+        total = self.sabotage @ ones_vector(self.sabotage.shape[1]) + (self.votes + self.proposals) @ ones_vector(
+            self.votes.shape[1]
+        )
         total.setflags(write=False)  # handed out by every call
         object.__setattr__(self, "_total", total)
 
@@ -240,35 +245,32 @@ class Evidence:
         return self.vote_term_lost()
 
 
+# The situations' numbers (leader a spy x 3 + the team's spies bucket), to compare against.
+SITUATION_NUMBERS = np.arange(SITUATIONS, dtype=VOTE_DTYPE)[:, None, None]
+
+
 @dataclass(frozen=True)
 class _Situations:
     """Which hidden situation (leader a spy or not x the team's spies bucket) each proposal is in
-    under each assignment, in the forms the vote sums read."""
+    under each assignment, and each seat's role, in the forms the vote sums read. The assignments
+    run along the last axis: numpy then works down long contiguous rows, not one assignment at a time."""
 
-    columns: np.ndarray  # (A, P): situation x P + proposal, a column of an (A, SITUATIONS x P) matrix
-    one_hot: np.ndarray  # (A, SITUATIONS x P): 1.0 in those columns
+    one_hot: np.ndarray  # (SITUATIONS, P, A): 1.0 in the proposal's situation under the assignment
     spies: np.ndarray  # (A, players) bool: the assignments themselves
-    spies_float: np.ndarray  # the same as 1.0 and 0.0
+    spies_and_ones: np.ndarray  # (players + 1, A): 1.0 where the seat is a spy, then a row of ones
 
     @classmethod
     def of(
-        cls, spies: np.ndarray, spies_float: np.ndarray, leader_spy: np.ndarray, team_spies: np.ndarray
+        cls, spies: np.ndarray, spy_by_seat: np.ndarray, leader_spy: np.ndarray, team_spies: np.ndarray
     ) -> _Situations:
-        rows, count = leader_spy.shape
+        """`spy_by_seat` (players, A), `leader_spy` and `team_spies` (P, A): the assignments and
+        their counts as 1.0 and 0.0 and whole numbers, in the vote term's precision."""
         situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)
-        columns = situation * count + np.arange(count)
-        width = SITUATIONS * count
-        one_hot = np.zeros((rows, width), dtype=VOTE_DTYPE)
-        one_hot.ravel()[columns + np.arange(0, rows * width, width)[:, None]] = 1.0
-        return cls(columns, one_hot, spies, spies_float)
-
-    @cached_property
-    def paired_columns(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each proposal's situation in either of two tables side by side, (A, 2P) each: its column
-        in a (2 x SITUATIONS x P) row, and its flat position in an (A, 2 x SITUATIONS x P) matrix."""
-        rows, width = self.one_hot.shape
-        columns = np.concatenate([self.columns, self.columns + width], axis=1)
-        return columns, columns + np.arange(0, 2 * self.one_hot.size, 2 * width)[:, None]
+        one_hot = np.empty((SITUATIONS, *situation.shape), dtype=VOTE_DTYPE)
+        np.equal(situation, SITUATION_NUMBERS, out=one_hot)
+        spies_and_ones = np.ones((len(spy_by_seat) + 1, spy_by_seat.shape[1]), dtype=VOTE_DTYPE)
+        spies_and_ones[:-1] = spy_by_seat
+        return cls(one_hot, spies, spies_and_ones)
 
 
 def evidence(
@@ -286,20 +288,21 @@ def evidence(
     # Counts as float products (numpy multiplies float matrices with BLAS, integer ones in a slow
     # loop), exact at these sizes even in single precision, then indices. No team holds more spies
     # than the game has, so every count is a row of the tables (MAX_TEAM_SPIES at most).
-    as_float = assignments.astype(VOTE_DTYPE)
-    team_spies = (as_float @ arrays.teams.T).astype(np.intp)  # (A, P)
-    leader_spy = assignments[:, arrays.leaders].astype(np.intp)  # (A, P)
+    # One seat per row and one assignment per column, as are the counts below: (players, A).
+    spy_by_seat = np.ascontiguousarray(assignments.T, dtype=VOTE_DTYPE)
+    team_spies = arrays.teams @ spy_by_seat  # (P, A)
+    leader_spy = spy_by_seat[arrays.leaders]  # (P, A)
     proposal_index = np.arange(count)
 
     # Only members who played their own card chose Success or Fail; a deadline's card is nobody's.
-    spies_playing = (as_float @ arrays.card_players.T).astype(np.intp)  # (A, M)
+    spies_playing = (arrays.card_players @ spy_by_seat).astype(np.intp)  # (M, A)
     missions, required, fails = (arrays.played_missions, arrays.played_fails_required, arrays.hidden_fails)
     failed_before = arrays.failures_before[arrays.played_index]
     # Tables read through flat indices: the public part of each index once per mission or
     # proposal, the hidden part (spies on the team, a spy leader) added per assignment.
     flat, steps = params.flat_tables["sabotage_score"]
     public = missions * steps[0] + failed_before * steps[1] + required * steps[2] + fails * steps[4]
-    sabotage = flat.take(public + spies_playing * steps[3])
+    sabotage = flat.take(public[:, None] + spies_playing * steps[3]).T  # (A, M)
 
     # A team the deadline drew is nobody's choice; nor is the asker's own.
     chosen = arrays.team_chosen & (arrays.leaders != own_seat)
@@ -307,11 +310,13 @@ def evidence(
     leader_on_team = arrays.teams[proposal_index, arrays.leaders].astype(np.intp)
     flat, steps = params.flat_tables["proposal"]
     public = arrays.players * steps[1] + team_sizes * steps[2] + leader_on_team * steps[4]
-    proposal_terms = flat.take(public + leader_spy * steps[0] + team_spies * steps[3])  # (A, P)
+    # The index worked out on the counts as they are (whole numbers, exact in single precision).
+    hidden = leader_spy * VOTE_DTYPE(steps[0]) + team_spies * VOTE_DTYPE(steps[3])
+    proposal_terms = flat.take(hidden.astype(np.intp) + public[:, None])  # (P, A)
     # Each chosen team goes to its leader's column, weighed; a team nobody chose goes nowhere.
     led = np.zeros((count, players))
     led[proposal_index, arrays.leaders] = params.proposal_exponent * chosen
-    proposals = proposal_terms @ led  # (A, players)
+    proposals = proposal_terms.T @ led  # (A, players)
 
     # Each vote's log-probability under the assignment's situation (leader a spy, spies on the team)
     # for either role of its voter; a vote the deadline filled in, or the asker's, says nothing.
@@ -320,7 +325,7 @@ def evidence(
     signs = _vote_signs(arrays)
     signed = logits * signs  # the log-odds of the vote as cast, (ROLE_SITUATIONS, P, players)
     as_cast = _log_sigmoid(signed)
-    situations = _Situations.of(assignments, as_float, leader_spy, team_spies)
+    situations = _Situations.of(assignments, spy_by_seat, leader_spy, team_spies)
     exponents = vote_exponents(arrays, params)  # (P,)
     # (P, players): 0 for a vote that does not count
     weighed = np.multiply(tallies[1], exponents[:, None], dtype=VOTE_DTYPE)
@@ -343,9 +348,9 @@ def evidence(
         change *= weighed
         # On each proposal s took part in, every vote moves, s's own too: that one is taken back,
         # as s's whole own column already goes.
-        every_vote = _summed_pair_per_proposal(change, situations)  # (A, 2P)
+        every_vote = _summed_pair_per_proposal(change, situations)  # (2P, A)
         own_vote = _summed_per_voter(np.where(arrays.votes, change[0], change[1]), situations)
-        return votes + own_vote - every_vote @ taken
+        return votes + own_vote - every_vote.T @ taken
 
     return Evidence(sabotage, votes, proposals, vote_term_lost_without_each_seat)
 
@@ -361,28 +366,34 @@ def _summed_per_voter(table: np.ndarray, situations: _Situations) -> np.ndarray:
     for a table of log-probabilities (ROLE_SITUATIONS, P, players): (A, players).
 
     One product of matrices per voter role: which situation each proposal is in (one-hot,
-    (A, SITUATIONS x P)) times each vote's log-probability in each ((SITUATIONS x P, players), the
-    table's own layout); the assignment then picks each seat's role."""
-    count, players = table.shape[1:]
-    summed = np.matmul(situations.one_hot, table.reshape(ROLES, SITUATIONS * count, players))  # (2, A, players)
+    (A, SITUATIONS x P), a transposed view that BLAS reads as it is) times each vote's
+    log-probability in each ((SITUATIONS x P, players), the table's own layout); the assignment
+    then picks each seat's role."""
+    situations_count, count, rows = situations.one_hot.shape
+    by_assignment = situations.one_hot.reshape(situations_count * count, rows).T
+    summed = np.matmul(by_assignment, table.reshape(ROLES, situations_count * count, -1))  # (2, A, players)
     return np.where(situations.spies, summed[1], summed[0])
 
 
 def _summed_pair_per_proposal(tables: np.ndarray, situations: _Situations) -> np.ndarray:
     """Each proposal's votes summed over the voters, in the situation the assignment makes of it
-    and each voter's role there, for two tables (2, ROLE_SITUATIONS, P, players) at once: (A, 2P).
+    and each voter's role there, for two tables (2, ROLE_SITUATIONS, P, players) at once: (2P, A).
 
     Every voter counted as Resistance, plus what being a spy changes for the assignment's spies:
-    one product with the spies alone (half the size of one with both roles), for every situation
-    at once, then each proposal's own situation under the assignment picked."""
+    one product (the changes beside the Resistance sum, times the spies beside a row of ones, half
+    the size of one with both roles), for every situation at once; then each proposal's own
+    situation under the assignment picked by the one-hot (the other situations add exact zeros)."""
+    situations_count, count, rows = situations.one_hot.shape
     players = tables.shape[-1]
     by_role = tables.reshape(len(tables), ROLES, -1, players)  # (2, ROLES, SITUATIONS x P, players)
-    as_resistance = by_role[:, 0].sum(axis=-1).reshape(-1)  # (2 x SITUATIONS x P,)
-    spy_change = (by_role[:, 1] - by_role[:, 0]).reshape(-1, players)  # (2 x SITUATIONS x P, players)
-    # (A, 2 x SITUATIONS x P): every situation (BLAS is quicker with the seats already down the rows)
-    spies_changed = situations.spies_float @ np.ascontiguousarray(spy_change.T)
-    columns, cells = situations.paired_columns
-    return spies_changed.ravel().take(cells) + as_resistance.take(columns)
+    changes = np.empty((len(tables), situations_count * count, players + 1), dtype=VOTE_DTYPE)
+    np.subtract(by_role[:, 1], by_role[:, 0], out=changes[..., :-1])
+    by_role[:, 0].sum(axis=-1, out=changes[..., -1])
+    every_situation = changes.reshape(-1, players + 1) @ situations.spies_and_ones  # (2 x SITUATIONS x P, A)
+    picked = every_situation.reshape(len(tables), situations_count, -1) * situations.one_hot.reshape(
+        situations_count, -1
+    )
+    return picked.sum(axis=1).reshape(len(tables) * count, rows)
 
 
 def log_weights(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deduction.assignments import all_assignments, consistent_mask, spies_on
+from deduction.assignments import all_assignments, assignment_floats, consistent_mask, spies_on
 from deduction.knowledge import Viewer
 from deduction.missions import mission_facts
 from engine import GameRecord
@@ -112,13 +112,17 @@ def exact_facts(record: GameRecord, viewer: Viewer, consistent: np.ndarray | Non
     if consistent is None:
         consistent = consistent_mask(record, assignments)
     possible = consistent & viewer_mask(viewer, assignments, record)
-    if not possible.any():
+    count = np.count_nonzero(possible)
+    if not count:
         if viewer.is_spy:
             raise ImpossibleRecord("the given spies cannot explain the Fail cards of the record")
         raise ImpossibleRecord("no spy assignment explains the record's Fail cards with this viewer in the Resistance")
     rows = assignments[possible]
-    always = rows.all(axis=0)
-    never = ~rows.any(axis=0)
+    # How many possible assignments make each seat a spy, as a product (exact: whole numbers),
+    # which numpy hands to BLAS where `all` and `any` down the rows would go one row at a time.
+    spy_counts = assignment_floats(record.players, record.spies)[0] @ possible.astype(np.float32)
+    always = spy_counts == count
+    never = spy_counts == 0
     others = [s for s in range(record.players) if s != viewer.seat]
     groups = []
     for mission in record.played_missions:

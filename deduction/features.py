@@ -402,12 +402,30 @@ def others_approving_shifts(tallies: np.ndarray) -> np.ndarray:
     caller weighs it nowhere, or takes its change back."""
     approvals, cast = _others_tallies(tallies)
     scale = 1.0 / np.maximum(cast * (cast + 1.0), 1.0)
-    return np.array([(approvals - cast - 0.5) * scale, (approvals + 0.5) * scale])
+    # Written into one array in place: building it from a list of two would copy both again.
+    shifts = np.empty((2, *approvals.shape))
+    after_approval, after_rejection = shifts
+    np.subtract(approvals, cast, out=after_approval)
+    after_approval -= 0.5
+    after_approval *= scale
+    np.add(approvals, 0.5, out=after_rejection)
+    after_rejection *= scale
+    return shifts
 
 
 def _others_tallies(tallies: np.ndarray) -> np.ndarray:
     """(2, P, players): for each vote, the approvals and the votes cast by everyone else on its proposal."""
-    return tallies.sum(axis=2, keepdims=True) - tallies
+    # Each proposal's totals as a product with a column of ones (exact: whole numbers), which numpy
+    # hands to BLAS, where a sum along the short last axis steps through the proposals one at a time.
+    return (tallies @ ones_vector(tallies.shape[-1]))[..., None] - tallies
+
+
+@cache
+def ones_vector(count: int) -> np.ndarray:
+    """A read-only vector of `count` ones, to sum along an axis as a matrix product."""
+    ones = np.ones(count)
+    ones.setflags(write=False)
+    return ones
 
 
 def vote_multipliers(arrays: RecordArrays) -> np.ndarray:
