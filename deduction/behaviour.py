@@ -257,7 +257,7 @@ class _Situations:
 
     one_hot: np.ndarray  # (SITUATIONS, P, A): 1.0 in the proposal's situation under the assignment
     spies: np.ndarray  # (A, players) bool: the assignments themselves
-    spies_and_ones: np.ndarray  # (players + 1, A): 1.0 where the seat is a spy, then a row of ones
+    spy_by_seat: np.ndarray  # (players, A): the same as 1.0 and 0.0, one seat per row
 
     @classmethod
     def of(
@@ -268,9 +268,7 @@ class _Situations:
         situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)
         one_hot = np.empty((SITUATIONS, *situation.shape), dtype=VOTE_DTYPE)
         np.equal(situation, SITUATION_NUMBERS, out=one_hot)
-        spies_and_ones = np.ones((len(spy_by_seat) + 1, spy_by_seat.shape[1]), dtype=VOTE_DTYPE)
-        spies_and_ones[:-1] = spy_by_seat
-        return cls(one_hot, spies, spies_and_ones)
+        return cls(one_hot, spies, spy_by_seat)
 
 
 def evidence(
@@ -380,16 +378,17 @@ def _summed_pair_per_proposal(tables: np.ndarray, situations: _Situations) -> np
     and each voter's role there, for two tables (2, ROLE_SITUATIONS, P, players) at once: (2P, A).
 
     Every voter counted as Resistance, plus what being a spy changes for the assignment's spies:
-    one product (the changes beside the Resistance sum, times the spies beside a row of ones, half
-    the size of one with both roles), for every situation at once; then each proposal's own
-    situation under the assignment picked by the one-hot (the other situations add exact zeros)."""
+    one product with the spies alone (half the size of one with both roles), for every situation
+    at once; then each proposal's own situation under the assignment picked by the one-hot (the
+    other situations add exact zeros)."""
     situations_count, count, rows = situations.one_hot.shape
     players = tables.shape[-1]
     by_role = tables.reshape(len(tables), ROLES, -1, players)  # (2, ROLES, SITUATIONS x P, players)
-    changes = np.empty((len(tables), situations_count * count, players + 1), dtype=VOTE_DTYPE)
-    np.subtract(by_role[:, 1], by_role[:, 0], out=changes[..., :-1])
-    by_role[:, 0].sum(axis=-1, out=changes[..., -1])
-    every_situation = changes.reshape(-1, players + 1) @ situations.spies_and_ones  # (2 x SITUATIONS x P, A)
+    # Summed as a product with ones (BLAS), not along the short last axis one row at a time.
+    as_resistance = (by_role[:, 0] @ np.ones(players, dtype=VOTE_DTYPE)).reshape(-1, 1)  # (2 x SITUATIONS x P, 1)
+    spy_change = (by_role[:, 1] - by_role[:, 0]).reshape(-1, players)  # (2 x SITUATIONS x P, players)
+    every_situation = spy_change @ situations.spy_by_seat  # (2 x SITUATIONS x P, A)
+    every_situation += as_resistance
     picked = every_situation.reshape(len(tables), situations_count, -1) * situations.one_hot.reshape(
         situations_count, -1
     )
