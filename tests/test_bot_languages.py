@@ -570,7 +570,7 @@ async def test_rules_and_help_in_every_language(make_bot, telegram, language):
     # The three variant words go together: "or both" of two would hide that plot joins them.
     assert "targeting" in newgame and "blind" in newgame and "plot" in newgame
     settings = next(line for line in help_text.splitlines() if line.startswith("/settings"))
-    # Who may use /settings: a group admin, or whoever opened the lobby (tgbot.service.may_configure).
+    # Who may use /settings: a group admin, or whoever opened the lobby (tgbot.moves.lobby.settings_refusal).
     for words in SETTINGS_ARE_FOR[language]:
         assert words in settings, words
 

@@ -791,7 +791,7 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
     group = await group_id(update, context)  # a keyboard left in a basic group that became a supergroup
     admin = await is_admin_in(group)
     if isinstance(press, SettingsPress) and press.setting == "done":
-        if not await service.may_configure(group, user_id, admin, running_too=True):
+        if not await service.may_close_settings(group, user_id, admin):
             await answer_query(query, t(lang, NOT_ALLOWED_TO_CONFIGURE))
             return
         current = await service.settings_of(group, admin)

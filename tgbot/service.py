@@ -36,7 +36,7 @@ from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.moves import absence, clock, computers, lobby, play
 from tgbot.moves import plot as plot_moves
-from tgbot.moves.lobby import NOT_ALLOWED_TO_CONFIGURE
+from tgbot.moves.lobby import NOT_ALLOWED_TO_CONFIGURE, SETTINGS_BETWEEN_GAMES, settings_refusal
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Edit, Keyboard, Send
 from tgbot.render import board
@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 # How long a recovering worker waits for the outbox locks of drains that died to lapse.
 RECOVERY_SECONDS = LOCK_SECONDS + 1
 
-SETTINGS_BETWEEN_GAMES = N_("Settings can be changed between games.")
 NO_SUCH_GAME = N_("There is no such game here any more: ask the group for a new link.")
 
 
@@ -641,28 +640,17 @@ class GameService:
 
     # ---------------------------------------------------------------- group settings
 
-    async def may_configure(self, chat_id: int, user_id: int, is_admin: bool, running_too: bool = False) -> bool:
-        """Group admins may change the settings, and so may whoever opened the group's open lobby.
-        `running_too`: whoever opened the game running now counts as well (to close a keyboard they
-        were shown in its lobby)."""
-        if is_admin:
-            return True
+    async def may_close_settings(self, chat_id: int, user_id: int, is_admin: bool) -> bool:
+        """Whether `user_id` may close a /settings keyboard: whoever may change the settings, and whoever
+        opened the game running now (they were shown the keyboard in its lobby)."""
         table = await self._table_of_chat(chat_id)
-        stages = (Stage.LOBBY, Stage.PLAYING) if running_too else (Stage.LOBBY,)
-        return table is not None and table.stage in stages and table.creator_id == user_id
+        return settings_refusal(table, user_id, is_admin) != NOT_ALLOWED_TO_CONFIGURE
 
     async def configure_refusal(self, chat_id: int, user_id: int, is_admin: bool, lang: str) -> str | None:
-        """Why `/settings` or `/language` offers no keyboard, or a press on one changes nothing; None:
-        it may. While a game runs, an admin or whoever opened it is told that settings change between
-        games (every press would be refused); anyone else, who may not change them at all."""
-        if not await self.may_configure(chat_id, user_id, is_admin, running_too=True):
-            return t(lang, NOT_ALLOWED_TO_CONFIGURE)
-        table = await self._table_of_chat(chat_id)
-        if table is not None and table.stage is Stage.PLAYING:
-            return t(lang, SETTINGS_BETWEEN_GAMES)
-        if not await self.may_configure(chat_id, user_id, is_admin):
-            return t(lang, NOT_ALLOWED_TO_CONFIGURE)  # the lobby they opened closed meanwhile
-        return None
+        """Why `/settings` or `/language` offers no keyboard (`lobby.settings_refusal`), translated; None:
+        it may."""
+        refusal = settings_refusal(await self._table_of_chat(chat_id), user_id, is_admin)
+        return None if refusal is None else t(lang, refusal)
 
     async def settings_of(self, chat_id: int, is_admin: bool) -> GroupSettings:
         """The settings `/settings` shows: the group's to an admin; to whoever opened the open lobby,
@@ -687,13 +675,11 @@ class GameService:
         admin's press names (what whoever opened it chose for its game in the others stays). Whoever
         opened the open lobby, not an admin, changes that lobby's settings alone: the group's outlive
         the lobby."""
-        refusal = await self.configure_refusal(chat_id, user_id, is_admin, lang)
-        if refusal is not None:
-            return None, Reply(refusal)
         table = await self._table_of_chat(chat_id)
+        refusal = settings_refusal(table, user_id, is_admin)
+        if refusal is not None:
+            return None, Reply(t(lang, refusal))
         if not is_admin:
-            if table is None:  # the lobby closed meanwhile
-                return None, Reply(t(lang, NOT_ALLOWED_TO_CONFIGURE))
             answer = await self._in_game(
                 table.id, lang, lambda current: lobby.host_settings(current, user_id, change, lang, self.bot_username)
             )

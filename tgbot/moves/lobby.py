@@ -20,6 +20,20 @@ from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
 LOBBY_KEY = "board:0"  # the lobby's message becomes the game's first board
 NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
+SETTINGS_BETWEEN_GAMES = N_("Settings can be changed between games.")
+
+
+def settings_refusal(table: Table | None, user_id: int, is_admin: bool) -> str | None:
+    """Why `user_id` may not change the group's settings now (a message to translate), or None: an admin
+    may between games, and so may whoever opened the open lobby (that lobby's alone). While a game runs,
+    an admin or whoever opened it is told that settings change between games; anyone else, that they may
+    not change them at all."""
+    opener = table is not None and table.creator_id == user_id
+    if table is not None and table.stage is Stage.PLAYING and (is_admin or opener):
+        return SETTINGS_BETWEEN_GAMES
+    if is_admin or (opener and table.stage is Stage.LOBBY):
+        return None
+    return NOT_ALLOWED_TO_CONFIGURE
 
 
 def lobby_message(table: Table, bot_username: str):

@@ -120,7 +120,7 @@ def language_menu(chat_id: int, lang: str, lobby_only: bool = False) -> tuple[st
 
 
 def help_text(lang: str) -> str:
-    # Who may use /settings and /language is `GameService.may_configure`: a group admin, or
+    # Who may use /settings and /language is `moves.lobby.settings_refusal`: a group admin, or
     # whoever opened the lobby while it is open.
     return (
         t(
