@@ -110,7 +110,7 @@ def calibration(results: list[GameResult]) -> dict:
     rows = [row for r in results for row in r.predictions]
 
     def scores(chosen: list[tuple[int, float, float]]) -> dict:
-        s = score(np.array([p for _, p, _ in chosen]), np.array([t for _, _, t in chosen]))
+        s = score(np.array([p for _, p, _ in chosen]), np.array([t for _, _, t in chosen]), with_floor=False)
         return {"predictions": s.predictions, "brier": _rounded(s.brier), "ece": _rounded(s.ece)}
 
     out = {"all": scores(rows), "by_checkpoint": {}}

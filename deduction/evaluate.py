@@ -38,15 +38,20 @@ class Scores:
 ECE_GOAL = 0.01
 
 
-def score(probabilities: np.ndarray, truth: np.ndarray, calibrated: np.ndarray | None = None) -> Scores:
+def score(
+    probabilities: np.ndarray, truth: np.ndarray, calibrated: np.ndarray | None = None, with_floor: bool = True
+) -> Scores:
     """Scores of the predictions; `calibrated` is the ECE a perfectly calibrated model shows in each
-    draw of its outcomes (`calibrated_eces`, drawn here when not given)."""
+    draw of its outcomes (`calibrated_eces`, drawn here when not given). `with_floor=False` leaves
+    that model out (NaN): drawing it takes most of the time (0.7 s for 68,000 predictions)."""
     if len(probabilities) == 0:
         return Scores(0, float("nan"), float("nan"), float("nan"), float("nan"), float("nan"))
     p = np.clip(probabilities, CLIP, 1 - CLIP)
     brier = float(np.mean((probabilities - truth) ** 2))
     log_loss = float(-np.mean(truth * np.log(p) + (1 - truth) * np.log(1 - p)))
     ece = float(expected_calibration_error(probabilities, truth[None])[0])
+    if not with_floor:
+        return Scores(len(p), brier, log_loss, ece, float("nan"), float("nan"))
     if calibrated is None:
         calibrated = calibrated_eces(probabilities)
     return Scores(len(p), brier, log_loss, ece, float(calibrated.mean()), float(np.mean(calibrated <= ECE_GOAL)))
