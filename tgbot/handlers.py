@@ -771,10 +771,11 @@ BUTTON_HANDLERS = {
 }
 
 
-def settings_change(press: SettingsPress | LanguagePress) -> Callable[[GroupSettings], GroupSettings]:
+def settings_change(press: SettingsPress | LanguagePress) -> tuple[str, Callable[[GroupSettings], GroupSettings]]:
+    """The setting a press names, and what it makes of the settings."""
     if isinstance(press, LanguagePress):
-        return lambda current: replace(current, language=press.language)
-    return lambda current: current.stepped(press.setting, press.shown)
+        return "language", lambda current: replace(current, language=press.language)
+    return press.setting, lambda current: current.stepped(press.setting, press.shown)
 
 
 async def group_settings_button(update: Update, context: BotContext, query, press, user_id, chat_id) -> None:
@@ -799,8 +800,8 @@ async def group_settings_button(update: Update, context: BotContext, query, pres
         await answer_query(query, "")
         return
     # Whoever opened the open lobby, not an admin, changes that lobby's settings alone.
-    setting = "language" if isinstance(press, LanguagePress) else press.setting
-    settings, answer = await service.change_settings(group, user_id, admin, lang, settings_change(press), setting)
+    setting, change = settings_change(press)
+    settings, answer = await service.change_settings(group, user_id, admin, lang, change, setting)
     if settings is None:
         await answer_query(query, answer.text)
         return
