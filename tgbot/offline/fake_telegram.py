@@ -246,6 +246,7 @@ class FakeTelegram:
         # HTTPXRequest waits 5 s); None: for good. A call that takes longer times out for the bot (TimedOut),
         # and Telegram does it all the same: a message sent is posted.
         self.read_timeout: float | None = None
+        # Calls the client stopped waiting for, held here: asyncio keeps only a weak reference to a task.
         self.calls_running: set[asyncio.Future] = set()
 
     def request(self) -> FakeRequest:
