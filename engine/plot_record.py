@@ -211,7 +211,7 @@ def _check_deal(
     players: int,
 ) -> tuple[PlotState, Counter[Card]]:
     leader = proposal.leader
-    counts = deck_counts(players)
+    counts = Counter(deck_counts(players))  # a card the table's deck lacks: none of it
     for number in range(cards_per_mission(players)):
         _require(
             bool(queue) and queue[0][0].kind is UseKind.DEAL and queue[0][0].proposal == 0,
@@ -223,6 +223,7 @@ def _check_deal(
         assert card is not None
         _require(to != leader, f"{efield}.to", "the leader gives each card to another player")
         dealt = dealt + Counter({card: 1})
+        _require(counts[card] > 0, f"{efield}.card", f"the deck of a {players}-player game has no {card.value}")
         _require(dealt[card] <= counts[card], f"{efield}.card", f"the deck has {counts[card]} of this card")
         kept.append(replace(deal, by=leader))
         if card not in IMMEDIATE_CARDS:

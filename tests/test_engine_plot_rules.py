@@ -497,6 +497,60 @@ def test_a_broken_plot_record_names_the_first_offending_field(case):
     assert broken.value.field == field
 
 
+def _small_table_record(players: int, card: Card) -> dict:
+    """A Plot record at 5 or 6 players whose first deal gives seat 2 `card`."""
+    return {
+        "format": "resistance-record/1",
+        "id": "small",
+        "players": players,
+        "spies": 2,
+        "variants": {"targeting": False, "blind_spies": False, "plot_cards": True},
+        "missions": [
+            {
+                "mission": 1,
+                "team_size": 2,
+                "fails_required": 1,
+                "proposals": [{"leader": 0, "team": [0, 1], "votes": [True] * players}],
+                "fails": 0,
+                "plot": [{"kind": "deal", "card": card.value, "to": 2, "proposal": 0}],
+            }
+        ],
+    }
+
+
+LARGE_TABLE_CARDS = [card for card in Card if card not in deck_counts(5)]
+
+
+@pytest.mark.parametrize("players", [5, 6])
+@pytest.mark.parametrize("card", LARGE_TABLE_CARDS, ids=str)
+def test_a_small_table_record_dealing_a_card_of_the_large_deck_is_refused_at_that_card(players, card, tmp_path):
+    """In the Spotlight and the three immediate cards that show a role are in the deck at 7 players
+    and more only: a 5- or 6-player record dealing one is refused at the card, by the validator,
+    `python -m engine validate` and the batch protocol alike (a KeyError ended all three)."""
+    from deduction.batch import answer
+    from engine.__main__ import main
+
+    assert LARGE_TABLE_CARDS == [
+        Card.IN_THE_SPOTLIGHT,
+        Card.OVERHEARD_CONVERSATION,
+        Card.OPEN_UP,
+        Card.ESTABLISH_CONFIDENCE,
+    ]
+    record = _small_table_record(players, card)
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field == "missions[0].plot[0].card"
+    assert refused.value.problem == f"the deck of a {players}-player game has no {card.value}"
+    assert answer(json.dumps({"record": record, "viewer": 0}), "uniform") == {
+        "error": f"record.missions[0].plot[0].card: the deck of a {players}-player game has no {card.value}"
+    }
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    assert main(["validate", str(games)]) == 1
+    # A card of the small deck in its place makes the same record valid.
+    parse_record(_small_table_record(players, Card.NO_CONFIDENCE))
+
+
 # ---------------------------------------------------------------- the command line
 
 
