@@ -4,6 +4,10 @@ python -m deduction batch [--model NAME]                 JSON Lines requests on 
 python -m deduction explain RECORD.json --viewer SEAT    a readable table of probabilities and reasons
 python -m deduction evaluate GAMES.jsonl [--model M] [--folds K]
 python -m deduction fit GAMES.jsonl [--out FILE]
+
+A file named - is standard input. A file that cannot be read, or a record that breaks the format,
+ends explain, evaluate and fit with one line naming the file (and line) and why; batch answers a
+broken request line with {"error": ...} and goes on.
 """
 
 from __future__ import annotations
@@ -28,22 +32,27 @@ from deduction.knowledge import Viewer
 from deduction.models import DEFAULT_MODEL, MODELS
 from deduction.reasons import Reason, explain
 from engine import GameRecord, RecordError, parse_record
-from engine.cli import quiet_when_output_closes
+from engine.cli import Unreadable, numbered_lines, quiet_when_output_closes, read_bytes, shown_name
 from engine.record import NotJSON, read_json
 
 PACKAGE_PARAMS = Path(__file__).parent / "params" / "behaviour.json"
 
 
 def read_games(path: str) -> list[GameRecord]:
+    """The records of a JSON Lines file (`-`: standard input); the first line that is no record, or a
+    file that cannot be read, ends the command with one line naming it."""
     games = []
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
+    name = shown_name(path)
+    try:
+        for number, line in numbered_lines(path):
             if line.strip():
                 try:
                     # Read as strictly as a batch request: a name given twice, or NaN, is no record.
                     games.append(parse_record(read_json(line)))
                 except (json.JSONDecodeError, RecordError, NotJSON) as exc:
-                    raise SystemExit(f"{path}:{number}: {exc}") from None
+                    raise SystemExit(f"{name}:{number}: {exc}") from None
+    except Unreadable as exc:
+        raise SystemExit(str(exc)) from None
     return games
 
 
@@ -102,9 +111,19 @@ def english(reason: Reason) -> str:
     return texts[reason.code]()
 
 
+def _read_record(path: str) -> GameRecord:
+    """The one record a file (`-`: standard input) holds, read as strictly as a batch request."""
+    try:
+        return parse_record(read_json(read_bytes(path), what="file"))
+    except json.JSONDecodeError as exc:
+        raise Unreadable(f"{shown_name(path)}: not JSON: {exc}") from None
+    except (NotJSON, RecordError) as exc:
+        raise Unreadable(f"{shown_name(path)}: {exc}") from None
+
+
 def _explain(args: argparse.Namespace) -> int:
     try:
-        record = parse_record(json.loads(Path(args.record).read_text(encoding="utf-8")))
+        record = _read_record(args.record)
         if args.viewer is None:
             viewer = Viewer.outsider()
         elif args.known_spies:
@@ -112,7 +131,7 @@ def _explain(args: argparse.Namespace) -> int:
         else:
             viewer = Viewer.resistance(args.viewer)
         result = deduce(record, viewer, args.model)
-    except (OSError, json.JSONDecodeError, RecordError, ImpossibleRecord, ValueError) as exc:
+    except (Unreadable, ImpossibleRecord, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     who = "an outsider" if viewer.seat is None else f"seat {viewer.seat}" + (" (a spy)" if viewer.is_spy else "")
@@ -250,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     b.set_defaults(run=_batch)
 
     e = commands.add_parser("explain", help="a readable table of probabilities and reasons")
-    e.add_argument("record", help="a file holding one resistance-record/1 JSON object")
+    e.add_argument("record", help="a file holding one resistance-record/1 JSON object (- for standard input)")
     e.add_argument("--viewer", type=int, default=None, help="the asking seat (omit for an outsider)")
     e.add_argument("--known-spies", default=None, help="for a spy viewer: every spy seat, comma-separated")
     e.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL)
@@ -262,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         ("fit", "fit the behaviour model's parameters", _fit),
     ):
         c = commands.add_parser(name, help=help_text)
-        c.add_argument("games", help="resistance-record/1 JSON Lines with outcomes")
+        c.add_argument("games", help="resistance-record/1 JSON Lines with outcomes (- for standard input)")
         c.add_argument("--vote-exponent", type=float, default=defaults.vote_exponent)
         c.add_argument(
             "--opening-vote-exponent",

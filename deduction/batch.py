@@ -129,16 +129,9 @@ def _check_seen_against_record(cards: tuple[SeenCard, ...], record: GameRecord) 
 
 
 def _read_request(line: str | bytes) -> Any:
-    if isinstance(line, bytes):
-        try:
-            line = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise BadRequest(f"not UTF-8: byte {exc.start + 1} of the line") from None
     try:
         return read_json(line)
-    except RecursionError:
-        raise BadRequest("not readable: nested too deeply") from None
-    except NotJSON as exc:
+    except NotJSON as exc:  # not UTF-8, nested too deeply, a name given twice, NaN
         raise BadRequest(str(exc)) from None
 
 

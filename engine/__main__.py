@@ -1,9 +1,9 @@
 """Command line for the rules engine: play a seeded random game, or validate record files.
 
     python -m engine play --players 7 --seed 1 [--targeting] [--blind-spies] [--plot] [--record]
-    python -m engine validate GAMES.jsonl [...]
+    python -m engine validate GAMES.jsonl [...]    (- reads the records from standard input)
 
-This is the engine's only module that does I/O.
+This module and engine.cli (what the project's command lines share) are the engine's only I/O.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from engine import (
     new_game,
     parse_record,
 )
-from engine.cli import quiet_when_output_closes
+from engine.cli import Unreadable, numbered_lines, quiet_when_output_closes, shown_name
 from engine.record import NotJSON, read_json
 from engine.simulate import play_to_end
 
@@ -106,11 +106,11 @@ def _plot_line(event: Event) -> str | None:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    broken = 0
-    total = 0
+    broken = total = unread = 0
     for path in args.files:
-        with open(path, encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
+        name = shown_name(path)
+        try:
+            for number, line in numbered_lines(path):
                 if not line.strip():
                     continue
                 total += 1
@@ -118,15 +118,19 @@ def _validate(args: argparse.Namespace) -> int:
                     parse_record(read_json(line))
                 except json.JSONDecodeError as exc:
                     broken += 1
-                    print(f"{path}:{number}: not JSON: {exc}")
-                except NotJSON as exc:
+                    print(f"{name}:{number}: not JSON: {exc}")
+                except (NotJSON, RecordError) as exc:
                     broken += 1
-                    print(f"{path}:{number}: {exc}")
-                except RecordError as exc:
-                    broken += 1
-                    print(f"{path}:{number}: {exc}")
-    print(f"{total - broken} of {total} records valid")
-    return 1 if broken else 0
+                    print(f"{name}:{number}: {exc}")
+        except Unreadable as exc:
+            # As other tools do: say so on the standard error and go on with the other files.
+            unread += 1
+            print(f"python -m engine validate: {exc}", file=sys.stderr)
+    summary = f"{total - broken} of {total} records valid"
+    if unread:
+        summary += f"; {unread} {'file' if unread == 1 else 'files'} not read"
+    print(summary)
+    return 1 if broken or unread else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,8 +144,14 @@ def main(argv: list[str] | None = None) -> int:
     play.add_argument("--plot", action="store_true", help="play with the Plot cards of The Plot Thickens")
     play.add_argument("--record", action="store_true", help="also print the game's resistance-record/1 JSON")
     play.set_defaults(run=_play)
-    validate = commands.add_parser("validate", help="check resistance-record/1 JSON Lines files")
-    validate.add_argument("files", nargs="+")
+    validate = commands.add_parser(
+        "validate",
+        help="check resistance-record/1 JSON Lines files",
+        description="Check resistance-record/1 JSON Lines files: one line for each broken record, naming its"
+        " first offending field, then how many were valid. Exits 1 if any record is broken or any file"
+        " cannot be read.",
+    )
+    validate.add_argument("files", nargs="+", metavar="FILE", help="a JSON Lines file; - for standard input")
     validate.set_defaults(run=_validate)
     args = parser.parse_args(argv)
     return quiet_when_output_closes(lambda: args.run(args))

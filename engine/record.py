@@ -129,11 +129,20 @@ class NotJSON(ValueError):
     """Text that is not JSON as the format means it (`read_json`)."""
 
 
-def read_json(text: str | bytes) -> Any:
-    """A record's (or a request's) JSON as the format means it: every name of an object given once
-    (which of two values counts is not guessed), and no NaN or Infinity. `NotJSON` otherwise, or
-    json.JSONDecodeError (a ValueError too) for text that is no JSON at all."""
-    return json.loads(text, object_pairs_hook=_object_once, parse_constant=_no_constant)
+def read_json(text: str | bytes, what: str = "line") -> Any:
+    """A record's (or a request's) JSON as the format means it: UTF-8 (bytes are decoded as that,
+    `what` naming them in the error), every name of an object given once (which of two values
+    counts is not guessed), no NaN or Infinity, and nested no deeper than the parser goes.
+    `NotJSON` otherwise, or json.JSONDecodeError (a ValueError too) for text that is no JSON at all."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise NotJSON(f"not UTF-8: byte {exc.start + 1} of the {what}") from None
+    try:
+        return json.loads(text, object_pairs_hook=_object_once, parse_constant=_no_constant)
+    except RecursionError:
+        raise NotJSON("not readable: nested too deeply") from None
 
 
 def _object_once(pairs: list[tuple[str, Any]]) -> dict:

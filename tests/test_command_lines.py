@@ -56,3 +56,104 @@ def test_the_programs_run_with_numpys_spurious_floating_point_flags_ignored(monk
     ignored = {"divide": "ignore", "over": "ignore", "under": "ignore", "invalid": "ignore"}
     assert seen == [ignored, ignored]
     assert np.geterr() == before
+
+
+# ---------------------------------------------------------------- files the record readers cannot use
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def small_table_line() -> bytes:
+    """A 5-player Plot record dealing In the Spotlight, a card of the large deck only."""
+    from engine import Card
+    from tests.test_engine_plot_rules import small_table_record
+
+    return json.dumps(small_table_record(5, Card.IN_THE_SPOTLIGHT)).encode() + b"\n"
+
+
+FAULTY_FILES = {
+    "missing": (None, "No such file or directory"),
+    "a directory": ("directory", "Is a directory"),
+    "not UTF-8": (b'{"format": "resistance-record/1", "id": "\xff"}\n', "not UTF-8: byte 42 of the"),
+    "nested too deeply": (b"[" * 100_000 + b"]" * 100_000 + b"\n", "not readable: nested too deeply"),
+    "a card of the large deck at 5 players": (
+        small_table_line,
+        "missions[0].plot[0].card: the deck of a 5-player game has no in_the_spotlight",
+    ),
+}
+# Every command that reads records from a file, with what it needs besides the file.
+READERS = {
+    "engine validate": (["-m", "engine", "validate"], []),
+    "deduction explain": (["-m", "deduction", "explain"], ["--viewer", "0"]),
+    "deduction evaluate": (["-m", "deduction", "evaluate"], ["--model", "uniform"]),
+    "deduction fit": (["-m", "deduction", "fit"], ["--out", "params.json"]),
+}
+
+
+def run_reader(reader: str, file: str, cwd, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    command, rest = READERS[reader]
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    return subprocess.run(
+        [sys.executable, *command, file, *rest], input=stdin, capture_output=True, cwd=cwd, env=env, timeout=120
+    )
+
+
+@pytest.mark.parametrize("fault", list(FAULTY_FILES))
+@pytest.mark.parametrize("reader", list(READERS))
+def test_a_file_the_readers_cannot_use_ends_them_with_one_line_naming_it(reader, fault, tmp_path):
+    """A missing file, a directory, a line that is not UTF-8 or is nested deeper than the parser goes,
+    and a record the rules refuse: each command that reads records says what is wrong in one line
+    that names the file, and exits 1; none ends with a traceback."""
+    content, problem = FAULTY_FILES[fault]
+    path = tmp_path / "games.jsonl"
+    if content == "directory":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content() if callable(content) else content)
+    done = run_reader(reader, str(path), tmp_path)
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 1, (out, err)
+    assert "Traceback" not in err
+    if reader == "engine validate":
+        if content is None or content == "directory":  # said on the standard error; the count follows
+            assert err == f"python -m engine validate: {path}: {problem}\n"
+            assert out == "0 of 0 records valid; 1 file not read\n"
+        else:
+            assert err == ""
+            first, count = out.splitlines()
+            assert first.startswith(f"{path}:1: ") and problem in first and count == "0 of 1 records valid"
+    else:
+        assert out == ""
+        assert len(err.splitlines()) == 1 and str(path) in err and problem in err, err
+
+
+def finished_record_line() -> bytes:
+    import random
+
+    from engine import export_record, new_game
+    from engine.simulate import play_to_end
+
+    rng = random.Random(4)
+    state = play_to_end(new_game(5, rng), rng)[-1][1]
+    return json.dumps(export_record(state, "g")).encode() + b"\n"
+
+
+@pytest.mark.parametrize("reader", list(READERS))
+def test_a_file_named_dash_is_standard_input(reader, tmp_path):
+    """`-` reads the records from standard input, as other command-line tools do (it was taken for
+    a file named "-" and ended with a traceback); messages name it <stdin>."""
+    good = finished_record_line()
+    done = run_reader(reader, "-", tmp_path, stdin=good)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stderr == b""
+    broken = run_reader(reader, "-", tmp_path, stdin=good + small_table_line())
+    assert broken.returncode == 1 and b"Traceback" not in broken.stderr
+    problem = "missions[0].plot[0].card: the deck of a 5-player game has no in_the_spotlight"
+    if reader == "engine validate":
+        assert done.stdout.decode() == "1 of 1 records valid\n"
+        assert broken.stdout.decode().splitlines() == [f"<stdin>:2: {problem}", "1 of 2 records valid"]
+    elif reader == "deduction explain":
+        assert "seen by seat 0" in done.stdout.decode()  # one record: the second line is no part of it
+        assert broken.stderr.decode().startswith("error: <stdin>: not JSON: Extra data")
+    else:
+        assert broken.stderr.decode() == f"<stdin>:2: {problem}\n"

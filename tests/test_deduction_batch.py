@@ -299,14 +299,19 @@ def empty_table_request(viewer: int = 0) -> bytes:
 def test_every_request_line_gets_exactly_one_answer_on_its_own_line() -> None:
     """Undecodable and too deeply nested lines are broken requests like any other: each gets its
     error on its line, so the n-th answer is always the n-th request's, and the stream goes on.
-    A blank line holds no request and gets no answer. Lines end at a line feed only: a carriage
-    return inside a line is JSON whitespace."""
+    So is a 5-player Plot record dealing a card of the large deck (it ended the stream with a
+    KeyError). A blank line holds no request and gets no answer. Lines end at a line feed only: a
+    carriage return inside a line is JSON whitespace."""
+    from engine import Card
+    from tests.test_engine_plot_rules import small_table_record
+
     good = empty_table_request()
     lines = [
         good,
         b"\xff\xfe not UTF-8",
         b"[" * 100_000 + b"]" * 100_000,
         b'{"record": {"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+        json.dumps({"record": small_table_record(5, Card.OPEN_UP), "viewer": 0}).encode(),
         good.replace(b", ", b",\r "),
         good + b"\r",
     ]
@@ -316,8 +321,9 @@ def test_every_request_line_gets_exactly_one_answer_on_its_own_line() -> None:
     answers = [json.loads(line) for line in done.stdout.decode("ascii").split("\n")[:-1]]
     assert len(answers) == len(lines), answers
     expected = {"spy_probability": [0.0, 0.5, 0.5, 0.5, 0.5], "consistent": 10}
-    assert [a if "error" not in a else "error" for a in answers] == [expected] + ["error"] * 3 + [expected] * 2
-    assert all(set(a) == {"error"} and a["error"].strip() for a in answers[1:4])
+    assert [a if "error" not in a else "error" for a in answers] == [expected] + ["error"] * 4 + [expected] * 2
+    assert all(set(a) == {"error"} and a["error"].strip() for a in answers[1:5])
+    assert answers[4]["error"] == "record.missions[0].plot[0].card: the deck of a 5-player game has no open_up"
 
 
 RECORD_TEXT = json.dumps(impossible_record())

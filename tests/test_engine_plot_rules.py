@@ -497,7 +497,7 @@ def test_a_broken_plot_record_names_the_first_offending_field(case):
     assert broken.value.field == field
 
 
-def _small_table_record(players: int, card: Card) -> dict:
+def small_table_record(players: int, card: Card) -> dict:
     """A Plot record at 5 or 6 players whose first deal gives seat 2 `card`."""
     return {
         "format": "resistance-record/1",
@@ -536,7 +536,7 @@ def test_a_small_table_record_dealing_a_card_of_the_large_deck_is_refused_at_tha
         Card.OPEN_UP,
         Card.ESTABLISH_CONFIDENCE,
     ]
-    record = _small_table_record(players, card)
+    record = small_table_record(players, card)
     with pytest.raises(RecordError) as refused:
         parse_record(record)
     assert refused.value.field == "missions[0].plot[0].card"
@@ -548,7 +548,7 @@ def test_a_small_table_record_dealing_a_card_of_the_large_deck_is_refused_at_tha
     games.write_text(json.dumps(record) + "\n", encoding="utf-8")
     assert main(["validate", str(games)]) == 1
     # A card of the small deck in its place makes the same record valid.
-    parse_record(_small_table_record(players, Card.NO_CONFIDENCE))
+    parse_record(small_table_record(players, Card.NO_CONFIDENCE))
 
 
 # ---------------------------------------------------------------- the command line

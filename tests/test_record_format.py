@@ -904,3 +904,27 @@ def test_validate_reads_records_as_strictly_as_the_batch_protocol(tmp_path, caps
         f"{path}:3: not JSON: NaN is not a JSON number",
         "1 of 3 records valid",
     ]
+
+
+def test_validate_goes_on_past_a_file_or_line_it_cannot_read(tmp_path, capsys):
+    """A missing file is said on the standard error and the other files are still checked; a line
+    that is not UTF-8, or nested deeper than the parser goes, is a broken record of its own and the
+    lines after it are still read. Any of them makes the exit code 1."""
+    from engine.__main__ import main
+
+    good = json.dumps(spec_example()).encode()
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(b"\n".join([good, b'{"id": "\xc3("}', b"[" * 50_000 + b"]" * 50_000, good]) + b"\n")
+    missing = tmp_path / "missing.jsonl"
+    assert main(["validate", str(missing), str(path)]) == 1
+    printed = capsys.readouterr()
+    assert printed.err == f"python -m engine validate: {missing}: No such file or directory\n"
+    assert printed.out.splitlines() == [
+        f"{path}:2: not UTF-8: byte 9 of the line",
+        f"{path}:3: not readable: nested too deeply",
+        "2 of 4 records valid; 1 file not read",
+    ]
+    clean = tmp_path / "clean.jsonl"
+    clean.write_bytes(good + b"\r\n")  # a line may end with a carriage return, JSON whitespace
+    assert main(["validate", str(clean)]) == 0
+    assert capsys.readouterr().out == "1 of 1 records valid\n"
