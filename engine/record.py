@@ -512,6 +512,12 @@ def _parse_proposal(
     if fields.at("strong_leader", required=False):
         _require(plot_cards, f"{field}.strong_leader", "only a game with Plot cards has one")
         _require(isinstance(strong_leader, bool), f"{field}.strong_leader", "must be true or false")
+        # The card takes the lead from the seat whose turn it is: that seat is never asked to use it.
+        _require(
+            not strong_leader or expected_leader is None or leader != expected_leader,
+            f"{field}.strong_leader",
+            f"seat {leader} leads this proposal in turn: a Strong Leader takes the lead from another",
+        )
     open_votes: tuple[int, ...] = ()
     if fields.at("open_votes", required=False):
         _require(plot_cards, f"{field}.open_votes", "only a game with Plot cards has one")

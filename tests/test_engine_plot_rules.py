@@ -9,6 +9,8 @@ from collections import Counter
 from itertools import combinations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import (
     Card,
@@ -291,6 +293,57 @@ def test_strong_leader_takes_the_lead_and_the_lead_goes_on_from_there():
     record = export_record(state, "g")
     assert record["missions"][0]["proposals"][1]["strong_leader"] is True
     assert export_record(replay(parse_record(record), SPIES), "g") == record
+
+
+def test_a_strong_leader_used_by_the_leader_in_turn_is_refused_in_a_record():
+    """The card takes the lead from the seat whose turn it is, and that seat is never asked to use
+    it (it leads anyway): a record saying the leader in turn used one describes no play of the game,
+    though that seat held the card. The validator took it, and replaying it played a different game
+    (the card still held, no Strong Leader used)."""
+    state = table((Card.STRONG_LEADER, Card.OPINION_MAKER))
+    state = act(state, DealCard(4, Card.STRONG_LEADER, 5), DealCard(4, Card.OPINION_MAKER, 6))
+    state = vote_all(act(state, ProposeTeam(4, (0, 1))), False)
+    assert state.phase is Phase.PROPOSING and state.leader == 5  # seat 5 was not asked: it leads in turn
+    assert_refused(state, UseStrongLeader(5), Reason.WRONG_WINDOW)
+    state = vote_all(act(state, ProposeTeam(5, (0, 1))), False)
+    record = export_record(state, "g")
+    parse_record(record)
+    record["missions"][0]["proposals"][1]["strong_leader"] = True
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field == "missions[0].proposals[1].strong_leader"
+    assert refused.value.problem == "seat 5 leads this proposal in turn: a Strong Leader takes the lead from another"
+    # Nor does a seat that holds none take the lead out of turn.
+    record["missions"][0]["proposals"][1]["leader"] = 2
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field == "missions[0].proposals[1].strong_leader"
+    assert refused.value.problem == "the leader held no Strong Leader"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(7, 10), st.integers(0, 2**32), st.integers(1, 300))
+def test_no_proposal_of_a_played_game_was_led_in_turn_with_a_strong_leader(players, seed, steps):
+    """In any record of play, marking a proposal led in turn as a Strong Leader's is refused there."""
+    rng = random.Random(seed)
+    state = new_game(players, rng, PLOT)
+    for _ in range(steps):
+        if state.is_over:
+            break
+        state, _ = apply(state, random_action(state, rng, plot_use_rate=0.5))
+    record = export_record(state, "g")
+    parse_record(record)
+    led = [(i, j) for i, m in enumerate(record["missions"]) for j, p in enumerate(m["proposals"]) if (i, j) != (0, 0)]
+    for i, j in led:
+        proposal = record["missions"][i]["proposals"][j]
+        if proposal.get("strong_leader"):
+            continue
+        marked = json.loads(json.dumps(record))
+        marked["missions"][i]["proposals"][j]["strong_leader"] = True
+        with pytest.raises(RecordError) as refused:
+            parse_record(marked)
+        assert refused.value.field == f"missions[{i}].proposals[{j}].strong_leader"
+        assert refused.value.problem.endswith("in turn: a Strong Leader takes the lead from another")
 
 
 def test_no_confidence_holders_are_asked_one_by_one_clockwise_from_the_leader():
