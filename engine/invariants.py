@@ -22,7 +22,7 @@ from engine.plot import (
     deck_counts,
     full_deck,
 )
-from engine.state import EndReason, GameState, MissionRound, Phase, Proposal, Side
+from engine.state import PLOT_PHASES, EndReason, GameState, MissionRound, Phase, Proposal, Side
 from engine.steps import WINDOW_CARDS, may_use
 
 # The steps in which a proposed team is on the table, and those before a team is named.
@@ -55,6 +55,10 @@ def check_state(state: GameState) -> None:
     )
     _require(0 <= state.leader < players, "leader: not a seat at the table")
     _require(state.version >= 0, "version: must not be negative")
+    _require(
+        state.variants.plot_cards or state.phase not in PLOT_PHASES,
+        f"phase: {state.phase.value} is a step of the Plot cards, in a game without them",
+    )
 
     leader = None  # who must lead the next proposal, once the first is known
     successes = failures = 0

@@ -9,7 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Phase, StateFormatError, apply, check_state, state_from_dict, state_to_dict
+from engine import (
+    PLOT_PHASES,
+    Phase,
+    StateFormatError,
+    Variants,
+    apply,
+    check_state,
+    new_game,
+    state_from_dict,
+    state_to_dict,
+)
 from engine.simulate import random_action
 from tests.test_engine_plot import plot_tables, start
 from tests.test_engine_strict import one_value_changed
@@ -92,4 +102,15 @@ def test_a_card_the_deadline_played_listed_twice_while_the_watcher_looks_is_refu
     stored = stored_state_where(9, lambda state: state.phase is Phase.WATCH and state.rounds[-1].auto_cards, 0.4, 400)
     stored["rounds"][-1]["auto_cards"].insert(0, stored["rounds"][-1]["auto_cards"][0])
     with pytest.raises(StateFormatError, match="team members, once each, in order"):
+        state_from_dict(stored)
+
+
+@pytest.mark.parametrize("phase", sorted(PLOT_PHASES))
+def test_a_game_without_plot_cards_stored_in_a_plot_step_is_refused(phase):
+    """Nobody is asked about a card in a game without them: such a game would load and then
+    wait for nobody, frozen."""
+    state = new_game(5, random.Random(3), Variants())
+    stored = json.loads(json.dumps(state_to_dict(state)))
+    stored["phase"] = phase
+    with pytest.raises(StateFormatError, match="step of the Plot cards"):
         state_from_dict(stored)

@@ -231,6 +231,7 @@ replacements = st.one_of(
     st.booleans(),
     st.none(),
     st.sampled_from(["over", "voting", "mission", "proposing", "spies", "resistance", "five_rejections"]),
+    st.sampled_from(["lead", "deal", "overturn", "spotlight", "watch"]),  # the Plot cards' steps
     st.lists(st.integers(-1, 10), max_size=6),
 )
 
