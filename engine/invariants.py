@@ -9,9 +9,11 @@ missions...), so that no play ever continues from a state the rules could not re
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import fields, replace
 
 from engine import rules
 from engine.errors import StateFormatError
+from engine.history import NotReplayable, replay_plot_state
 from engine.plot import (
     IMMEDIATE_CARDS,
     Card,
@@ -297,3 +299,28 @@ def _check_plot(state: GameState) -> None:
         else:
             assert isinstance(seen, CardSeen)
             _require(not seen.fail or seen.seat in state.spies, "plot.seen: only a spy plays Fail")
+    _check_history(state)
+
+
+def _check_history(state: GameState) -> None:
+    """Everything the Plot cards derive from the history (hands, deck, drawn cards, who is
+    asked, what each seat saw, the count of decisions) is what playing that history again
+    gives: the state is one that play reaches (`engine.history`)."""
+    try:
+        replayed = replay_plot_state(state)
+    except NotReplayable as exc:
+        raise StateFormatError(f"plot: the history breaks a rule ({exc})") from None
+    replayed = replace(replayed, version=state.version)
+    if replayed != state:
+        raise StateFormatError(f"{_first_difference(replayed, state)}: not what playing the state's history gives")
+
+
+def _first_difference(replayed: GameState, state: GameState) -> str:
+    for field in fields(GameState):
+        if getattr(replayed, field.name) != getattr(state, field.name):
+            if field.name != "plot" or replayed.plot is None or state.plot is None:
+                return field.name
+            for plot_field in fields(replayed.plot):
+                if getattr(replayed.plot, plot_field.name) != getattr(state.plot, plot_field.name):
+                    return f"plot.{plot_field.name}"
+    return "state"

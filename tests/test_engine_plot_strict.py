@@ -1,4 +1,5 @@
-"""Stored Plot games are untrusted input: a damaged one is refused, or it plays on by the rules."""
+"""Stored Plot games are untrusted input: a damaged one is refused, unless play by the rules
+reaches it too, and then it plays on by the rules."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from hypothesis import strategies as st
 
 from engine import (
     PLOT_PHASES,
+    Card,
+    GameState,
     Phase,
     StateFormatError,
+    UseKind,
     Variants,
     apply,
     check_state,
@@ -20,22 +24,39 @@ from engine import (
     state_from_dict,
     state_to_dict,
 )
+from engine.history import NotReplayable, replay_plot_state
 from engine.simulate import random_action
 from tests.test_engine_plot import plot_tables, start
 from tests.test_engine_strict import one_value_changed
 
+names = sorted({*Phase, *Card, *UseKind})
 replacements = st.one_of(
     st.integers(-1, 11),
     st.booleans(),
     st.none(),
-    st.sampled_from(["strong_leader", "no_confidence", "opinion_maker", "watch", "deal", "lead", "overturn", "watch"]),
+    st.sampled_from(names),
     st.lists(st.integers(-1, 10), max_size=4),
+    st.lists(st.sampled_from([card.value for card in Card]), max_size=3),
 )
+
+
+def reached_by_play(state: GameState) -> bool:
+    """Whether playing again, with `apply`, the history `state` records reaches exactly `state`
+    (but for its version stamp), compared as stored. The replay plays only moves `apply`
+    accepts: a state it reaches is one play reaches."""
+    try:
+        replayed = replay_plot_state(state)
+    except NotReplayable:
+        return False
+    return state_to_dict(replayed) | {"version": 0} == state_to_dict(state) | {"version": 0}
 
 
 @settings(max_examples=300, deadline=None)
 @given(plot_tables, st.integers(0, 150), st.data())
-def test_a_damaged_plot_state_is_refused_or_plays_on_by_the_rules(table, steps, data):
+def test_a_damaged_plot_state_is_refused_unless_play_reaches_it(table, steps, data):
+    """Mutate one value of a real stored Plot state (a seat, a card, a kind of event, a flag, a
+    list's element dropped or doubled): loading refuses it unless playing the history it records
+    reaches it, and a state it loads plays on by the rules."""
     state, rng = start(table)
     for _ in range(steps):
         if state.is_over:
@@ -47,6 +68,7 @@ def test_a_damaged_plot_state_is_refused_or_plays_on_by_the_rules(table, steps, 
         loaded = state_from_dict(mutated)
     except StateFormatError:
         return
+    assert reached_by_play(loaded), f"loaded a state play cannot reach: {path} {how}"
     play = random.Random(0)
     for _ in range(30):
         if loaded.is_over:
@@ -114,3 +136,50 @@ def test_a_game_without_plot_cards_stored_in_a_plot_step_is_refused(phase):
     stored["phase"] = phase
     with pytest.raises(StateFormatError, match="step of the Plot cards"):
         state_from_dict(stored)
+
+
+def test_a_role_shown_to_a_seat_that_never_saw_it_is_refused():
+    """A role seen names its viewer: the card use that showed it decides who, and nobody else."""
+    stored = stored_state_where(7, lambda state: bool(state.plot.seen), 0.0, 100)
+    seen = stored["plot"]["seen"][0]
+    other = next(s for s in range(7) if s not in (seen["viewer"], seen["seat"]))
+    stored["plot"]["seen"][0] = {**seen, "viewer": other}
+    with pytest.raises(StateFormatError, match="plot.seen"):
+        state_from_dict(stored)
+    stored["plot"]["seen"][0] = seen
+    stored["plot"]["seen"].append({**seen, "viewer": other})
+    with pytest.raises(StateFormatError, match="plot.seen"):
+        state_from_dict(stored)
+
+
+def test_a_card_in_a_hand_never_dealt_is_refused():
+    """A card swapped between a hand and the deck keeps every count right, but no deal gave it."""
+    stored = stored_state_where(9, lambda state: any(state.plot.hands) and state.phase is Phase.PROPOSING, 0.0, 100)
+    seat = next(s for s, hand in enumerate(stored["plot"]["hands"]) if hand)
+    held = stored["plot"]["hands"][seat][0]
+    index = next(i for i, card in enumerate(stored["plot"]["deck"]) if card != held)
+    stored["plot"]["hands"][seat][0], stored["plot"]["deck"][index] = stored["plot"]["deck"][index], held
+    with pytest.raises(StateFormatError, match="plot"):
+        state_from_dict(stored)
+
+
+def test_a_card_dealt_to_another_seat_loads_as_the_state_that_deal_reaches():
+    """Not every change is damage: a card dealt, in the stored history and in the hands alike, to
+    another seat is what that deal gives, and such a state loads."""
+    stored = stored_state_where(
+        7,
+        lambda state: (
+            state.phase is Phase.PROPOSING
+            and len(state.rounds) == 1
+            and any(u.card is Card.STRONG_LEADER for u in state.plot.uses[-1])
+        ),
+        0.0,
+        200,
+    )
+    deal = next(u for u in stored["plot"]["uses"][-1] if u["card"] == Card.STRONG_LEADER.value)
+    to = next(s for s in range(7) if s not in (deal["by"], deal["target"]) and not stored["plot"]["hands"][s])
+    stored["plot"]["hands"][deal["target"]].remove(Card.STRONG_LEADER.value)
+    stored["plot"]["hands"][to].append(Card.STRONG_LEADER.value)
+    deal["target"] = to
+    loaded = state_from_dict(stored)
+    assert loaded.plot.hands[to] == (Card.STRONG_LEADER,) and reached_by_play(loaded)
