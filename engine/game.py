@@ -139,7 +139,10 @@ def _require_choice(value: object, what: str) -> bool:
 
 def _choose_mission(state: GameState, requested: object) -> int:
     """The mission a proposal attempts: the next in order, or under Targeting the leader's choice
-    among the missions not yet played."""
+    among the missions not yet played. A mission is named by its number exactly: true is not
+    mission 1, nor 1.0 (both equal 1 in Python)."""
+    if requested is not None and (not isinstance(requested, int) or isinstance(requested, bool)):
+        raise IllegalAction(Reason.UNKNOWN_MISSION, f"no mission {requested!r}")
     if not state.variants.targeting:
         expected = state.open_missions()[0]
         if requested is not None and requested != expected:
@@ -147,7 +150,7 @@ def _choose_mission(state: GameState, requested: object) -> int:
         return expected
     if requested is None:
         raise IllegalAction(Reason.MISSION_REQUIRED, "under Targeting the leader chooses the mission")
-    if not isinstance(requested, int) or isinstance(requested, bool) or not 1 <= requested <= rules.MISSION_COUNT:
+    if not 1 <= requested <= rules.MISSION_COUNT:
         raise IllegalAction(Reason.UNKNOWN_MISSION, f"no mission {requested!r}")
     if requested in state.attempted_missions:
         raise IllegalAction(Reason.MISSION_ALREADY_ATTEMPTED, f"mission {requested} was attempted already")

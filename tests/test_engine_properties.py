@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,6 +15,7 @@ from engine import (
     EndReason,
     GameOver,
     IllegalAction,
+    LeaderTimedOut,
     PlayCard,
     ProposeTeam,
     Side,
@@ -138,3 +141,49 @@ def test_an_illegal_action_changes_nothing(game, data):
         else:
             raise AssertionError("a finished game accepted an action")
     assert state_to_dict(state) == before
+
+
+def _numbers(value, path=()):
+    """Where `value` (a field of an action) holds a seat or mission number: (path, number)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        yield path, value
+    elif isinstance(value, tuple):
+        for i, inner in enumerate(value):
+            yield from _numbers(inner, (*path, i))
+
+
+def _put(value, path, new):
+    if not path:
+        return new
+    return value[: path[0]] + (_put(value[path[0]], path[1:], new),) + value[path[0] + 1 :]
+
+
+def look_alikes(action) -> list:
+    """Each copy of `action` with one of its seat or mission numbers written as something Python
+    holds equal to it that is no number: a float, or for 0 and 1 a boolean."""
+    copies = []
+    for field in dataclasses.fields(action):
+        value = getattr(action, field.name)
+        for path, number in _numbers(value):
+            for alike in [float(number)] + ([bool(number)] if number in (0, 1) else []):
+                copies.append(dataclasses.replace(action, **{field.name: _put(value, path, alike)}))
+    return copies
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables, st.booleans(), st.sampled_from([0.0, 0.2]))
+def test_a_seat_or_mission_given_as_a_boolean_or_a_float_is_refused_in_every_action(table, plot_cards, deadline_rate):
+    """`ProposeTeam(mission=True)` was taken for mission 1 without Targeting (true == 1 in Python):
+    no seat, team member, target or mission of any action, player's or deadline's, is taken but as
+    the number itself."""
+    rng = random.Random(table["seed"])
+    variants = Variants(targeting=table["targeting"], blind_spies=table["blind_spies"], plot_cards=plot_cards)
+    state = new_game(table["players"], rng, variants)
+    while not state.is_over:
+        action = random_action(state, rng, deadline_rate=deadline_rate)
+        if isinstance(action, ProposeTeam | LeaderTimedOut) and action.mission is None:
+            action = dataclasses.replace(action, mission=state.open_missions()[0])  # the one it attempts
+        for alike in look_alikes(action):
+            with pytest.raises(IllegalAction):
+                apply(state, alike)
+        state, _ = apply(state, action)

@@ -928,3 +928,46 @@ def test_validate_goes_on_past_a_file_or_line_it_cannot_read(tmp_path, capsys):
     clean.write_bytes(good + b"\r\n")  # a line may end with a carriage return, JSON whitespace
     assert main(["validate", str(clean)]) == 0
     assert capsys.readouterr().out == "1 of 1 records valid\n"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(5, 10),
+    st.booleans(),
+    st.booleans(),
+    st.integers(0, 2**32),
+    st.integers(1, 400),
+    st.data(),
+)
+def test_a_number_written_as_a_boolean_or_a_float_is_refused_wherever_it_stands(
+    players, targeting, plot_cards, seed, steps, data
+):
+    """`true` equals 1 in Python, and 1.0 equals 1 too: none of them is a seat, a mission, a count or a
+    proposal's index in a record, wherever the number stands (the outcome's spies, a Plot event's
+    seats, a private entry's seat included)."""
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(targeting=targeting, plot_cards=plot_cards))
+    for _ in range(steps):
+        if state.is_over:
+            break
+        state, _ = apply(state, random_action(state, rng, deadline_rate=0.1))
+    record = json.loads(json.dumps(export_record(state, "g", private_for=0 if plot_cards else None)))
+    numbers = [
+        path
+        for path in _paths(record)
+        if isinstance(_at(record, path), int) and not isinstance(_at(record, path), bool)
+    ]
+    path = data.draw(st.sampled_from(numbers))
+    number = _at(record, path)
+    alike = data.draw(st.sampled_from([float(number), *([bool(number)] if number in (0, 1) else [])]))
+    _at(record, path[:-1])[path[-1]] = alike
+    with pytest.raises(RecordError) as refused:
+        parse_record(record)
+    assert refused.value.field.startswith(_field_name(path[:2])), (refused.value.field, path)
+
+
+def _field_name(path) -> str:
+    name = ""
+    for key in path:
+        name += f"[{key}]" if isinstance(key, int) else (f".{key}" if name else key)
+    return name

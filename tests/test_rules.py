@@ -849,6 +849,10 @@ REFUSALS: dict[str, tuple[Callable[[], tuple[GameState, object]], Reason]] = {
         lambda: (new_table(5, targeting=True), ProposeTeam(seat=0, team=(0, 1), mission=6)),
         Reason.UNKNOWN_MISSION,
     ),
+    "mission true for mission 1": (
+        lambda: (new_table(5), ProposeTeam(seat=0, team=(0, 1), mission=True)),
+        Reason.UNKNOWN_MISSION,
+    ),
     "already voted": (
         lambda: (act(_voting(), CastVote(seat=3, approve=False))[0], CastVote(seat=3, approve=True)),
         Reason.ALREADY_VOTED,
@@ -1132,6 +1136,25 @@ def test_something_that_is_not_an_action_is_refused(not_an_action):
 def test_a_seat_that_is_not_a_seat_number_is_refused(seat):
     state = new_table(7)
     assert_refused(state, ProposeTeam(seat, (0, 1)), Reason.NOT_A_PLAYER)
+
+
+@pytest.mark.parametrize("member", ["1", 1.0, True, None])
+def test_a_team_member_that_is_not_a_seat_number_is_refused(member):
+    state = new_table(7)
+    assert_refused(state, ProposeTeam(0, (0, member)), Reason.UNKNOWN_TEAM_MEMBER)
+    assert_refused(state, LeaderTimedOut((0, member)), Reason.UNKNOWN_TEAM_MEMBER)
+
+
+@pytest.mark.parametrize("targeting", [False, True])
+@pytest.mark.parametrize("mission", [True, False, 1.0, "1", [1]])
+def test_a_mission_that_is_not_a_mission_number_is_refused(mission, targeting):
+    """Mission 1 is named 1: true and 1.0 equal 1 in Python, and a table without Targeting took
+    them for the mission it plays next."""
+    state = new_table(5, targeting=targeting)
+    assert_refused(state, ProposeTeam(seat=0, team=(0, 1), mission=mission), Reason.UNKNOWN_MISSION)
+    assert_refused(state, LeaderTimedOut(team=(0, 1), mission=mission), Reason.UNKNOWN_MISSION)
+    state, _ = apply(state, ProposeTeam(seat=0, team=(0, 1), mission=1))
+    assert state.current_round.mission == 1
 
 
 # ----------------------------------------------------------------------------- deadlines
