@@ -129,7 +129,7 @@ async def assert_ended(group: SimulatedGroup, raw: str, old_id: str) -> None:
     redis = group.store.redis
     assert await redis.get(keys.game(old_id)) is None
     assert await redis.get(keys.damaged(old_id)) == raw
-    assert await redis.zscore(keys.DEADLINES, old_id) is None
+    assert await redis.zscore(keys.deadlines_of(old_id), old_id) is None
     assert await group.store.game_of_chat(group.chat_id) != old_id
     for user in group.user_ids:
         assert old_id not in await group.store.games_of_user(user)

@@ -144,7 +144,7 @@ async def test_half_way_reminders_come_once_per_step_at_half_time(make_bot, tele
     leader_user = table.players[leader].user_id
     assert table.step == "proposing:1"
     assert (table.deadline, table.reminder_at) == (T0 + PROPOSAL, T0 + PROPOSAL / 2)
-    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) == T0 + PROPOSAL / 2
+    assert await group.store.redis.zscore(keys.deadlines_of(group.game_id), group.game_id) == T0 + PROPOSAL / 2
 
     # Not yet half-way: nothing at all is sent.
     now[0] = T0 + PROPOSAL / 2 - 1
@@ -165,7 +165,7 @@ async def test_half_way_reminders_come_once_per_step_at_half_time(make_bot, tele
     assert after.reminder_at is None and after.deadline == T0 + PROPOSAL
     assert after.game == table.game  # a reminder changes nothing in the game
     # The deadline is what the game waits for now.
-    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) == T0 + PROPOSAL
+    assert await group.store.redis.zscore(keys.deadlines_of(group.game_id), group.game_id) == T0 + PROPOSAL
 
     # Firing again at the same moment, or a little later, reminds nobody twice.
     calls = len(telegram.calls)
@@ -507,7 +507,7 @@ async def test_when_nobody_plays_the_deadlines_finish_the_game(make_bot, telegra
         if "time ran out, so a team was drawn" in (m.text or "")
     ]
     assert len(drawn_notes) == 3
-    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) is None
+    assert await group.store.redis.zscore(keys.deadlines_of(group.game_id), group.game_id) is None
     assert await group.store.game_of_chat(chat) is None
     calls = len(telegram.calls)
     assert await service.fire_due(now[0] + 10 * PROPOSAL) == 0
@@ -682,7 +682,7 @@ async def test_lobby_deadline_closes_a_lobby_of_fewer_than_five(make_bot, telegr
     assert closed.buttons() == []
     assert await group.store.game_of_chat(chat) is None
     assert await group.store.games_of_user(group.user_ids[0]) == []
-    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) is None
+    assert await group.store.redis.zscore(keys.deadlines_of(group.game_id), group.game_id) is None
     assert await service.fire_due(now[0] + LOBBY) == 0
 
     # The group can open a new game at once.
@@ -748,14 +748,14 @@ async def test_a_deadline_whose_step_moved_on_does_nothing(make_bot, telegram):
     table = await group.table()
     assert table.step == "voting:2"
     assert table.deadline == now[0] + VOTE and table.reminder_at == now[0] + VOTE / 2
-    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) == table.reminder_at
+    assert await group.store.redis.zscore(keys.deadlines_of(group.game_id), group.game_id) == table.reminder_at
     stored = table.to_json()
     calls = len(telegram.calls)
 
     # The leader's old deadline comes: nothing happens.
     assert await service.fire_due(old_deadline) == 0
     # Even when a worker still finds the game due at the old time (a stale schedule), nothing happens.
-    await group.store.redis.zadd(keys.DEADLINES, {group.game_id: old_deadline})
+    await group.store.redis.zadd(keys.deadlines_of(group.game_id), {group.game_id: old_deadline})
     assert await service.fire_due(old_deadline) == 0
     assert await service.fire_due(old_deadline + 1) == 0
     after = await group.table()

@@ -57,7 +57,7 @@ async def test_a_lobby_whose_time_is_changed_gets_the_new_time_from_the_change(m
     table = await group.table()
     assert table.settings.lobby_seconds == 1800
     assert table.deadline == now[0] + 1800 and table.reminder_at == now[0] + 900
-    assert await group.store.redis.zscore(keys.DEADLINES, group.game_id) == table.reminder_at
+    assert await group.store.redis.zscore(keys.deadlines_of(group.game_id), group.game_id) == table.reminder_at
 
     # The time the lobby opened with passes: it stays open, and nobody is told anything.
     texts_before = chat_texts(telegram, chat)

@@ -8,6 +8,7 @@ its own, so nothing is ever flushed (a cluster has no database to flush for one 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import random
@@ -20,12 +21,14 @@ from redis import Redis as SyncRedis
 from redis.exceptions import RedisClusterException, RedisError
 
 from engine import Phase
-from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, started_on
+from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size
 from tests.servers import RedisClusterServers, free_port
 from tgbot import keys, redis_client, redis_cluster
+from tgbot.indexes import ClockShardsUnreachable
 from tgbot.redis_client import connect
 from tgbot.redis_cluster import PatientRedisCluster
 from tgbot.shared_clock import SAMPLES, SharedClock
+from tgbot.table import Table
 
 UNAVAILABLE = "temporarily unavailable"
 
@@ -138,10 +141,10 @@ def time_calls(cluster: RedisClusterServers, index: int) -> int:
         return int(node.info("commandstats").get("cmdstat_time", {}).get("calls", 0))
 
 
-async def test_the_shared_clock_is_the_time_of_the_master_that_keeps_the_deadlines(cluster, client):
-    """Every worker reads one clock: on a cluster, that of the master serving the deadlines' slot
+async def test_the_shared_clock_is_the_time_of_the_master_that_keeps_the_first_shard(cluster, client):
+    """Every worker reads one clock: on a cluster, that of the master serving the first shard's slot
     (asking whichever master a connection happens to reach would give workers different clocks)."""
-    keeper = cluster.master_of(keys.DEADLINES)
+    keeper = cluster.master_of(keys.deadlines(0))
     before = [time_calls(cluster, index) for index in range(len(cluster.nodes))]
     clock = SharedClock(client)
     await clock.sync()
@@ -263,3 +266,90 @@ def test_a_socket_timeout_the_cluster_url_names_wins():
     assert default.connection_kwargs["socket_timeout"] == redis_client.SOCKET_TIMEOUT
     named = connect("redis+cluster://127.0.0.1:7000,127.0.0.1:7001?socket_timeout=2")
     assert named.connection_kwargs["socket_timeout"] == 2.0
+
+
+# ---------------------------------------------------------------- a master serving shards of the clock is down
+
+
+def game_id_placed(cluster: RedisClusterServers, dead: int, *, clock_on_dead: bool) -> str:
+    """A game id whose own keys live on a master other than `dead`, and whose clock shard lives on
+    `dead` or not, as asked."""
+    rng = random.Random(clock_on_dead)
+    while True:
+        game_id = f"{rng.getrandbits(40):010x}"
+        if (
+            cluster.master_of(keys.game(game_id)) != dead
+            and (cluster.master_of(keys.deadlines_of(game_id)) == dead) is clock_on_dead
+        ):
+            return game_id
+
+
+def chat_on_live_masters(cluster: RedisClusterServers, dead: int, start: int) -> int:
+    """A group id none of whose own keys (its game pointer, settings, record) lives on `dead`."""
+    chat = start
+    while any(
+        cluster.master_of(key) == dead
+        for key in (keys.chat_game(chat), keys.chat_settings(chat), keys.chat_record(chat))
+    ):
+        chat -= 1
+    return chat
+
+
+async def test_a_master_down_with_shards_of_the_clock_holds_up_no_other_game(cluster, telegram, monkeypatch):
+    """A 17 s outage of the master that kept the clock's single index stalled every game: every move
+    wrote its deadline there first, and every tick read it. Now the clock is cut into shards over the
+    masters, a move whose shard does not answer goes on without it (its entry written again once the
+    shard answers), and the tick fires what the other shards hold."""
+    dead = cluster.master_of(keys.deadlines(0))  # the master whose time the shared clock reads, too
+    ids = [
+        game_id_placed(cluster, dead, clock_on_dead=True),
+        game_id_placed(cluster, dead, clock_on_dead=False),
+    ]
+    monkeypatch.setattr(Table, "new_id", staticmethod(lambda: ids.pop(0)))
+    bots = Bots(telegram)
+    nodes = [SyncRedis(port=node.port, decode_responses=True) for node in cluster.nodes]
+    down = False
+    try:
+        application = await bots.start(cluster.url, seed=3)
+        now = [1_000_000.0]
+        service = application.bot_data["service"]
+        service.clock = lambda: now[0]
+        stalled = await started_on(application, telegram, chat_id=chat_on_live_masters(cluster, dead, -301))
+        ticking = await started_on(application, telegram, chat_id=chat_on_live_masters(cluster, dead, -401))
+        assert cluster.master_of(keys.deadlines_of(stalled.game_id)) == dead
+        assert cluster.master_of(keys.deadlines_of(ticking.game_id)) != dead
+        for node in nodes:  # the other masters go on serving their slots while one is down
+            node.config_set("cluster-require-full-coverage", "no")
+        cluster.kill_master(dead)
+        down = True
+
+        # A move of the game whose clock shard is down: answered at once, not after the outage.
+        began = time.monotonic()
+        table = await stalled.table()
+        await propose(stalled, range(team_size(table)))
+        answered_in = time.monotonic() - began
+        assert answered_in < 8, answered_in
+        assert UNAVAILABLE not in "".join(a["text"] or "" for a in telegram.callback_answers.values())
+
+        # The other game's deadline fires; the tick then reports the silent shard.
+        now[0] += (await ticking.table()).settings.proposal_seconds + 1
+        with pytest.raises(ClockShardsUnreachable):
+            await service.fire_due()
+        assert (await ticking.table()).game.phase is Phase.VOTING  # its leader's team drawn for them
+
+        await asyncio.to_thread(cluster.start_master, dead)
+        down = False
+        # The entry the move could not write is written from the stored table once its shard answers.
+        assert await stalled.store.settle_owed() == 1
+        voting = await stalled.table()
+        assert voting.game.phase is Phase.VOTING
+        assert await stalled.store.redis.zscore(keys.deadlines_of(stalled.game_id), stalled.game_id) == voting.next_wake
+        await service.fire_due()  # every shard answers again
+    finally:
+        if down:
+            await asyncio.to_thread(cluster.start_master, dead)
+        for node in nodes:
+            with contextlib.suppress(RedisError):
+                node.config_set("cluster-require-full-coverage", "yes")
+            node.close()
+        await bots.close()

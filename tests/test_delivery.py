@@ -128,7 +128,7 @@ async def no_longer_pending(redis, game_id: str) -> None:
     """The game leaves the pending outboxes once its outbox is empty and no write marked it for a
     moment (`tgbot.indexes.PENDING_GRACE_MS`); the clock's next look after that takes it off."""
     give_up = time.monotonic() + PENDING_GRACE_MS / 1000 + 2 * CLOCK + 1
-    while await redis.zscore(keys.PENDING_OUTBOXES, game_id) is not None:
+    while await redis.zscore(keys.pending_outboxes_of(game_id), game_id) is not None:
         assert time.monotonic() < give_up, f"game {game_id} is still marked pending"
         await asyncio.sleep(0.05)
 
@@ -225,7 +225,7 @@ async def test_messages_a_killed_worker_was_sending_go_out_within_2_s_of_the_nex
                 await redis.lrange(keys.outbox(group.game_id), 0, -1),
                 await redis.get(keys.outbox_lock(group.game_id)),
                 await redis.pttl(keys.outbox_lock(group.game_id)),
-                await redis.zrange(keys.PENDING_OUTBOXES, 0, -1),
+                await redis.zrange(keys.pending_outboxes_of(group.game_id), 0, -1),
             )
             raise AssertionError(f"calls {calls}, outbox {state}, log {(tmp_path / 'next.log').read_text()}") from None
         print(
@@ -542,7 +542,7 @@ async def test_a_drain_that_lost_its_lock_sends_nothing_more(make_bot, telegram,
     game_id = "0123456789"
     items = [Send(-100, f"message {n}") for n in range(3)]
     await redis.rpush(keys.outbox(game_id), *[outgoing.dumps(item) for item in items])
-    await redis.zadd(keys.PENDING_OUTBOXES, {game_id: 0})
+    await redis.zadd(keys.pending_outboxes_of(game_id), {game_id: 0})
     hold = Hold(telegram, lambda method, p: method == "sendMessage")
     draining = asyncio.create_task(outbox.drain(game_id))
     await hold.wait()
@@ -583,7 +583,7 @@ async def test_a_drain_that_stalled_past_its_lock_does_not_send_what_another_del
     game_id = "0123456789"
     items = [Send(-100, "first"), Send(-100, "second")]
     await redis.rpush(keys.outbox(game_id), *[outgoing.dumps(item) for item in items])
-    await redis.zadd(keys.PENDING_OUTBOXES, {game_id: 0})
+    await redis.zadd(keys.pending_outboxes_of(game_id), {game_id: 0})
     # The first worker's drain takes the lock and then waits out a flood pause longer than the lock
     # lives, with nothing renewing it (its event loop starved, say).
     monkeypatch.setattr("tgbot.outbox._Lock.keep", lambda self: None)

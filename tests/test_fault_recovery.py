@@ -116,9 +116,11 @@ async def everything(client: Redis) -> dict:
     async for key in client.scan_iter("*"):
         kind = await client.type(key)
         found[key] = (kind, await readers[kind](key))
-    found.pop(keys.DEADLINE_REVISIONS, None)
-    if keys.PENDING_OUTBOXES in found:
-        found[keys.PENDING_OUTBOXES] = ("zset", sorted(member for member, _ in found[keys.PENDING_OUTBOXES][1]))
+    for shard in range(keys.CLOCK_SHARDS):
+        found.pop(keys.deadline_revisions(shard), None)
+        pending = keys.pending_outboxes(shard)
+        if pending in found:
+            found[pending] = ("zset", sorted(member for member, _ in found[pending][1]))
     return found
 
 

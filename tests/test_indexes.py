@@ -36,8 +36,11 @@ async def test_every_key_of_a_game_shares_one_slot_and_the_clocks_keys_another(m
     assert {slot(key) for key in game_keys} == {slot(keys.game(group.game_id))}
     named = [keys.outbox_lock(group.game_id), keys.damaged(group.game_id), keys.record(group.game_id)]
     assert {slot(key) for key in named} == {slot(keys.game(group.game_id))}
-    clock_keys = [keys.DEADLINES, keys.DEADLINE_REVISIONS, keys.PENDING_OUTBOXES]
-    assert len({slot(key) for key in clock_keys}) == 1
+    for shard in range(keys.CLOCK_SHARDS):
+        clock_keys = [keys.deadlines(shard), keys.deadline_revisions(shard), keys.pending_outboxes(shard)]
+        assert len({slot(key) for key in clock_keys}) == 1
+    # The shards spread over the slots, so a cluster's masters share them (tests/test_cluster.py).
+    assert len({slot(keys.deadlines(shard)) for shard in range(keys.CLOCK_SHARDS)}) == keys.CLOCK_SHARDS
     assert slot(keys.update_claim(7)) == slot(keys.update_answers(7))
 
 
@@ -45,18 +48,18 @@ async def test_a_late_deadline_write_never_undoes_a_newer_one(redis):
     indexes = Indexes(redis)
     await indexes.settle_deadline("g", 500.0, revision=7)
     assert not await indexes.settle_deadline("g", 900.0, revision=6)  # an older table's, arriving late
-    assert await redis.zscore(keys.DEADLINES, "g") == 500.0
+    assert await redis.zscore(keys.deadlines_of("g"), "g") == 500.0
     # Ahead of a write, a deadline only ever comes forward, and an older revision's settle after
     # that is refused too.
     await indexes.ahead("g", pending=False, earlier_wake=800.0, revision=8)
-    assert await redis.zscore(keys.DEADLINES, "g") == 500.0
+    assert await redis.zscore(keys.deadlines_of("g"), "g") == 500.0
     await indexes.ahead("g", pending=False, earlier_wake=300.0, revision=9)
-    assert await redis.zscore(keys.DEADLINES, "g") == 300.0
+    assert await redis.zscore(keys.deadlines_of("g"), "g") == 300.0
     assert not await indexes.settle_deadline("g", 900.0, revision=8)
     assert await indexes.settle_deadline("g", 800.0, revision=9)
-    assert await redis.zscore(keys.DEADLINES, "g") == 800.0
+    assert await redis.zscore(keys.deadlines_of("g"), "g") == 800.0
     assert await indexes.settle_deadline("g", None, revision=10)
-    assert await redis.zscore(keys.DEADLINES, "g") is None
+    assert await redis.zscore(keys.deadlines_of("g"), "g") is None
 
 
 async def test_a_fresh_pending_mark_outlives_an_empty_drain(redis, monkeypatch):
@@ -65,10 +68,10 @@ async def test_a_fresh_pending_mark_outlives_an_empty_drain(redis, monkeypatch):
     indexes = Indexes(redis)
     await indexes.mark_pending("g")
     await indexes.settle_pending("g")
-    assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is not None
+    assert await redis.zscore(keys.pending_outboxes_of("g"), "g") is not None
     monkeypatch.setattr("tgbot.indexes.PENDING_GRACE_MS", 0)
     await indexes.settle_pending("g")
-    assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is None
+    assert await redis.zscore(keys.pending_outboxes_of("g"), "g") is None
 
 
 async def test_a_pending_mark_stamped_by_a_clock_ahead_is_taken_off_after_its_grace(redis, monkeypatch):
@@ -77,12 +80,12 @@ async def test_a_pending_mark_stamped_by_a_clock_ahead_is_taken_off_after_its_gr
     passed, not ten minutes later (every worker's clock draining the empty outbox meanwhile)."""
     indexes = Indexes(redis)
     seconds, _ = await redis.time()
-    await redis.zadd(keys.PENDING_OUTBOXES, {"g": (int(seconds) + 600) * 1000})
+    await redis.zadd(keys.pending_outboxes_of("g"), {"g": (int(seconds) + 600) * 1000})
     await indexes.settle_pending("g")
-    assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is not None  # still within its grace
+    assert await redis.zscore(keys.pending_outboxes_of("g"), "g") is not None  # still within its grace
     monkeypatch.setattr("tgbot.indexes.PENDING_GRACE_MS", 0)
     await indexes.settle_pending("g")
-    assert await redis.zscore(keys.PENDING_OUTBOXES, "g") is None
+    assert await redis.zscore(keys.pending_outboxes_of("g"), "g") is None
 
 
 async def test_a_worker_dying_before_its_deadline_settles_leaves_the_clock_early_never_late(
@@ -92,7 +95,7 @@ async def test_a_worker_dying_before_its_deadline_settles_leaves_the_clock_early
     redis = group.store.redis
     now[0] = T0 + PROPOSAL / 2
     await service.fire_due(now[0])  # the half-way reminder
-    assert await redis.zscore(keys.DEADLINES, group.game_id) == T0 + PROPOSAL
+    assert await redis.zscore(keys.deadlines_of(group.game_id), group.game_id) == T0 + PROPOSAL
 
     async def died(*args, **kwargs):
         raise RedisConnectionError("the worker died here")
@@ -106,13 +109,13 @@ async def test_a_worker_dying_before_its_deadline_settles_leaves_the_clock_early
     monkeypatch.undo()
     table = await group.table()
     assert table.game.phase is Phase.VOTING
-    wake = await redis.zscore(keys.DEADLINES, group.game_id)
+    wake = await redis.zscore(keys.deadlines_of(group.game_id), group.game_id)
     assert wake <= table.next_wake  # early, never late
 
     # The clock wakes at the early time, finds nothing due and sets the table's own deadline.
     await service.fire_due(now[0])
     assert (await group.table()).game.phase is Phase.VOTING
-    assert await redis.zscore(keys.DEADLINES, group.game_id) == table.next_wake
+    assert await redis.zscore(keys.deadlines_of(group.game_id), group.game_id) == table.next_wake
     # And the vote still times out when its time comes.
     now[0] = table.deadline
     await service.fire_due(now[0])
@@ -176,8 +179,9 @@ async def test_a_new_game_asked_for_in_a_busy_group_leaves_no_lookups_behind(mak
     assert await redis.get(keys.chat_game(group.chat_id)) == group.game_id
     assert not await redis.exists(keys.user_games(outsider))
     assert await redis.smembers(keys.user_games(group.user_ids[1])) == {group.game_id}
-    assert await redis.zrange(keys.DEADLINES, 0, -1) == [group.game_id]
-    assert await redis.hkeys(keys.DEADLINE_REVISIONS) == [group.game_id]
+    assert await redis.zrange(keys.deadlines_of(group.game_id), 0, -1) == [group.game_id]
+    assert await redis.hkeys(keys.deadline_revisions_of(group.game_id)) == [group.game_id]
+    assert await group.store.due(float("inf")) == [group.game_id]
 
 
 async def test_a_pointer_to_a_game_never_written_is_let_go(make_bot, telegram, redis):
@@ -200,8 +204,10 @@ async def test_keys_of_an_earlier_version_are_renamed_and_the_game_goes_on(make_
     # Put the game's keys back under the names an earlier version used.
     for key in [key async for key in redis.scan_iter(match=keys.game(game_id) + "*")]:
         await redis.rename(key, key.replace("{" + game_id + "}", game_id))
-    deadline = await redis.zscore(keys.DEADLINES, game_id)
-    await redis.delete(keys.DEADLINES, keys.DEADLINE_REVISIONS, keys.PENDING_OUTBOXES)
+    deadline = await redis.zscore(keys.deadlines_of(game_id), game_id)
+    await redis.delete(
+        keys.deadlines_of(game_id), keys.deadline_revisions_of(game_id), keys.pending_outboxes_of(game_id)
+    )
     await redis.zadd(keys.LEGACY_DEADLINES, {game_id: deadline})
     await redis.sadd(keys.LEGACY_PENDING_OUTBOXES, game_id)
     assert await redis.get(keys.game(game_id)) is None
@@ -209,9 +215,37 @@ async def test_keys_of_an_earlier_version_are_renamed_and_the_game_goes_on(make_
     await redis.delete(keys.MIGRATED_TO_TAGS)  # the bot's start-up ran it on the empty database
     assert await migrate.legacy_keys(redis) >= 4
     assert await migrate.legacy_keys(redis) == 0  # once
-    assert await redis.zscore(keys.DEADLINES, game_id) == deadline
-    assert await redis.zscore(keys.PENDING_OUTBOXES, game_id) is not None
+    assert await redis.zscore(keys.deadlines_of(game_id), game_id) == deadline
+    assert await redis.zscore(keys.pending_outboxes_of(game_id), game_id) is not None
     assert not await redis.exists(keys.LEGACY_DEADLINES, keys.LEGACY_PENDING_OUTBOXES)
     group.store._latest.clear()
     table = await group.play(AlwaysApprove(rng=random.Random(3)))
     assert table.game.is_over
+
+
+async def test_the_clock_of_a_version_before_its_shards_is_spread_over_them_once(make_bot, telegram, redis):
+    """A version before the shards kept every game's deadline, revision and pending mark in one slot
+    (`rb:{clock}:…`): moved into each game's shard at start-up, and the games go on by their clocks."""
+    application = await make_bot(1)
+    group = await started_on(application, telegram)
+    game_id = group.game_id
+    deadline = await redis.zscore(keys.deadlines_of(game_id), game_id)
+    revision = await redis.hget(keys.deadline_revisions_of(game_id), game_id)
+    await redis.delete(
+        keys.deadlines_of(game_id), keys.deadline_revisions_of(game_id), keys.pending_outboxes_of(game_id)
+    )
+    await redis.zadd(keys.UNSHARDED_DEADLINES, {game_id: deadline, "other": 5.0})
+    await redis.hset(keys.UNSHARDED_DEADLINE_REVISIONS, mapping={game_id: revision, "other": 3})
+    await redis.zadd(keys.UNSHARDED_PENDING_OUTBOXES, {game_id: 1234})
+    await redis.delete(keys.MIGRATED_TO_CLOCK_SHARDS)  # the bot's start-up ran it on the empty database
+
+    assert await migrate.clock_shards(redis) == 3
+    assert await migrate.clock_shards(redis) == 0  # once
+    assert await redis.zscore(keys.deadlines_of(game_id), game_id) == deadline
+    assert await redis.hget(keys.deadline_revisions_of(game_id), game_id) == revision
+    assert await redis.zscore(keys.pending_outboxes_of(game_id), game_id) == 1234
+    assert await redis.zscore(keys.deadlines_of("other"), "other") == 5.0
+    assert not await redis.exists(
+        keys.UNSHARDED_DEADLINES, keys.UNSHARDED_DEADLINE_REVISIONS, keys.UNSHARDED_PENDING_OUTBOXES
+    )
+    assert set(await group.store.due(deadline)) == {game_id, "other"}

@@ -126,6 +126,7 @@ async def _when_storage_answers(store: Store, clock: SharedClock) -> float | Non
     while True:
         try:
             await migrate.legacy_keys(store.redis)
+            await migrate.clock_shards(store.redis)
             await clock.sync()
         except RedisError as error:
             # Said again now and then: a wrong address or password never answers.

@@ -1,7 +1,8 @@
 """The lookups across games, kept in step with each game's own keys.
 
 A game's own keys change together, in one script on one slot (`tgbot.store`). The lookups that
-span games live elsewhere: the clock's deadlines and pending outboxes (tag `{clock}`), each group's
+span games live elsewhere: the clock's deadlines and pending outboxes (in `keys.CLOCK_SHARDS` shards,
+each with a tag of its own), each group's
 current game and last record, each user's games. On Redis Cluster they may sit on other masters,
 so no script can change them together with a game. They are written just before or just after the
 game's script instead, each write chosen so that a process dying between the two leaves them
@@ -17,14 +18,25 @@ wrong only in a way that costs a little work and that the next reader repairs:
 
 A deadline write carries the table's revision: one that arrives after a newer revision's is
 refused, so writes of two workers that overtake each other leave the newer deadline.
+
+No shard of the clock holds up a game: a write to a shard that does not answer within
+`CLOCK_PATIENCE_SECONDS` is given up on and owed, and the move goes on (on a Redis Cluster the shard may
+live on a master that is down while the game's own is up); the clock's tick writes owed entries again
+from the stored tables once their shard answers (`Store.settle_owed`). The tick reads every shard at
+once and fires what the answering ones hold (`ClockShardsUnreachable`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError, RedisError
 
 from tgbot import keys
 
@@ -38,6 +50,14 @@ PENDING_GRACE_MS = 3000
 # The margin covers the round trip that set it.
 REMARK_SECONDS = PENDING_GRACE_MS / 1000 - 1.0
 MARKS_KEPT = 4096
+# How long a move waits for its shard of the clock, and the clock's tick for each shard, before going on
+# without it. A shard's master that answers at all answers in milliseconds.
+CLOCK_PATIENCE_SECONDS = 1.0
+# Owed clock entries kept for a shard that stays silent; more games than this lose theirs until the
+# game's next move (each move writes its entry again).
+OWED_KEPT = 10_000
+
+log = logging.getLogger(__name__)
 
 _NOW_MS = """
 local clock = redis.call('TIME')
@@ -105,9 +125,21 @@ def _score(wake: float | None) -> str:
     return "" if wake is None else repr(float(wake))
 
 
+class ClockShardsUnreachable(ConnectionError):
+    """Some shards of the clock did not answer; `found` holds what the others did. A ConnectionError, so
+    that whoever does not look at `found` treats it as storage unavailable."""
+
+    def __init__(self, shards: list[int], found: list[str]) -> None:
+        super().__init__(f"{len(shards)} of the clock's {keys.CLOCK_SHARDS} shards did not answer")
+        self.shards = shards
+        self.found = found
+
+
 class Indexes:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
+        # Games whose clock entry a write gave up on (an ordered set: the oldest is dropped first).
+        self._owed: dict[str, None] = {}
         # When this process last marked each game pending (its monotonic clock): a mark younger than
         # `REMARK_SECONDS` cannot have been taken off yet (see `ahead`), so it is not written again.
         self._marked: dict[str, float] = {}
@@ -120,18 +152,24 @@ class Indexes:
 
     async def ahead(self, game_id: str, *, pending: bool, earlier_wake: float | None, revision: int) -> None:
         """Before a write of the game: mark it pending (it is about to queue messages) and bring
-        its deadline forward to `earlier_wake` if that is sooner."""
+        its deadline forward to `earlier_wake` if that is sooner. If the game's shard of the clock
+        does not answer within `CLOCK_PATIENCE_SECONDS`, the write goes on without it and the entry
+        is owed (`owed`)."""
         if pending:
             marked = self._marked.get(game_id)
             pending = marked is None or time.monotonic() - marked >= REMARK_SECONDS
         if not pending and earlier_wake is None:
             return
         asked = time.monotonic()
-        await self._ahead(
-            keys=[keys.DEADLINES, keys.DEADLINE_REVISIONS, keys.PENDING_OUTBOXES],
-            args=[game_id, "1" if pending else "0", _score(earlier_wake), revision],
+        shard = keys.clock_shard(game_id)
+        written = await self._clock_write(
+            game_id,
+            self._ahead(
+                keys=[keys.deadlines(shard), keys.deadline_revisions(shard), keys.pending_outboxes(shard)],
+                args=[game_id, "1" if pending else "0", _score(earlier_wake), revision],
+            ),
         )
-        if pending:
+        if pending and written:
             self._marked.pop(game_id, None)  # re-inserted: the dict stays ordered by age
             self._marked[game_id] = asked
             if len(self._marked) > MARKS_KEPT:
@@ -139,34 +177,103 @@ class Indexes:
 
     async def settle_deadline(self, game_id: str, wake: float | None, revision: int) -> bool:
         """After a write: the game's deadline as revision `revision` of its table has it. False if a
-        newer revision's deadline is there already."""
-        settled = await self._settle_deadline(
-            keys=[keys.DEADLINES, keys.DEADLINE_REVISIONS], args=[game_id, _score(wake), revision]
+        newer revision's deadline is there already, or if the clock's shard did not answer (then the
+        entry is owed)."""
+        shard = keys.clock_shard(game_id)
+        settled = await self._clock_write(
+            game_id,
+            self._settle_deadline(
+                keys=[keys.deadlines(shard), keys.deadline_revisions(shard)], args=[game_id, _score(wake), revision]
+            ),
         )
         return bool(settled)
+
+    async def _clock_write(self, game_id: str, write: Awaitable[Any]) -> Any:
+        """Run a write to the game's shard of the clock, giving up after `CLOCK_PATIENCE_SECONDS`: a
+        move of one game must not wait for a master that serves only the clock's entries of others
+        (on a cluster the shard may live on another master than the game). A write given up on is owed:
+        the entry is written again from the stored table once the shard answers (`owed`)."""
+        try:
+            async with asyncio.timeout(CLOCK_PATIENCE_SECONDS):
+                return await write
+        except (RedisError, TimeoutError) as error:
+            log.warning(
+                "game %s: the clock's entry is owed: its shard did not answer (%s)", game_id, type(error).__name__
+            )
+            self.owe(game_id)
+            return None
+
+    def owe(self, game_id: str) -> None:
+        self._owed[game_id] = None
+        while len(self._owed) > OWED_KEPT:
+            del self._owed[next(iter(self._owed))]
+
+    def owed(self) -> list[str]:
+        """Games whose clock entry a write gave up on: `Store.settle_owed` writes them again."""
+        return list(self._owed)
+
+    def paid(self, game_id: str) -> None:
+        self._owed.pop(game_id, None)
 
     async def forget_deadline(self, game_id: str) -> None:
         """The game is gone for good: nothing of it is left for the clock."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zrem(keys.DEADLINES, game_id)
-            pipe.hdel(keys.DEADLINE_REVISIONS, game_id)
+            pipe.zrem(keys.deadlines_of(game_id), game_id)
+            pipe.hdel(keys.deadline_revisions_of(game_id), game_id)
             await pipe.execute()
 
     async def due(self, now: float, limit: int = 100) -> list[str]:
-        """Ids of games whose clock has something to do by `now` (or may have: see `ahead`)."""
-        return await self.redis.zrangebyscore(keys.DEADLINES, "-inf", now, start=0, num=limit)
+        """Ids of games whose clock has something to do by `now` (or may have: see `ahead`), at most
+        `limit` of each shard. A shard that does not answer raises `ClockShardsUnreachable` once the
+        others are read, holding what they gave."""
+        return await self._each_shard(
+            lambda client, shard: client.zrangebyscore(keys.deadlines(shard), "-inf", now, start=0, num=limit)
+        )
 
     async def mark_pending(self, game_id: str) -> None:
         """Before messages are queued for the game without a change to it."""
         await self.ahead(game_id, pending=True, earlier_wake=None, revision=0)
 
     async def pending(self) -> list[str]:
-        """Ids of games whose outbox may hold messages."""
-        return sorted(await self.redis.zrange(keys.PENDING_OUTBOXES, 0, -1))
+        """Ids of games whose outbox may hold messages (`ClockShardsUnreachable`: as `due`)."""
+        return sorted(await self._each_shard(lambda client, shard: client.zrange(keys.pending_outboxes(shard), 0, -1)))
+
+    async def _each_shard(self, read: Callable[[Any, int], Awaitable[list[str]]]) -> list[str]:
+        """`read(client, shard)` of every shard at once, each given up on after `CLOCK_PATIENCE_SECONDS`.
+        One Redis answers them all in one round trip (a pipeline); a cluster's masters each on their own,
+        so that one that does not answer holds up none of the others' answers."""
+        shards = range(keys.CLOCK_SHARDS)
+        if not isinstance(self.redis, RedisCluster):
+            try:
+                async with asyncio.timeout(CLOCK_PATIENCE_SECONDS), self.redis.pipeline(transaction=False) as pipe:
+                    for shard in shards:
+                        read(pipe, shard)
+                    answers = await pipe.execute()
+            except TimeoutError:
+                raise ClockShardsUnreachable(list(shards), []) from None
+            return [game_id for answer in answers for game_id in answer]
+
+        async def patient(shard: int) -> list[str]:
+            async with asyncio.timeout(CLOCK_PATIENCE_SECONDS):
+                return await read(self.redis, shard)
+
+        answers = await asyncio.gather(*(patient(shard) for shard in shards), return_exceptions=True)
+        found: list[str] = []
+        silent: list[int] = []
+        for shard, answer in enumerate(answers):
+            if isinstance(answer, (RedisError, TimeoutError)):
+                silent.append(shard)
+            elif isinstance(answer, BaseException):
+                raise answer
+            else:
+                found.extend(answer)
+        if silent:
+            raise ClockShardsUnreachable(silent, found)
+        return found
 
     async def settle_pending(self, game_id: str) -> None:
         """A drain found the game's outbox empty and let its lock go."""
-        await self._settle_pending(keys=[keys.PENDING_OUTBOXES], args=[game_id, PENDING_GRACE_MS])
+        await self._settle_pending(keys=[keys.pending_outboxes_of(game_id)], args=[game_id, PENDING_GRACE_MS])
 
     # ---------------------------------------------------------------- groups and players
 

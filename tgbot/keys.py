@@ -2,8 +2,11 @@
 
 Keys in braces share a Redis Cluster hash tag: Redis Cluster stores keys with the same `{tag}` in
 one slot, so one script or transaction may use them together. Each game's keys carry the game's
-id as their tag; the clock's shared sorted sets carry `{clock}`. Nothing ever touches keys of two
-tags in one script or transaction (`tgbot.indexes` keeps the lookups across games in step).
+id as their tag; the clock's shared sorted sets are cut into `CLOCK_SHARDS` shards, each with a tag of
+its own (`{clock:NN}`), a game's entries in the shard its id falls in (`clock_shard`), so that on a
+Redis Cluster they spread over the masters and no one master's outage stops every game's clock.
+Nothing ever touches keys of two tags in one script or transaction (`tgbot.indexes` keeps the lookups
+across games in step).
 
 rb:game:{id}                the table document (JSON)
 rb:game:{id}:outbox         list of outgoing messages, oldest first
@@ -11,9 +14,9 @@ rb:game:{id}:messages       hash: message key -> "chat_id:message_id" of message
 rb:game:{id}:outbox-lock    the lock of whoever drains the game's outbox
 rb:game:{id}:record         the finished game's record (resistance-record/1 JSON)
 rb:game:{id}:damaged        a game document that could not be read back, set aside for a look
-rb:{clock}:deadlines        sorted set: game id -> when its clock next has something to do
-rb:{clock}:revisions        hash: game id -> the table revision its deadline was last set from
-rb:{clock}:outboxes         sorted set: game id -> when a change last queued messages for it (ms)
+rb:{clock:NN}:deadlines     sorted set: game id -> when its clock next has something to do
+rb:{clock:NN}:revisions     hash: game id -> the table revision its deadline was last set from
+rb:{clock:NN}:outboxes      sorted set: game id -> when a change last queued messages for it (ms)
 rb:chat:{chat_id}:game      the id of the group's open lobby or running game
 rb:chat:{chat_id}:record    the id of the group's last finished game (its record is the game's)
 rb:chat:{chat_id}:settings  the group's settings (JSON)
@@ -23,6 +26,7 @@ rb:update:{update_id}       a webhook update: the lease of the worker processing
 rb:update:{update_id}:answers  hash: game id -> what the update answered when it changed that game (tgbot.once)
 rb:webhook:registered       a digest of the webhook settings last registered (five minutes)
 rb:migrated:hash-tags       set once the keys of versions before the hash tags were renamed (tgbot.migrate)
+rb:migrated:clock-shards    set once the clock's keys of versions before its shards were spread (tgbot.migrate)
 rb:ratelimit:...            the shared flood-limit counters and pause (one key per script)
 
 (In `rb:chat:{chat_id}:…` and `rb:user:{user_id}:…` the braces above only mark a placeholder:
@@ -31,12 +35,48 @@ those keys are read and written one at a time and carry no tag.)
 
 from __future__ import annotations
 
+import zlib
+
 PREFIX = "rb:"
 
-CLOCK_TAG = "{clock}"
-DEADLINES = f"{PREFIX}{CLOCK_TAG}:deadlines"
-DEADLINE_REVISIONS = f"{PREFIX}{CLOCK_TAG}:revisions"
-PENDING_OUTBOXES = f"{PREFIX}{CLOCK_TAG}:outboxes"
+# The clock's shards. Changing the number moves games between shards: `tgbot.migrate` would have to
+# spread them again, as it spreads the single shard of earlier versions.
+CLOCK_SHARDS = 16
+
+
+def clock_shard(game_id: str) -> int:
+    """The shard of the clock's sets that holds the game's deadline and pending mark."""
+    return zlib.crc32(game_id.encode()) % CLOCK_SHARDS
+
+
+def _clock(shard: int) -> str:
+    return f"{PREFIX}{{clock:{shard:02d}}}"
+
+
+def deadlines(shard: int) -> str:
+    return f"{_clock(shard)}:deadlines"
+
+
+def deadline_revisions(shard: int) -> str:
+    return f"{_clock(shard)}:revisions"
+
+
+def pending_outboxes(shard: int) -> str:
+    return f"{_clock(shard)}:outboxes"
+
+
+def deadlines_of(game_id: str) -> str:
+    return deadlines(clock_shard(game_id))
+
+
+def deadline_revisions_of(game_id: str) -> str:
+    return deadline_revisions(clock_shard(game_id))
+
+
+def pending_outboxes_of(game_id: str) -> str:
+    return pending_outboxes(clock_shard(game_id))
+
+
 WEBHOOK_REGISTRAR = f"{PREFIX}webhook:registered"
 RATE_PAUSE = f"{PREFIX}ratelimit:pause"
 RATE_BOT = f"{PREFIX}ratelimit:bot"
@@ -114,3 +154,9 @@ LEGACY_DEADLINES = f"{PREFIX}deadlines"
 LEGACY_PENDING_OUTBOXES = f"{PREFIX}outbox:pending"
 LEGACY_GAME_PATTERN = f"{PREFIX}game:*"
 LEGACY_CHAT_RECORD_PREFIX = "{"  # a chat's record key held the record itself, not a game id
+# The clock's single shard of versions before `CLOCK_SHARDS` (`tgbot.migrate` spreads it, then sets
+# MIGRATED_TO_CLOCK_SHARDS).
+MIGRATED_TO_CLOCK_SHARDS = f"{PREFIX}migrated:clock-shards"
+UNSHARDED_DEADLINES = f"{PREFIX}{{clock}}:deadlines"
+UNSHARDED_DEADLINE_REVISIONS = f"{PREFIX}{{clock}}:revisions"
+UNSHARDED_PENDING_OUTBOXES = f"{PREFIX}{{clock}}:outboxes"

@@ -34,6 +34,7 @@ from tgbot.changes import Change, Refused, Reply
 from tgbot.chat_move import move_chat
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
+from tgbot.indexes import ClockShardsUnreachable
 from tgbot.moves import absence, clock, computers, lobby, play
 from tgbot.moves import plot as plot_moves
 from tgbot.moves.lobby import NOT_ALLOWED_TO_CONFIGURE, SETTINGS_BETWEEN_GAMES, settings_refusal
@@ -510,7 +511,15 @@ class GameService:
         that began then; a deadline that passed since gives its step back the time it had left
         (`moves.clock.resumed`)."""
         fired = 0
-        for game_id in await self.store.due(self.clock() if now is None else now):
+        # A shard of the clock that does not answer holds up only its own games (`tgbot.indexes`): the
+        # others' deadlines fire, and the outage is reported once they have.
+        silent: ClockShardsUnreachable | None = None
+        await self.store.settle_owed()
+        try:
+            due = await self.store.due(self.clock() if now is None else now)
+        except ClockShardsUnreachable as unreachable:
+            due, silent = unreachable.found, unreachable
+        for game_id in due:
             seed = self.rng.getrandbits(64)
             try:
                 fired += await self._fire(game_id, now, seed, unreachable_since)
@@ -520,9 +529,14 @@ class GameService:
                 # One broken game must not hold up every other game's deadlines.
                 log.exception("game %s: the clock failed on it", game_id)
         # What the deadlines just queued, and what a crashed worker or an unreachable Telegram left behind.
-        deliveries = await self.deliver_pending(wait_for_locks=wait_for_locks)
+        try:
+            deliveries = await self.deliver_pending(wait_for_locks=wait_for_locks)
+        except ClockShardsUnreachable as unreachable:
+            deliveries, silent = unreachable.found, silent or unreachable
         if wait:
             await asyncio.gather(*deliveries)
+        if silent is not None:
+            raise silent
         return fired
 
     async def deliver_pending(self, *, wait_for_locks: float = 0.0) -> list[asyncio.Task]:
@@ -534,14 +548,20 @@ class GameService:
         soon as that lock lapses, for up to that many seconds, so a lock left by a drain that died
         (a killed worker's, one an outage cut off) holds nothing up for longer than it lives
         (`LOCK_SECONDS`); a live drain keeps renewing its lock and delivers it all."""
+        try:
+            pending, silent = await self.store.pending_outboxes(), None
+        except ClockShardsUnreachable as unreachable:
+            pending, silent = unreachable.found, unreachable
         tasks = []
-        for game_id in await self.store.pending_outboxes():
+        for game_id in pending:
             task = self._draining.get(game_id)
             if task is None:
                 task = asyncio.create_task(self._drain_when_free(game_id, wait_for_locks))
                 self._draining[game_id] = task
                 task.add_done_callback(lambda _, game_id=game_id: self._draining.pop(game_id, None))
             tasks.append(task)
+        if silent is not None:
+            raise ClockShardsUnreachable(silent.shards, tasks)
         return tasks
 
     async def _drain_when_free(self, game_id: str, wait_for_locks: float) -> None:

@@ -12,22 +12,28 @@ monotonic clock plus that offset: no round trip per move. The monotonic clock on
 intervals, so the machine's wall clock, however wrong, and however it is set or stepped meanwhile,
 plays no part.
 
-On a Redis Cluster the time is that of the master serving the clock's own slot (`{clock}`, where
-the deadlines are kept): the script that reads `TIME` names the deadlines' key, so the cluster routes
-it there, and after a failover to that slot's new master. A failover to a machine whose clock
-differs moves the time every worker reads by that difference, for all of them within `SYNC_SECONDS`
-(sooner for a worker that saw the outage), and is logged.
+On a Redis Cluster the time is that of the master serving the clock's first shard (`{clock:00}`):
+the script that reads `TIME` names that shard's deadlines, so the cluster routes it there, and after a
+failover to that slot's new master. A master that does not answer within `CLOCK_PATIENCE_SECONDS` is
+passed over for the next shard's, so that one master's outage stops no worker's clock (the masters'
+clocks differ by what their machines' do, which the deadlines' seconds do not feel). A failover to a
+machine whose clock differs moves the time every worker reads by that difference, for all of them
+within `SYNC_SECONDS` (sooner for a worker that saw the outage), and is logged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError, RedisClusterException, RedisError
 
 from tgbot import keys
+from tgbot.indexes import CLOCK_PATIENCE_SECONDS
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +45,7 @@ SAMPLES = 3
 # to another machine, its clock set), or this worker's monotonic clock stood still (a suspended VM).
 MOVED_SECONDS = 1.0
 
-# KEYS: the clock's deadlines (named only so that a cluster runs this on the master that keeps them).
+# KEYS: a shard's deadlines (named only so that a cluster runs this on the master that keeps them).
 _TIME = """
 local now = redis.call('TIME')
 return {now[1], now[2]}
@@ -53,6 +59,7 @@ class SharedClock:
         self.local = local  # this worker's own clock; only its intervals are used
         self.offset: float | None = None  # Redis's time minus `local()`, once measured
         self.error = 0.0  # at most this far off when measured: half the round trip
+        self.redis = redis
         self._time = redis.register_script(_TIME)
 
     def __call__(self) -> float:
@@ -63,10 +70,38 @@ class SharedClock:
     async def sync(self) -> float:
         """Measure the offset to Redis's clock again; returns how far it moved (0 the first time).
         Raises RedisError if Redis does not answer (the last offset stays in use)."""
+        failure: Exception = ConnectionError("no shard of the clock answered")
+        for shard in self._shards_to_ask():
+            try:
+                async with asyncio.timeout(CLOCK_PATIENCE_SECONDS):
+                    return await self._sync_with(shard)
+            except (RedisError, TimeoutError) as error:
+                failure = error
+                log.info("the shared clock passed over shard %d: it did not answer (%s)", shard, type(error).__name__)
+        raise failure if isinstance(failure, RedisError) else ConnectionError("no shard of the clock answered")
+
+    def _shards_to_ask(self) -> list[int]:
+        """The first shard, then on a cluster the first shard each other master serves (by the slot map
+        the client holds): asking two shards of one master again gains nothing."""
+        if not isinstance(self.redis, RedisCluster):
+            return [0]
+        shards, masters = [], set()
+        for shard in range(keys.CLOCK_SHARDS):
+            try:
+                node = self.redis.get_node_from_key(keys.deadlines(shard))
+            except (RedisClusterException, RedisError):  # no slot map yet: the first command reads it
+                return list(range(keys.CLOCK_SHARDS))
+            name = None if node is None else node.name
+            if name is None or name not in masters:
+                masters.add(name)
+                shards.append(shard)
+        return shards
+
+    async def _sync_with(self, shard: int) -> float:
         best: tuple[float, float] | None = None  # (round trip, offset)
         for _ in range(SAMPLES):
             sent = self.local()
-            seconds, micros = await self._time(keys=[keys.DEADLINES])
+            seconds, micros = await self._time(keys=[keys.deadlines(shard)])
             received = self.local()
             redis_now = int(seconds) + int(micros) / 1_000_000
             sample = (received - sent, redis_now - (sent + received) / 2)

@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from tgbot import keys, outgoing
 from tgbot.changes import Change
-from tgbot.indexes import Indexes
+from tgbot.indexes import CLOCK_PATIENCE_SECONDS, Indexes
 from tgbot.settings import GroupSettings
 from tgbot.table import LEFT_KEPT, Table, salvage
 
@@ -627,6 +628,39 @@ class Store:
     async def due(self, now: float, limit: int = 100) -> list[str]:
         """Ids of games whose clock has something to do by `now`."""
         return await self.indexes.due(now, limit)
+
+    async def settle_owed(self) -> int:
+        """Write again, from the stored tables, the clock entries that writes gave up on while their
+        shard did not answer (`tgbot.indexes`); returns how many were written. A shard still silent
+        is tried once per call."""
+        settled = 0
+        silent: set[int] = set()
+        for game_id in self.indexes.owed():
+            shard = keys.clock_shard(game_id)
+            if shard in silent:
+                continue
+            self.indexes.paid(game_id)
+            try:
+                async with asyncio.timeout(CLOCK_PATIENCE_SECONDS):
+                    raw = await self.redis.get(keys.game(game_id))
+                    queued = raw is not None and await self.redis.llen(keys.outbox(game_id))
+            except (RedisError, TimeoutError):
+                self.indexes.owe(game_id)  # the game's own master is down too: its next move writes it
+                continue
+            if raw is None:
+                continue  # gone: nothing of it is owed to the clock
+            try:
+                table = self._table(game_id, raw)
+            except DamagedGame:
+                continue  # ended by whoever reads it next
+            if queued:
+                await self.indexes.mark_pending(game_id)
+            await self.indexes.settle_deadline(game_id, table.next_wake, table.revision)
+            if game_id in self.indexes.owed():
+                silent.add(shard)
+            else:
+                settled += 1
+        return settled
 
     async def pending_outboxes(self) -> list[str]:
         return await self.indexes.pending()
