@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
+from itertools import product
 from typing import Any
 
 from engine import rules
@@ -294,6 +295,89 @@ def _check_mission_cards(
         watched.add(use.target)
         kept.append(use)
     return held
+
+
+# The cards that show one seat another's role, each in its own way (see `_could_show`).
+_ROLE_CARDS = (Card.OVERHEARD_CONVERSATION, Card.OPEN_UP, Card.ESTABLISH_CONFIDENCE)
+
+
+class ShownTo:
+    """What a Plot card showed one seat, so that each result of its `private` entry is one a card
+    showed it: a role through an `overheard` by that seat, an `open_up` to it (the holder's role) or
+    an `establish_confidence` to it (the leader's role); a mission card through a `watch` by it of
+    that member on that mission. Each public event backs one result.
+
+    A role may also come from the deal of the next mission's first proposal, which enters the
+    public record only with that proposal's vote: a seat's export taken in between has the result
+    and not yet its event. Such results are possible only while the record leaves room for that
+    deal (`pending`: the game goes on and no round of it is under way), as many as that deal has
+    cards, each from a card the deck still holds, given by a seat that may lead that proposal
+    (`leaders`: the leader in turn, or a Strong Leader's holder) to another."""
+
+    def __init__(
+        self,
+        viewer: int,
+        rounds: list[tuple[int, tuple[PlotUse, ...]]],
+        table: PlotTable,
+        players: int,
+        pending: bool,
+        leaders: tuple[int, ...],
+    ) -> None:
+        self.viewer, self.players, self.pending, self.leaders = viewer, players, pending, leaders
+        self.roles: Counter[int] = Counter()  # seat: how many public events showed the viewer its role
+        self.cards: Counter[tuple[int, int]] = Counter()  # (seat, mission): watches of that card
+        for mission, uses in rounds:
+            for use in uses:
+                if use.kind is UseKind.OVERHEARD and use.by == viewer:
+                    self.roles[use.target] += 1
+                elif use.kind in (UseKind.OPEN_UP, UseKind.ESTABLISH_CONFIDENCE) and use.target == viewer:
+                    self.roles[use.by] += 1
+                elif use.kind is UseKind.WATCH and use.by == viewer:
+                    self.cards[(use.target, mission)] += 1
+        self.left = Counter(deck_counts(players)) - table.dealt  # the cards the deck still holds
+        self.per_deal = cards_per_mission(players)
+        self.in_deal: list[int] = []  # the seats whose roles the coming deal would have to show
+
+    def check(self, seen: Seen, field: str) -> None:
+        viewer = self.viewer
+        if isinstance(seen, CardSeen):
+            key = (seen.seat, seen.mission)
+            _require(
+                self.cards[key] > 0,
+                field,
+                f"seat {viewer} watched no card of seat {seen.seat} on mission {seen.mission}",
+            )
+            self.cards[key] -= 1
+            return
+        if self.roles[seen.seat] > 0:
+            self.roles[seen.seat] -= 1
+            return
+        self.in_deal.append(seen.seat)
+        _require(
+            self._coming_deal_shows(self.in_deal),
+            field,
+            f"no Plot card showed seat {viewer} the role of seat {seen.seat}"
+            + (", nor can the deal still to come into the record" if self.pending else ""),
+        )
+
+    def _coming_deal_shows(self, seats: list[int]) -> bool:
+        if not self.pending or len(seats) > self.per_deal:
+            return False
+        for leader in self.leaders:
+            for cards in product(_ROLE_CARDS, repeat=len(seats)):
+                if any(count > self.left[card] for card, count in Counter(cards).items()):
+                    continue
+                if all(self._could_show(card, seat, leader) for card, seat in zip(cards, seats, strict=True)):
+                    return True
+        return False
+
+    def _could_show(self, card: Card, seat: int, leader: int) -> bool:
+        """Whether `card`, dealt by `leader`, shows the viewer the role of `seat`."""
+        if card is Card.OVERHEARD_CONVERSATION:  # the viewer received it and looked at a neighbour
+            return self.viewer != leader and seat in neighbours(self.viewer, self.players)
+        if card is Card.OPEN_UP:  # `seat` received it and showed the viewer its role
+            return seat != leader
+        return self.viewer != leader and seat == leader  # the leader gave the viewer Establish Confidence
 
 
 def parse_private(raw: Any, players: int) -> dict[int, tuple[Seen, ...]]:

@@ -237,7 +237,20 @@ def parse_record(data: Any) -> GameRecord:
     if fields.at("private", required=False):
         _require(variants is not None and variants.plot_cards, "private", "only a game with Plot cards has one")
         private = plot_record.parse_private(data["private"], players)
-        _check_private_against_missions(private, missions, data["spies"], seatings)
+        # The deal of the next mission's first proposal is public only once that proposal's vote is.
+        pending = not ended and (not missions or missions[-1].played)
+        if missions:
+            in_turn = (missions[-1].proposals[-1].leader + 1) % players
+            leaders = (in_turn, *(s for s in table.held.holders(Card.STRONG_LEADER) if s != in_turn))
+        else:
+            leaders = tuple(range(players))  # who leads first, the record does not say
+        shown = {
+            viewer: plot_record.ShownTo(
+                viewer, [(m.mission, m.plot) for m in missions], table, players, pending, leaders
+            )
+            for viewer in private
+        }
+        _check_private_against_missions(private, missions, data["spies"], seatings, shown)
         if outcome is not None:
             _check_private_against_outcome(private, outcome)
     fields.done()
@@ -275,12 +288,17 @@ def _explained(seatings: tuple[int, ...], m: MissionRound) -> tuple[int, ...]:
 
 
 def _check_private_against_missions(
-    private: dict[int, tuple[Seen, ...]], missions: list[MissionRound], spy_count: int, seatings: tuple[int, ...]
+    private: dict[int, tuple[Seen, ...]],
+    missions: list[MissionRound],
+    spy_count: int,
+    seatings: tuple[int, ...],
+    shown: dict[int, plot_record.ShownTo],
 ) -> None:
     """What one seat was shown must be possible in the public record: a card watched was played
     on that mission by a member of its team (a missed card counts as Success, and a mission
-    without a Fail card shows none), and no seat is seen on both sides or more seats as spies
-    than the game has (a Fail card, seen or played in the spotlight, shows a spy)."""
+    without a Fail card shows none), no seat is seen on both sides or more seats as spies
+    than the game has (a Fail card, seen or played in the spotlight, shows a spy), and a Plot
+    card showed the seat each result (`plot_record.ShownTo`)."""
     rounds = {m.mission: m for m in missions if m.proposals[-1].approved}
     public_spies = {use.target for m in missions for use in m.plot if use.kind is UseKind.SPOTLIGHT and use.fail}
     for viewer, entries in private.items():
@@ -308,6 +326,7 @@ def _check_private_against_missions(
                 bit = 1 << seen.seat
                 seatings = tuple(s for s in seatings if bool(s & bit) == spy)
                 _require(bool(seatings), field, "no way to seat the spies explains it with the missions' Fail cards")
+            shown[viewer].check(seen, field)
 
 
 def _check_private_against_outcome(private: dict[int, tuple[Seen, ...]], outcome: Outcome) -> None:

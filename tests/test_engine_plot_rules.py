@@ -681,6 +681,137 @@ def test_a_private_result_the_public_record_rules_out_is_refused(case):
     assert refused.value.field == field
 
 
+def _shown_record() -> dict:
+    """7 players; the leader, seat 4, gave seat 0 Establish Confidence (seat 0 saw seat 4's role) and
+    seat 1 Open Up, shown to seat 6 (seat 6 saw seat 1's role); mission 1's first team was rejected,
+    so the round goes on and no deal is still to come into the record."""
+    state = table((Card.ESTABLISH_CONFIDENCE, Card.OPEN_UP))
+    state = act(state, DealCard(4, Card.ESTABLISH_CONFIDENCE, 0), DealCard(4, Card.OPEN_UP, 1), OpenUp(1, 6))
+    state = vote_all(act(state, ProposeTeam(4, (0, 1))), False)
+    assert export_record(state, "g", private_for=0)["private"] == {"0": [{"role_of": 4, "spy": False}]}
+    assert export_record(state, "g", private_for=6)["private"] == {"6": [{"role_of": 1, "spy": True}]}
+    return export_record(state, "g")
+
+
+UNSHOWN_RESULTS = {
+    "the leader who gave Establish Confidence": {"4": [{"role_of": 0, "spy": False}]},
+    "the holder of Open Up, who showed and saw nothing": {"1": [{"role_of": 6, "spy": False}]},
+    "a seat no card touched": {"2": [{"role_of": 3, "spy": True}]},
+    "a role shown once, seen twice": {"0": [{"role_of": 4, "spy": False}, {"role_of": 4, "spy": False}]},
+}
+
+
+@pytest.mark.parametrize("case", list(UNSHOWN_RESULTS))
+def test_a_role_no_card_showed_the_seat_is_refused(case):
+    """Establish Confidence shows the receiver the leader's role; Open Up shows the chosen player
+    the holder's role; Overheard Conversation shows the holder a neighbour's. A private result no
+    public Plot event showed that seat was taken, whatever seat and role it named."""
+    record = _shown_record()
+    for seen in ({"0": [{"role_of": 4, "spy": False}]}, {"6": [{"role_of": 1, "spy": True}]}):
+        parse_record({**record, "private": seen})
+    private = UNSHOWN_RESULTS[case]
+    ((viewer, entries),) = private.items()
+    with pytest.raises(RecordError) as refused:
+        parse_record({**record, "private": private})
+    assert refused.value.field == f"private.{viewer}[{len(entries) - 1}]"
+    seat = entries[-1]["role_of"]
+    assert refused.value.problem == f"no Plot card showed seat {viewer} the role of seat {seat}"
+
+
+def test_a_card_no_watch_showed_the_seat_is_refused():
+    """A mission card is seen only through Keeping a Close Eye on You, by the watcher, of the member
+    watched, on that mission; each watch shows one card once."""
+    record = rules_example_record()  # seat 6 watched seat 5 on mission 2
+    for private, field, problem in [
+        ({"6": [{"card_of": 4, "mission": 2, "fail": False}]}, "private.6[0]", "of seat 4 on mission 2"),
+        ({"6": [{"card_of": 3, "mission": 1, "fail": False}]}, "private.6[0]", "of seat 3 on mission 1"),
+        ({"4": [{"card_of": 5, "mission": 2, "fail": True}]}, "private.4[0]", "of seat 5 on mission 2"),
+        (
+            {"6": [{"card_of": 5, "mission": 2, "fail": True}, {"card_of": 5, "mission": 2, "fail": True}]},
+            "private.6[1]",
+            "of seat 5 on mission 2",
+        ),
+    ]:
+        viewer = field.split(".")[1].split("[")[0]
+        with pytest.raises(RecordError) as refused:
+            parse_record({**record, "private": private})
+        assert (refused.value.field, refused.value.problem) == (field, f"seat {viewer} watched no card {problem}")
+
+
+def test_a_role_the_deal_still_to_come_into_the_record_can_show_is_taken():
+    """Between the deal of a mission's first proposal and that proposal's vote, a seat's export holds
+    what the deal showed it, and the deal is not yet in the record. In the rules' example (7 players,
+    two cards a deal, mission 3 to come, led in turn by seat 5; the deck still holds one Overheard
+    Conversation, the Open Up and the Establish Confidence), seat 2 may have seen two roles then:
+    its neighbour's (Overheard Conversation), the leader's (Establish Confidence), anyone's but the
+    leader's (Open Up), but no more than two, nor two that only Open Up shows."""
+    record = rules_example_record()
+    del record["private"]
+    for entries in ([(1, True)], [(5, True)], [(6, False)], [(1, True), (5, True)], [(3, True), (4, False)]):
+        parse_record({**record, "private": {"2": [{"role_of": s, "spy": spy} for s, spy in entries]}})
+    for entries, problem in [
+        ([(1, True), (5, True), (3, True)], "no Plot card showed seat 2 the role of seat 3"),
+        ([(4, False), (6, False)], "no Plot card showed seat 2 the role of seat 6"),
+        ([(5, True), (5, True)], "no Plot card showed seat 2 the role of seat 5"),  # one Establish Confidence
+    ]:
+        with pytest.raises(RecordError) as refused:
+            parse_record({**record, "private": {"2": [{"role_of": s, "spy": spy} for s, spy in entries]}})
+        assert refused.value.field == f"private.2[{len(entries) - 1}]"
+        assert refused.value.problem == problem + ", nor can the deal still to come into the record"
+    # A Strong Leader's holder may take the lead before that deal and give Establish Confidence: with
+    # seat 3 holding one, seat 0 may have seen seat 4's role (Open Up) and seat 3's (its leader's).
+    both = {"0": [{"role_of": 4, "spy": False}, {"role_of": 3, "spy": True}]}
+    with pytest.raises(RecordError) as refused:
+        parse_record({**record, "private": both})
+    assert refused.value.field == "private.0[1]"
+    record["missions"][1]["plot"][0]["card"] = "strong_leader"  # seat 3's No Confidence was a Strong Leader
+    parse_record({**record, "private": both})
+    # Once the game is over (here five teams rejected for mission 3) no deal is to come.
+    record["missions"].append(
+        {
+            "mission": 3,
+            "team_size": 3,
+            "fails_required": 1,
+            "proposals": [
+                {"leader": seat % 7, "team": [0, 1, 2], "votes": [False] * 7, "open_votes": [2]}
+                for seat in range(5, 10)
+            ],
+            "plot": [
+                {"kind": "deal", "card": "no_confidence", "to": 4, "proposal": 0},
+                {"kind": "deal", "card": "no_confidence", "to": 6, "proposal": 0},
+            ],
+        }
+    )
+    parse_record(record)
+    with pytest.raises(RecordError) as refused:
+        parse_record({**record, "private": {"2": [{"role_of": 1, "spy": True}]}})
+    assert refused.value.problem == "no Plot card showed seat 2 the role of seat 1"
+
+
+def test_no_role_is_seen_at_a_small_table():
+    """At 5 and 6 players no card shows a role."""
+    record = small_table_record(5, Card.NO_CONFIDENCE)
+    with pytest.raises(RecordError) as refused:
+        parse_record({**record, "private": {"1": [{"role_of": 0, "spy": False}]}})
+    assert refused.value.field == "private.1[0]"
+    assert refused.value.problem.startswith("no Plot card showed seat 1 the role of seat 0")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(5, 10), st.booleans(), st.integers(0, 2**32), st.integers(1, 400))
+def test_what_a_seat_was_shown_is_in_its_export_at_every_step_of_play(players, targeting, seed, steps):
+    """Every seat's export parses at every step of any Plot game, in the middle of a deal too: each
+    result it holds is one a card showed that seat (in the record, or in the deal still to come)."""
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(targeting=targeting, plot_cards=True))
+    for _ in range(steps):
+        if state.is_over:
+            break
+        state, _ = apply(state, random_action(state, rng, plot_use_rate=0.8, deadline_rate=0.1))
+        for seat in range(players):
+            parse_record(export_record(state, "g", private_for=seat))
+
+
 def _a_mission_with_a_success_shown() -> tuple[dict, int, dict]:
     """A finished 7-player Plot game's record, and a played mission of it where the spotlight showed a Success."""
     for seed in range(500):
