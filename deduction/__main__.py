@@ -32,7 +32,7 @@ from deduction.knowledge import Viewer
 from deduction.models import DEFAULT_MODEL, MODELS
 from deduction.reasons import Reason, explain
 from engine import GameRecord, RecordError, parse_record
-from engine.cli import Unreadable, numbered_lines, quiet_when_output_closes, read_bytes, shown_name
+from engine.cli import STDIN, Unreadable, numbered_lines, quiet_when_output_closes, read_bytes, shown_name
 from engine.record import NotJSON, read_json
 
 PACKAGE_PARAMS = Path(__file__).parent / "params" / "behaviour.json"
@@ -59,9 +59,13 @@ def read_games(path: str) -> list[GameRecord]:
 def _batch(args: argparse.Namespace) -> int:
     # Bytes, split at line feeds only: each line is decoded on its own, so one that is not UTF-8
     # is answered with an error like any other broken line.
-    for out in batch.run(sys.stdin.buffer, args.model):
-        sys.stdout.write(out + "\n")
-        sys.stdout.flush()
+    try:
+        for out in batch.run((line for _, line in numbered_lines(STDIN)), args.model):
+            sys.stdout.write(out + "\n")
+            sys.stdout.flush()
+    except Unreadable as exc:  # no standard input at all, or one that fails to read
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 

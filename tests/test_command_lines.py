@@ -157,3 +157,20 @@ def test_a_file_named_dash_is_standard_input(reader, tmp_path):
         assert broken.stderr.decode().startswith("error: <stdin>: not JSON: Extra data")
     else:
         assert broken.stderr.decode() == f"<stdin>:2: {problem}\n"
+
+
+@pytest.mark.parametrize("command", [["-m", "deduction", "batch"], ["-m", "engine", "validate", "-"]])
+def test_a_command_started_without_standard_input_says_so(command):
+    """Started with its standard input closed (`<&-`), a command that reads it says so in one line
+    and exits 1: the batch protocol ended with an AttributeError's traceback."""
+    done = subprocess.run(
+        [sys.executable, *command],
+        capture_output=True,
+        stdin=None,
+        preexec_fn=lambda: os.close(0),
+        env={**os.environ, "PYTHONPATH": ROOT},
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines()[-1].endswith("<stdin>: there is no standard input")
+    assert b"Traceback" not in done.stderr
