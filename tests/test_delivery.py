@@ -333,6 +333,50 @@ async def test_after_a_redis_outage_what_waits_goes_out_within_2_s_and_nothing_t
     assert errors(caplog) == []
 
 
+async def test_a_card_prompt_another_worker_sent_again_after_an_outage_leaves_one_copy_to_press(
+    aof_server, telegram, caplog
+):
+    """Redis failed in the instant after Telegram took a card prompt, and another worker drained the
+    game's queue before the first could settle it: the prompt went out twice, both copies with live
+    buttons. The first worker's clock now finds the second copy and takes the older one's buttons away."""
+    first_client, second_client = connect(aof_server.url), connect(aof_server.url)
+    sender = await start_offline_bot(telegram, first_client, 4)
+    other = None
+    try:
+        group = await started_on(sender, telegram)
+        team = list(range(team_size(await group.table())))
+        await propose(group, team)
+        for seat in range(4):
+            await group.send(vote(group, seat))
+        first = group.user_ids[team[0]]
+        hold = Hold(telegram, card_prompt_to(first), after=True)
+        deciding = asyncio.create_task(group.send(vote(group, 4)))
+        await hold.wait()
+        aof_server.kill()
+        hold.release()
+        await asyncio.wait_for(deciding, 30)
+        aof_server.start()
+
+        other = await start_offline_bot(telegram, second_client, 5, clock_seconds=CLOCK)
+        await other.start()  # its first tick drains the queue the first worker left
+        await wait_until(lambda: len(card_prompts(telegram, first)) == 2, 30, "the prompt sent again")
+        await sender.bot_data["service"].fire_due()
+
+        copies = [m for m in telegram.messages(first) if "Play your card" in (m.text or "")]
+        assert [bool(m.buttons()) for m in copies] == [False, True]
+        # The copy left is the one the game edits once the card is played.
+        await group.press(first, first, "c:", ":s")
+        assert "Play your card" not in (telegram.message(first, copies[1].message_id).text or "")
+    finally:
+        if other is not None:
+            await other.stop()
+            await other.shutdown()
+        await sender.shutdown()
+        await first_client.aclose()
+        await second_client.aclose()
+    assert errors(caplog) == []
+
+
 # ---------------------------------------------------------------- a private message of a key, once
 
 
@@ -554,6 +598,39 @@ async def test_a_drain_that_lost_its_lock_sends_nothing_more(make_bot, telegram,
     assert [m.text for m in telegram.messages(-100)] == ["message 0"]
     assert await redis.lrange(keys.outbox(game_id), 0, -1) == [outgoing.dumps(item) for item in items[1:]]
     assert await redis.get(keys.outbox_lock(game_id)) == "another-drain"  # not ours to let go
+
+
+@pytest.mark.parametrize("audited_first", [True, False])
+async def test_a_keyed_message_a_failover_forgot_is_not_left_live_twice(make_bot, telegram, redis, audited_first):
+    """The script that took a keyed private message off the queue ran on a master whose last writes a
+    failover to its replica lost: the queue holds the message again, and its key names nothing. The worker
+    that sent it saw Redis fail and doubts what it delivered just before: its clock writes the message's id
+    back before another worker sends it again (one copy), or, if another worker was first, takes the older
+    copy's buttons away."""
+    sender, other = (await make_bot(1)).bot_data["service"], (await make_bot(2)).bot_data["service"]
+    user = 4242
+    telegram.add_user(user, "Ann")
+    telegram.command(user, user, "/start")  # the player opened their private chat with the bot
+    game_id = "0123456789"
+    await redis.set(keys.game(game_id), "{}")  # the game is still stored (its document is not read here)
+    prompt = Send(user, "Play your card", buttons=((Button("Success", data="c:x"),),), key="card-0")
+    await redis.rpush(keys.outbox(game_id), outgoing.dumps(prompt))
+    assert await sender.outbox.drain(game_id)
+    # The failover: the replica never saw the delivery's commit.
+    await redis.hdel(keys.messages(game_id), "card-0")
+    await redis.rpush(keys.outbox(game_id), outgoing.dumps(prompt))
+    sender.outbox.receipts.storage_failed()  # as its tick, or a press, met the failover
+
+    if audited_first:
+        await sender.fire_due()  # writes the id back
+        assert await other.outbox.drain(game_id)
+    else:
+        assert await other.outbox.drain(game_id)
+        await sender.fire_due()
+    copies = [m for m in telegram.messages(user) if m.text == "Play your card"]
+    assert [bool(m.buttons()) for m in copies] == ([True] if audited_first else [False, True])
+    assert await redis.hget(keys.messages(game_id), "card-0") == f"{user}:{copies[-1].message_id}"
+    assert await redis.llen(keys.outbox(game_id)) == 0
 
 
 # ---------------------------------------------------------------- a worker's copy of the game is old

@@ -180,6 +180,7 @@ async def _tick(context) -> None:
         data.pop("unreachable_since", None)
     except RedisError as error:
         log.warning("deadlines skipped: storage unavailable (%s)", type(error).__name__)
+        service.outbox.receipts.storage_failed()  # what it took just before may be lost with a failover
         data["recovering"] = True
         # Deadlines that pass from the last tick that reached storage on were nobody's to meet.
         if data.get("unreachable_since") is None:
@@ -219,6 +220,9 @@ async def _on_error(update: object, context) -> None:
     error = context.error
     if isinstance(error, RedisError):
         log.warning("storage unavailable: %s", type(error).__name__)
+        service = context.application.bot_data.get("service")
+        if service is not None:  # what the outbox delivered just before may be lost with a failover
+            service.outbox.receipts.storage_failed()
         if isinstance(update, Update) and unattended(update):
             # Dropped, it would leave a lobby open in a group the bot was removed from, or someone who left
             # the group seated: it is processed again once storage answers (`_tick`). Nobody asked anything.

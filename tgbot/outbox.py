@@ -19,7 +19,8 @@ not sent again.
 
 A private message with a key (the role, a card prompt, the leader's keyboard) reaches its
 player at most once per key: a queued one whose key already names a delivered message is
-dropped unsent.
+dropped unsent. Where Redis may have lost the id next to a failure, and a second copy went out,
+the older copy loses its buttons (`tgbot.receipts`).
 
 A group upgraded to a supergroup has a new chat id, and Telegram refuses every call naming the
 old one with `ChatMigrated`. A message for the old chat then moves the group (`tgbot.chat_move`)
@@ -50,6 +51,7 @@ from tgbot import keys, outgoing
 from tgbot.chat_move import move_chat
 from tgbot.indexes import MARKS_KEPT, PENDING_GRACE_MS
 from tgbot.outgoing import Document, Edit, Keyboard, Send, once_only
+from tgbot.receipts import Receipts
 from tgbot.store import LOOKUPS_LUA, OUTBOX_LOCK_SECONDS, Store, parse_remembered, remembered
 
 log = logging.getLogger(__name__)
@@ -95,7 +97,9 @@ def markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
 # from the answer: building python-telegram-bot objects for every keyboard and parsing every
 # returned Message was the largest part of a delivery's CPU. The parameters are the ones
 # `send_message` and `edit_message_text` send. PTB suggests those methods instead; not here.
-warnings.filterwarnings("ignore", message=r"Please use 'Bot\.(sendMessage|editMessageText)'", category=PTBUserWarning)
+warnings.filterwarnings(
+    "ignore", message=r"Please use 'Bot\.(sendMessage|editMessageText)'", category=PTBUserWarning
+)
 _NO_PREVIEW = {"is_disabled": True}
 
 
@@ -390,6 +394,8 @@ class Outbox:
         self._commit = redis.register_script(_COMMIT)
         self._renew = redis.register_script(_RENEW)
         self._release = redis.register_script(_RELEASE)
+        # Keyed private messages delivered lately, checked again where Redis may have lost their ids.
+        self.receipts = Receipts(redis, self._strip_buttons)
         # What Redis did not hear because it failed: deliveries to settle, locks to let go.
         self._unsettled: dict[str, _Unsettled] = {}
         self._kept_locks: dict[str, str] = {}
@@ -481,9 +487,7 @@ class Outbox:
                 key, value, receipt = unsettled.key, unsettled.value, unsettled.receipt
             else:
                 try:
-                    key, value, receipt = await self._deliver_item(
-                        game_id, item, queue, items[skipped + 1 :], lock
-                    )
+                    key, value, receipt = await self._deliver_item(game_id, item, queue, items[skipped + 1 :], lock)
                 except LockLost:
                     log.info("game %s: another drain took the outbox over", game_id)
                     return False
@@ -500,6 +504,7 @@ class Outbox:
                 mode = "next"
             check = not lock.sure
             asked = time.monotonic()
+            keyed = once_only(item) and bool(key)
             try:
                 reply = await self._commit(
                     keys=self._keys(game_id),
@@ -507,7 +512,12 @@ class Outbox:
                 )
             except RedisError:
                 self._unsettled[game_id] = _Unsettled(skipped, raw, key, value, receipt)
+                if keyed:
+                    self.receipts.delivered(game_id, key, value, committed=False)
+                self.receipts.storage_failed()
                 raise
+            if keyed:
+                self.receipts.delivered(game_id, key, value, committed=True)
             if check and reply != _LOST:
                 lock.held_from(asked)
             for remembered_key in (key, receipt):
@@ -668,6 +678,15 @@ class Outbox:
         await lock.ensure()
         return await self.bot.do_api_request(method, parameters, read_timeout=ANSWER_WAIT_SECONDS)
 
+    async def _strip_buttons(self, chat_id: int, message_id: int) -> None:
+        """Take a message's buttons away (a second copy of a keyed message: `tgbot.receipts`)."""
+        try:
+            await self.bot.edit_message_reply_markup(
+                chat_id=chat_id, message_id=message_id, reply_markup=None, read_timeout=ANSWER_WAIT_SECONDS
+            )
+        except TelegramError as error:  # deleted, or its buttons gone already: nothing left to press
+            log.info("a second copy's buttons were not removed: %s", type(error).__name__)
+
     async def _send(self, game_id: str, item: Send, lock: _Lock) -> tuple[int, int] | None:
         try:
             chat_id, message = await self._send_text(
@@ -685,9 +704,7 @@ class Outbox:
                 log.info("game %s: a chat refused a message (403)", game_id)
                 return None
             log.info("game %s: a player cannot be reached in private; telling the group", game_id)
-            await self._send_text(
-                game_id, lock, item.notice_chat_id, item.notice_text, item.notice_buttons, item.topic
-            )
+            await self._send_text(game_id, lock, item.notice_chat_id, item.notice_text, item.notice_buttons, item.topic)
             return None
         return chat_id, int(message["message_id"])
 

@@ -515,6 +515,8 @@ class GameService:
         # others' deadlines fire, and the outage is reported once they have.
         silent: ClockShardsUnreachable | None = None
         await self.store.settle_owed()
+        if self.outbox.receipts.doubted:
+            await self.outbox.receipts.audit()
         try:
             due = await self.store.due(self.clock() if now is None else now)
         except ClockShardsUnreachable as unreachable:
