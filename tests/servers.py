@@ -1,7 +1,10 @@
-"""Servers the tests run themselves: free ports, redis-server processes and a Redis Cluster of three."""
+"""Servers the tests run themselves: free ports, redis-server processes, a Redis Cluster of three, and a
+network between the bot and Redis that a test can cut."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -169,3 +172,65 @@ class RedisClusterServers:
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
+
+
+# ---------------------------------------------------------------- a network that can be cut
+
+
+class CutOffProxy:
+    """A TCP proxy on loopback in front of a Redis, in the test's event loop. `cut()` stands for a network
+    that drops packets: nothing goes through any more, either way, and a connection made meanwhile is
+    accepted (by the kernel, as a half-working network may) but never served. Nothing is refused or
+    closed, so every command waits out its timeouts, as it does for a worker cut off from Redis (unlike a
+    stopped Redis, which refuses connections). `restore()` lets the traffic through again."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.cut_off = False
+        self._server: asyncio.Server | None = None
+        self._writers: list[asyncio.StreamWriter] = []
+        self._pipes: set[asyncio.Task] = set()
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    async def start(self) -> CutOffProxy:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    def cut(self) -> None:
+        self.cut_off = True
+
+    def restore(self) -> None:
+        self.cut_off = False
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.append(writer)
+        while self.cut_off:  # accepted, never served while the network is cut
+            await asyncio.sleep(0.05)
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self._writers.append(upstream_writer)
+        for source, sink in ((reader, upstream_writer), (upstream_reader, writer)):
+            task = asyncio.create_task(self._pipe(source, sink))
+            self._pipes.add(task)
+            task.add_done_callback(self._pipes.discard)
+
+    async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while data := await source.read(65536):
+                while self.cut_off:  # held, as a dropped packet is, until the network is back
+                    await asyncio.sleep(0.05)
+                sink.write(data)
+                await sink.drain()
+
+    async def close(self) -> None:
+        for task in list(self._pipes):
+            task.cancel()
+        await asyncio.gather(*self._pipes, return_exceptions=True)
+        for writer in self._writers:
+            writer.close()
+        if self._server is not None:
+            self._server.close()

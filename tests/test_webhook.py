@@ -14,8 +14,8 @@ import pytest
 from redis.asyncio import Redis
 from telegram.error import TelegramError
 
-from tests.bot_helpers import button_data, outbox_length, propose, started_on
-from tests.servers import RedisServer
+from tests.bot_helpers import Bots, button_data, outbox_length, propose, started_on
+from tests.servers import CutOffProxy, RedisServer
 from tgbot import keys, webhook
 from tgbot.config import ConfigError, Webhook, load_settings
 from tgbot.offline.simulation import SimulatedGroup
@@ -151,28 +151,110 @@ async def test_healthz_reports_redis(web, make_bot, telegram):
     await unreachable.aclose()
 
 
-async def test_healthz_answers_503_in_time_when_redis_stops_answering(web, tmp_path):
-    """A Redis that accepts connections but answers nothing (frozen, or cut off by the network) makes
-    /healthz answer 503 within a few seconds, instead of a probe that never comes back."""
-    application, _ = web
+@pytest.fixture
+async def cut_off(tmp_path):
+    """A Redis of the test's own behind a network the test can cut (`CutOffProxy`)."""
     server = RedisServer(tmp_path, appendonly=False)
     server.start()
-    redis = connect(server.url)
+    proxy = await CutOffProxy(server.port).start()
+    yield server, proxy
+    proxy.restore()  # so that whatever still waits on it ends
+    await proxy.close()
+    server.stop()
+
+
+@pytest.mark.parametrize("fault", ["cut off", "refused", "frozen"])
+async def test_healthz_answers_503_at_once_when_redis_does_not_answer(web, cut_off, fault):
+    """The load balancer routes by /healthz, so it must tell a worker that cannot reach Redis at once: within
+    half a second (it took 2 s), whether the network drops Redis's packets (nothing is refused: every
+    command waits out its timeouts), Redis refuses connections (redis-py retries those for seconds), or
+    Redis is frozen (it accepts connections and answers nothing)."""
+    application, _ = web
+    server, proxy = cut_off
+    redis = connect(proxy.url)
     client = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_web_app(application, WEBHOOK, redis)), base_url="http://w"
     )
     try:
         assert (await client.get("/healthz")).status_code == 200
-        os.kill(server.process.pid, signal.SIGSTOP)
-        started = time.monotonic()
-        response = await asyncio.wait_for(client.get("/healthz"), webhook.HEALTH_TIMEOUT_SECONDS + 5)
-        assert response.status_code == 503 and response.json()["redis"] == "unreachable"
-        assert time.monotonic() - started < webhook.HEALTH_TIMEOUT_SECONDS + 1
+        if fault == "cut off":
+            proxy.cut()
+        elif fault == "refused":
+            server.stop()
+        else:
+            os.kill(server.process.pid, signal.SIGSTOP)
+        for _ in range(2):  # on the connection it had, and on a new one
+            started = time.monotonic()
+            response = await asyncio.wait_for(client.get("/healthz"), 10)
+            took = time.monotonic() - started
+            assert response.status_code == 503 and response.json()["redis"] == "unreachable"
+            assert took < 0.5, f"/healthz took {took:.2f} s"
     finally:
-        os.kill(server.process.pid, signal.SIGCONT)
+        if fault == "frozen":
+            os.kill(server.process.pid, signal.SIGCONT)
         await client.aclose()
         await redis.aclose()
-        server.stop()
+
+
+UNAVAILABLE = "The game is temporarily unavailable. Try again in a moment."
+# Telegram refuses to answer a press some 15 s after it; the bot answers within its Redis time
+# (`redis_budget.UPDATE_SECONDS`, 4 s), and this leaves room for a loaded machine.
+ANSWERED_WITHIN = 8.0
+
+
+async def cut_off_worker(telegram, proxy) -> tuple:
+    """A worker on the cut-off fixture's Redis, and its web app, with a game started whose leader has their
+    private keyboard."""
+    bots = Bots(telegram)
+    application = await bots.start(proxy.url, seed=1, rate_limited=True)  # the limiter uses Redis too
+    client = web_client(application, application.bot_data["store"].redis)
+    group, leader = await leader_keyboard(application, telegram)
+    return bots, client, group, leader
+
+
+async def test_a_worker_cut_off_from_redis_answers_a_press_while_telegram_still_takes_the_answer(cut_off, telegram):
+    """A worker cut off from Redis by the network (its packets dropped) held a press 42 s before it said the
+    game was unavailable, long after Telegram had stopped taking an answer to it (some 15 s), and answered
+    Telegram's request as late: each Redis command of the update waited out its socket timeout four times
+    over (redis-py retried timeouts), one after another. Now the update's commands have 4 s together."""
+    _, proxy = cut_off
+    bots, client, group, leader = await cut_off_worker(telegram, proxy)
+    try:
+        proxy.cut()
+        update = toggle_update(telegram, group, leader, 0)
+        started = time.monotonic()
+        response = await asyncio.wait_for(post(client, update), ANSWERED_WITHIN + 2)
+        took = time.monotonic() - started
+        assert response.status_code == 200  # the presser was told; Telegram need not send it again
+        assert telegram.callback_answers[update["callback_query"]["id"]] == {"text": UNAVAILABLE, "show_alert": True}
+        assert took < ANSWERED_WITHIN, f"answered after {took:.1f} s"
+        print(f"\npress answered, cut off from Redis, after {took:.1f} s")
+    finally:
+        proxy.restore()
+        await client.aclose()
+        await bots.close()
+
+
+async def test_a_worker_cut_off_from_redis_answers_a_command_in_as_little_time(cut_off, telegram):
+    """A command's apology is a message, which the flood limits (kept in Redis) would hold up too: it took
+    62 s to say /status was unavailable."""
+    _, proxy = cut_off
+    bots, client, group, _ = await cut_off_worker(telegram, proxy)
+    try:
+        proxy.cut()
+        started = time.monotonic()
+        response = await asyncio.wait_for(
+            post(client, telegram.command(group.user_ids[1], group.chat_id, "/status")), ANSWERED_WITHIN + 2
+        )
+        took = time.monotonic() - started
+        assert response.status_code == 200
+        reply = telegram.messages(group.chat_id)[-1]
+        assert reply.from_bot and reply.text == UNAVAILABLE
+        assert took < ANSWERED_WITHIN, f"answered after {took:.1f} s"
+    finally:
+        proxy.restore()
+        await client.aclose()
+        await bots.close()
 
 
 async def test_the_same_update_delivered_twice_at_once_is_processed_once(web, telegram):

@@ -6,7 +6,8 @@ waits that long before it serves its slots again), and CLUSTERDOWN from every ma
 declared it failed. RedisCluster retries a refused connection at once, re-reading the slot map from
 another master (which still names the dead one), so its own retries are spent within milliseconds;
 `PatientRedisCluster` pauses between attempts instead, for up to `OUTAGE_PATIENCE` seconds, so a
-restart reaches a player as a slower answer, not as "temporarily unavailable".
+restart reaches a player as a slower answer, not as "temporarily unavailable" (within the update's
+Redis time, `tgbot.redis_budget`, which every command and pipeline counts against, as on one Redis).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from redis.asyncio.connection import SSLConnection, parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
@@ -28,6 +29,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
+from tgbot import redis_budget
 from tgbot.cluster_url import parse_cluster_url
 
 # RedisCluster cannot make a command wait for a free connection the way the single-node
@@ -62,6 +64,14 @@ class PatientRedisCluster(RedisCluster):
             raise ClusterUnreachable(str(error)) from error
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        return await redis_budget.within(lambda: self._patiently(*args, **kwargs))
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> ClusterPipeline:
+        if shard_hint:
+            raise RedisClusterException("shard_hint is deprecated in cluster mode")
+        return BoundedClusterPipeline(self, transaction)
+
+    async def _patiently(self, *args: Any, **kwargs: Any) -> Any:
         loop = asyncio.get_running_loop()
         give_up_at: float | None = None
         pause = FIRST_PAUSE
@@ -80,6 +90,13 @@ class PatientRedisCluster(RedisCluster):
                     raise
                 await asyncio.sleep(min(pause, give_up_at - now))
                 pause = min(pause * 2, LONGEST_PAUSE)
+
+
+class BoundedClusterPipeline(ClusterPipeline):
+    __slots__ = ()
+
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        return await redis_budget.within(lambda: super(BoundedClusterPipeline, self).execute(*args, **kwargs))
 
 
 def connect_cluster(url: str, socket_timeout: float | None = None) -> PatientRedisCluster:

@@ -5,6 +5,9 @@ waiting longer each time, until a worker answers it with 2xx (and gives up after
 
 - a request must carry the secret token Telegram was given, and a body no larger than an update
   could be (`MAX_BODY_BYTES`; a larger one gets 413 and is not read further);
+- an update waits for Redis `redis_budget.UPDATE_SECONDS` at most, all its commands together: a worker
+  cut off from Redis answers the presser that the game is unavailable within Telegram's window for the
+  press's answer, and answers Telegram's request too;
 - a worker processes an update under a short lease in Redis (`keys.update_claim`, LEASE_SECONDS),
   renewed while it works and replaced by "done" when it has finished. A delivery that finds the
   update leased waits (BUSY_WAIT_SECONDS, longer than a lease) for the holder to finish (then 200)
@@ -39,7 +42,7 @@ from starlette.routing import Route
 from telegram import Update
 from telegram.ext import Application
 
-from tgbot import keys, once
+from tgbot import keys, once, redis_budget
 from tgbot.app import ALLOWED_UPDATES, prepare
 from tgbot.config import Webhook
 
@@ -58,9 +61,11 @@ DONE_SECONDS = 24 * 3600  # Telegram gives up redelivering long before this
 MAX_BODY_BYTES = 1024 * 1024
 # At shutdown: how long the messages of updates already answered may take to go out; the rest stay queued.
 SHUTDOWN_DELIVERY_SECONDS = 8.0
-# /healthz answers 503 when Redis has not answered its PING within this long: a Redis that accepts
-# connections but answers nothing (frozen, or cut off by the network) would otherwise hold the probe forever.
-HEALTH_TIMEOUT_SECONDS = 2.0
+# /healthz answers 503 when Redis has not answered its PING within this long: refused (its retries cut
+# short), cut off by the network or frozen (which answer nothing), or slower than a PING ever is. The load
+# balancer routes by it, so a worker that cannot reach Redis (whose presses would all be answered that
+# the game is unavailable) is out of the rotation within one probe.
+HEALTH_TIMEOUT_SECONDS = 0.3
 REGISTRAR_KEY = keys.WEBHOOK_REGISTRAR
 REGISTERED_SECONDS = 300
 
@@ -217,7 +222,11 @@ class Lease:
             except TimeoutError:
                 pass
             try:
-                if not await self.claims.renew(self.update_id, self.token):
+                # A renewal that has not got through by the time the lease would lapse is worth nothing, and it
+                # would hold up the answer to Telegram (`__aexit__` waits for it).
+                with redis_budget.spending(LEASE_SECONDS - RENEW_SECONDS):
+                    renewed = await self.claims.renew(self.update_id, self.token)
+                if not renewed:
                     log.warning("webhook: update %s: its lease lapsed while it was processed", self.update_id)
                     return
             except RedisError as error:
@@ -261,19 +270,20 @@ def create_web_app(application: Application, webhook: Webhook, redis: Redis) -> 
             # (RecursionError: JSON nested deeper than the parser goes.)
             log.warning("webhook: refused a body that is not an update")
             return Response(status_code=400)
-        try:
-            lease = await claims.acquire(update.update_id)
-        except RedisError:
-            # The handlers will say the game is unavailable; do not make Telegram retry.
-            await process(application, update)
+        with redis_budget.spending(redis_budget.UPDATE_SECONDS):
+            try:
+                lease = await claims.acquire(update.update_id)
+            except RedisError:
+                # The handlers will say the game is unavailable; do not make Telegram retry.
+                await process(application, update)
+                return Response()
+            if lease == DONE:
+                return Response()
+            if lease == BUSY:
+                return Response(status_code=503)  # Telegram retries; by then it is done, or taken over
+            async with lease:
+                await process(application, update)
             return Response()
-        if lease == DONE:
-            return Response()
-        if lease == BUSY:
-            return Response(status_code=503)  # Telegram retries; by then it is done, or taken over
-        async with lease:
-            await process(application, update)
-        return Response()
 
     async def healthz(_: Request) -> Response:
         try:
