@@ -3,7 +3,7 @@
 Telegram posts each update until a worker answers it with 2xx, waiting longer after each failure,
 and gives up after a few tries; it sends a user's next update only once the previous one was
 answered (or given up). Here that Telegram is `Redelivering`, the load balancer is `Balancer`, and
-the workers are `python -m tgbot` processes in webhook mode (see tests/test_workers.py), one of
+the workers are `python -m tgbot` processes in webhook mode (tgbot.offline.workers), one of
 which is killed with SIGKILL in the middle of a burst of presses. Also: a worker stopped with
 SIGTERM still delivers what it already answered, and a body too large for any update is refused
 by a real worker without being read.
@@ -25,7 +25,11 @@ import pytest_asyncio
 from redis.asyncio import Redis
 
 from engine import Phase
-from tests.test_workers import (
+from tgbot import keys, outbox, webhook
+from tgbot.app import CLOCK_SECONDS
+from tgbot.offline.fake_server import FakeTelegramServer, post_update
+from tgbot.offline.fake_telegram import FakeTelegram
+from tgbot.offline.workers import (
     PLAYERS,
     SECRET,
     TOKEN,
@@ -37,10 +41,6 @@ from tests.test_workers import (
     vote_lines,
     wait_until_healthy,
 )
-from tgbot import keys, outbox, webhook
-from tgbot.app import CLOCK_SECONDS
-from tgbot.offline.fake_server import FakeTelegramServer, post_update
-from tgbot.offline.fake_telegram import FakeTelegram
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
