@@ -868,15 +868,15 @@ async def test_a_bot_kept_from_posting_keeps_its_lobby_open_until_it_is_removed(
     assert all(roles(telegram, user) == [] for user in group.user_ids)
 
 
-async def crowd(group: SimulatedGroup, turns_beyond: int = 2) -> None:
-    """As if commands answered in the group had used its budget down to the game's reserve, and
-    `turns_beyond` turns beyond it: an answer would wait that many turns (3 s each) for its own."""
+async def crowd(group: SimulatedGroup, wait: float = 6.0) -> None:
+    """As if commands answered in the group had used its budget down to the game's reserve in the last
+    minute: an answer would wait `wait` seconds for its turn, the game's own messages none."""
     redis = group.store.redis
     seconds, micros = await redis.time()
-    count, minute = RedisRateLimiter(redis).group_rate
-    turn_ms = minute * 1000 / count
-    spent = (count - 1 - ANSWER_RESERVE + turns_beyond) * turn_ms
-    await redis.set(keys.rate_chat(group.chat_id), seconds * 1000 + micros // 1000 + spent, px=int(spent + 60_000))
+    window_ms = RedisRateLimiter(redis).group_window_ms
+    count, _ = RedisRateLimiter(redis).group_rate
+    stamp = seconds * 1000 + micros // 1000 - window_ms + wait * 1000
+    await redis.zadd(keys.rate_chat(group.chat_id), {f"answer {i}": stamp for i in range(count - ANSWER_RESERVE)})
 
 
 async def test_commands_sent_over_and_over_leave_the_group_budget_to_the_game(make_bot, telegram):

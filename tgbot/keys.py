@@ -134,8 +134,10 @@ def update_answers(update_id: int) -> str:
     return f"{update_claim(update_id)}:answers"
 
 
-def rate_chat(chat_id: int) -> str:
-    return f"{PREFIX}ratelimit:chat:{chat_id}"
+def rate_chat(chat_id: int | str) -> str:
+    """A group's flood log: a sorted set of when its messages went (`tgbot.ratelimit`). Not the name of the
+    counters of versions before it (`ratelimit:chat:…`, strings that expire within two minutes)."""
+    return f"{PREFIX}ratelimit:log:{chat_id}"
 
 
 # For the rare scans (a damaged document that cannot name its players or group).

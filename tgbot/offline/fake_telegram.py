@@ -41,6 +41,13 @@ _HTML_TAG = re.compile(r"<[^>]*>")
 _TEXT_BUTTON = "Text buttons are unallowed in the inline keyboard"
 # Methods whose answer never depends on the world.  getUpdates is empty because tests hand updates
 # to the Application themselves; Telegram would refuse webhooks and polling at once anyway.
+# What Telegram's flood limits count in a group: whatever the bot posts or changes there (`most_in_window`).
+POSTING = frozenset(
+    {"sendmessage", "senddocument", "editmessagetext", "editmessagereplymarkup", "deletemessage", "pinchatmessage"}
+)
+# What a 429's retry_after does not hold back (`during_flood_waits`): the answer to a press, which posts nothing.
+NOT_HELD = frozenset({"answercallbackquery"})
+
 _CONSTANT_RESULTS: dict[str, Any] = dict.fromkeys(("setwebhook", "deletewebhook", "close", "logout"), True)
 _CONSTANT_RESULTS["getupdates"] = []
 
@@ -222,6 +229,10 @@ class FakeTelegram:
     def __init__(self, bot_username: str = "resistance_test_bot", bot_id: int = 1000, token: str = "1000:FAKE"):
         self.bot_username, self.bot_id, self.token = bot_username, bot_id, token
         self.calls: list[tuple[str, dict]] = []
+        # When each call came (time.monotonic()), its method in lower case and the chat it names.
+        self.timeline: list[tuple[float, str, int | None]] = []
+        # Each 429 answered: from when until when Telegram said to wait (time.monotonic()).
+        self.flood_waits: list[tuple[float, float]] = []
         self.callback_answers: dict[str, dict] = {}
         self.commands: dict[str | None, list] = {}
         self._users: dict[int, FakeUser] = {}
@@ -449,6 +460,26 @@ class FakeTelegram:
         """Queue failures for the next calls of `method`; status 0 stands for a network timeout."""
         self._failures.setdefault(method.lower(), []).extend([(status, description, retry_after)] * times)
 
+    def most_in_window(self, chat_id: int, seconds: float) -> int:
+        """The most calls that post or change something in the chat (`POSTING`) that came within any
+        `seconds` of each other: Telegram lets a bot post 20 a minute in a group."""
+        times = [at for at, method, chat in self.timeline if chat == chat_id and method in POSTING]
+        most, first = 0, 0
+        for last, at in enumerate(times):
+            while at - times[first] >= seconds:
+                first += 1
+            most = max(most, last - first + 1)
+        return most
+
+    def during_flood_waits(self, in_flight: float = 0.05) -> list[tuple[float, str, int | None]]:
+        """Calls (but `NOT_HELD`) that came while a 429's retry_after held the bot back, later than
+        `in_flight` seconds after the 429 (a call already on its way then is not the bot's fault)."""
+        return [
+            (at, method, chat)
+            for at, method, chat in self.timeline
+            if method not in NOT_HELD and any(start + in_flight < at < end for start, end in self.flood_waits)
+        ]
+
     def expire_callback_queries(self) -> None:
         """Telegram forgets queries after some seconds; a bot busy for too long must survive that."""
         self._queries = dict.fromkeys(self._queries, "expired")
@@ -465,6 +496,7 @@ class FakeTelegram:
                 uploads[name] = FakeDocument(filename or name, data, mime_type)
         self.calls.append((api_method, {**params, **uploads}))
         key = api_method.lower()  # Telegram's method names are case-insensitive
+        self.timeline.append((time.monotonic(), key, _chat_id_of(params)))
         # Yield like a network round trip would, so concurrent handlers interleave as in production.
         await asyncio.sleep(self.delays.get(key, 0))
         if path != f"bot{self.token}":
@@ -473,6 +505,8 @@ class FakeTelegram:
             status, description, retry_after = self._failures[key].pop(0)
             if status == 0:
                 raise TimedOut(description)
+            if status == 429 and retry_after is not None:
+                self.flood_waits.append((time.monotonic(), time.monotonic() + retry_after))
             return ApiError(status, description, retry_after).reply()
         upgraded = self._upgraded.get(_chat_id_of(params))
         if upgraded is not None:
