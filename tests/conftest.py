@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 
 from tests.bot_helpers import Bots
 from tests.servers import RedisServer, answers, own_redis_url
+from tests.timings import Timings, shorten
 from tgbot.offline.fake_telegram import FakeTelegram
 
 # A database of its own, so a developer's other data on the same server is never flushed.
@@ -66,6 +67,15 @@ def no_handler_errors(redis, caplog):
         if record.levelno >= logging.ERROR
     ]
     assert not failures, failures
+
+
+@pytest.fixture
+def short_timings() -> Iterator[Timings]:
+    """The outbox's lock and retries, the pending outboxes' grace, the webhook's leases... made short for
+    a test that waits them out (tests/timings.py); yields them, for the test's own waits and bounds.
+    (A patch of its own, which a test's `monkeypatch.undo()` leaves in place.)"""
+    with pytest.MonkeyPatch.context() as patch:
+        yield shorten(set_value=patch.setattr)
 
 
 @pytest.fixture

@@ -331,7 +331,9 @@ def test_the_chat_a_game_moved_from_is_part_of_its_document():
             Table.from_json(json.dumps(data))
 
 
-async def test_a_game_over_whose_last_messages_follow_the_group_is_still_forgotten_in_time(make_bot, telegram):
+async def test_a_game_over_whose_last_messages_follow_the_group_is_still_forgotten_in_time(
+    make_bot, telegram, short_timings
+):
     """A game ends while Telegram cannot be reached; its last message, for the old chat, moves the game
     to the supergroup. Like any finished game it is kept a week, not for good."""
     group = await started_in_basic_group(make_bot, telegram)
@@ -377,7 +379,9 @@ async def test_play_again_left_in_the_old_chat_opens_the_lobby_in_the_supergroup
     assert await group.store.redis.get(keys.chat_game(OLD)) is None
 
 
-async def test_an_edit_queued_for_the_old_chat_edits_the_copy_another_worker_posted_in_the_new(make_bot, telegram):
+async def test_an_edit_queued_for_the_old_chat_edits_the_copy_another_worker_posted_in_the_new(
+    make_bot, telegram, short_timings
+):
     """A lobby's message and an edit of it were both queued for the basic group. One worker met the
     upgrade and posted the message in the supergroup, then could not reach Telegram for the edit; the
     worker that delivers the edit later edits that copy rather than posting the lobby a second time."""

@@ -364,7 +364,7 @@ async def test_flood_wait_delays_but_delivers(make_bot, telegram):
     assert sum(1 for p in sends if str(p["text"]).startswith("Your game in")) == 6  # one refused, five delivered
 
 
-async def test_timeouts_are_retried(make_bot, telegram, caplog):
+async def test_timeouts_are_retried(make_bot, telegram, caplog, short_timings):
     group = await started(make_bot, telegram)
     await propose(group, range(team_size(await group.table())))
     table = await group.table()

@@ -3,6 +3,7 @@ seconds, and every message goes out once.
 
 - A drain's outbox lock lives `LOCK_SECONDS` (2 s) and is renewed while the drain runs, flood
   waits included; a worker delivers what waits at start-up and as soon as Redis answers again.
+  The tests that wait for a lock to lapse run with a shorter one (`short_timings`: 0.5 s).
 - A message Telegram took is removed from the queue by one script right after; if Redis failed
   in between, the worker settles it when Redis is back instead of sending it again.
 - A private message of a key (role, card prompt, leader's keyboard) is sent at most once, also
@@ -31,13 +32,13 @@ import pytest
 
 from engine import Phase
 from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size, texts
+from tests.timings import Timings
 from tgbot import keys, outgoing
-from tgbot.indexes import PENDING_GRACE_MS
 from tgbot.offline.fake_server import FakeTelegramServer
 from tgbot.offline.fake_telegram import FakeTelegram
 from tgbot.offline.harness import start_offline_bot
 from tgbot.offline.simulation import SimulatedGroup, plain_text
-from tgbot.outbox import ATTEMPTS, LOCK_SECONDS
+from tgbot.outbox import ATTEMPTS
 from tgbot.outgoing import Button, Edit, Send
 from tgbot.redis_client import connect
 
@@ -124,10 +125,10 @@ async def emptied(redis, game_id: str) -> None:
     raise AssertionError(f"game {game_id}: the outbox still holds messages")
 
 
-async def no_longer_pending(redis, game_id: str) -> None:
+async def no_longer_pending(redis, game_id: str, timings: Timings) -> None:
     """The game leaves the pending outboxes once its outbox is empty and no write marked it for a
     moment (`tgbot.indexes.PENDING_GRACE_MS`); the clock's next look after that takes it off."""
-    give_up = time.monotonic() + PENDING_GRACE_MS / 1000 + 2 * CLOCK + 1
+    give_up = time.monotonic() + timings.pending_grace_ms / 1000 + 2 * CLOCK + 1
     while await redis.zscore(keys.pending_outboxes_of(game_id), game_id) is not None:
         assert time.monotonic() < give_up, f"game {game_id} is still marked pending"
         await asyncio.sleep(0.05)
@@ -256,26 +257,26 @@ async def test_messages_a_killed_worker_was_sending_go_out_within_2_s_of_the_nex
 
 
 async def test_at_start_up_a_worker_waits_out_a_dead_drains_lock_and_delivers(
-    make_bot, telegram, redis, redis_url, monkeypatch, caplog
+    make_bot, telegram, redis, redis_url, monkeypatch, caplog, short_timings
 ):
     first = await make_bot(1)
     group = await started_on(first, telegram)
     queued = await queued_without_delivery(first, group, monkeypatch)
     team = [item.chat_id for item in queued]
-    # The worker that died had just taken the lock (it lives as long as a lock ever does unrenewed).
-    await redis.set(keys.outbox_lock(group.game_id), "a-killed-worker", px=int(LOCK_SECONDS * 1000))
-
     client = connect(redis_url)
     application = await start_offline_bot(telegram, client, 2, clock_seconds=CLOCK)
     try:
+        # The worker that died had just taken the lock (it lives as long as a lock ever does unrenewed).
+        lock_seconds = short_timings.outbox_lock
+        await redis.set(keys.outbox_lock(group.game_id), "a-killed-worker", px=int(lock_seconds * 1000))
         started = time.monotonic()
         await application.start()  # the job queue: the clock's first tick comes at once
         done = await wait_until(lambda: all(card_prompts(telegram, u) for u in team), 10, "the card prompts")
-        print(f"\ndelivered {done - started:.2f} s after start-up, behind a fresh {LOCK_SECONDS:g} s lock")
-        assert done - started <= LOCK_SECONDS + 0.5
+        print(f"\ndelivered {done - started:.2f} s after start-up, behind a fresh {lock_seconds:g} s lock")
+        assert done - started <= lock_seconds + 0.5  # not at the clock's next tick, CLOCK s later
         assert all(len(card_prompts(telegram, user)) == 1 for user in team)
         await emptied(redis, group.game_id)
-        await no_longer_pending(redis, group.game_id)
+        await no_longer_pending(redis, group.game_id, short_timings)
     finally:
         await application.stop()
         await application.shutdown()
@@ -292,7 +293,7 @@ OUTAGES = [0.0, 3.0] + [float(seconds) for seconds in os.environ.get("OUTAGE_SEC
 
 @pytest.mark.parametrize("outage", OUTAGES)
 async def test_after_a_redis_outage_what_waits_goes_out_within_2_s_and_nothing_twice(
-    aof_server, telegram, caplog, outage
+    aof_server, telegram, caplog, outage, short_timings
 ):
     client = connect(aof_server.url)
     application = await start_offline_bot(telegram, client, 4, rate_limited=True, clock_seconds=CLOCK)
@@ -325,7 +326,7 @@ async def test_after_a_redis_outage_what_waits_goes_out_within_2_s_and_nothing_t
             assert len(card_prompts(telegram, group.user_ids[seat])) == 1, seat
         await emptied(client, group.game_id)
         assert not await client.exists(keys.outbox_lock(group.game_id))
-        await no_longer_pending(client, group.game_id)
+        await no_longer_pending(client, group.game_id, short_timings)
     finally:
         await application.stop()
         await application.shutdown()
@@ -334,7 +335,7 @@ async def test_after_a_redis_outage_what_waits_goes_out_within_2_s_and_nothing_t
 
 
 async def test_a_card_prompt_another_worker_sent_again_after_an_outage_leaves_one_copy_to_press(
-    aof_server, telegram, caplog
+    aof_server, telegram, caplog, short_timings
 ):
     """Redis failed in the instant after Telegram took a card prompt, and another worker drained the
     game's queue before the first could settle it: the prompt went out twice, both copies with live
@@ -467,14 +468,16 @@ async def test_a_group_message_sent_once_per_key_goes_once_and_not_after_an_edit
 # ---------------------------------------------------------------- a drain in a long flood wait keeps its lock
 
 
-async def test_a_drain_waiting_longer_than_its_lock_keeps_it_and_nothing_goes_twice(make_bot, telegram, redis):
+async def test_a_drain_waiting_longer_than_its_lock_keeps_it_and_nothing_goes_twice(
+    make_bot, telegram, redis, short_timings
+):
     group = await started_on(await make_bot(1), telegram)
     other = await make_bot(2)  # another worker, whose clock tries the same outbox meanwhile
     team = list(range(team_size(await group.table())))
     await propose(group, team)
     for seat in range(4):
         await group.send(vote(group, seat))
-    wait = int(LOCK_SECONDS * 2) + 1
+    wait = int(short_timings.outbox_lock * 2) + 1
     telegram.fail_next(
         "sendMessage", status=429, description=f"Too Many Requests: retry after {wait}", retry_after=wait
     )
@@ -544,7 +547,7 @@ def documents(telegram: FakeTelegram, chat_id: int) -> list:
     return [m for m in telegram.messages(chat_id) if m.document is not None]
 
 
-async def test_record_survives_a_bad_gateway(make_bot, telegram, redis, caplog):
+async def test_record_survives_a_bad_gateway(make_bot, telegram, redis, caplog, short_timings):
     group = await finished_game(make_bot, telegram)
     # Telegram answers 502 to every try the outbox makes at once; the clock's next tick sends it.
     telegram.fail_next("sendDocument", status=502, description="Bad Gateway", times=ATTEMPTS)
@@ -579,7 +582,7 @@ async def test_record_is_sent_once(make_bot, telegram, redis):
 # ---------------------------------------------------------------- a drain whose lock another took over
 
 
-async def test_a_drain_that_lost_its_lock_sends_nothing_more(make_bot, telegram, redis):
+async def test_a_drain_that_lost_its_lock_sends_nothing_more(make_bot, telegram, redis, short_timings):
     application = await make_bot(1)
     outbox = application.bot_data["service"].outbox
     telegram.add_group(-100, "Demo group")
@@ -592,7 +595,7 @@ async def test_a_drain_that_lost_its_lock_sends_nothing_more(make_bot, telegram,
     await hold.wait()
     # The drain stalls past its lock's life; another drain takes the lock over.
     await redis.set(keys.outbox_lock(game_id), "another-drain", px=10_000)
-    await asyncio.sleep(LOCK_SECONDS / 2)  # a renewal finds the lock taken
+    await asyncio.sleep(short_timings.outbox_lock / 2)  # a renewal finds the lock taken
     hold.release()
     assert await asyncio.wait_for(draining, 10) is True
     assert [m.text for m in telegram.messages(-100)] == ["message 0"]
@@ -652,7 +655,7 @@ async def test_a_press_refused_on_a_workers_old_copy_is_checked_against_the_stor
 
 
 async def test_a_drain_that_stalled_past_its_lock_does_not_send_what_another_delivered(
-    make_bot, telegram, redis, monkeypatch
+    make_bot, telegram, redis, monkeypatch, short_timings
 ):
     stalled = (await make_bot(1, rate_limited=True)).bot_data["service"].outbox
     other = (await make_bot(2)).bot_data["service"].outbox
@@ -664,9 +667,10 @@ async def test_a_drain_that_stalled_past_its_lock_does_not_send_what_another_del
     # The first worker's drain takes the lock and then waits out a flood pause longer than the lock
     # lives, with nothing renewing it (its event loop starved, say).
     monkeypatch.setattr("tgbot.outbox._Lock.keep", lambda self: None)
-    await redis.set(keys.RATE_PAUSE, "1", px=int(LOCK_SECONDS * 1000) + 1000)
+    lock_seconds = short_timings.outbox_lock
+    await redis.set(keys.RATE_PAUSE, "1", px=int(lock_seconds * 1000) + 1000)
     stalling = asyncio.create_task(stalled.drain(game_id))
-    await asyncio.sleep(LOCK_SECONDS + 0.2)
+    await asyncio.sleep(lock_seconds + 0.2)
     # The lock lapsed: another worker drains the outbox.
     assert await other.drain(game_id) is True
     assert [m.text for m in telegram.messages(-100)] == ["first", "second"]

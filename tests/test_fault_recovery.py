@@ -449,7 +449,9 @@ async def test_the_first_tick_after_an_outage_measures_the_shared_clock_again(ao
 # ---------------------------------------------------------------- Telegram times out for a while
 
 
-async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everything(make_bot, telegram, redis):
+async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everything(
+    make_bot, telegram, redis, short_timings
+):
     group = await started_on(await make_bot(1), telegram)
     team = list(range(team_size(await group.table())))
     await propose(group, team)
@@ -492,7 +494,9 @@ async def test_timeouts_during_a_vote_count_each_vote_once_and_deliver_everythin
     assert await redis.llen(keys.outbox(group.game_id)) == 0
 
 
-async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them(make_bot, telegram, redis):
+async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them(
+    make_bot, telegram, redis, short_timings
+):
     group = await started_on(await make_bot(2), telegram)
     team = list(range(team_size(await group.table())))
     await propose(group, team)
@@ -511,7 +515,9 @@ async def test_messages_wait_out_a_long_telegram_outage_and_the_clock_sends_them
         assert len([m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]) == 1
 
 
-async def test_a_game_that_ended_before_its_first_message_went_out_is_forgotten_in_time(make_bot, telegram, redis):
+async def test_a_game_that_ended_before_its_first_message_went_out_is_forgotten_in_time(
+    make_bot, telegram, redis, short_timings
+):
     """A lobby opened while Telegram could not be reached closed (its time ran out) before its message
     went out. Its messages are delivered afterwards, and the ids they leave behind are forgotten with
     the game a week later, not kept for good (a Redis hash without an expiry)."""
@@ -689,7 +695,9 @@ async def test_a_deadline_that_passes_while_redis_is_down_leaves_the_players_the
 # ---------------------------------------------------------------- Redis down when the bot starts
 
 
-async def test_a_bot_started_while_redis_is_down_waits_for_it_and_then_plays(tmp_path, bot_on, telegram, caplog):
+async def test_a_bot_started_while_redis_is_down_waits_for_it_and_then_plays(
+    tmp_path, bot_on, telegram, caplog, short_timings
+):
     """A worker started before its Redis (a machine booting both, Redis restarting) waits for it instead
     of exiting with a traceback: run without a supervisor that starts it again, the bot stayed dead."""
     server = RedisServer(tmp_path, appendonly=False)
@@ -710,7 +718,7 @@ async def test_a_bot_started_while_redis_is_down_waits_for_it_and_then_plays(tmp
 
 
 async def test_a_worker_that_waited_for_redis_at_start_leaves_the_players_the_time_they_had(
-    aof_server, bot_on, telegram, caplog
+    aof_server, bot_on, telegram, caplog, short_timings
 ):
     """Redis goes away with one second of a mission's time left, and a worker starts meanwhile (the
     others stopped, or restarted): the deadline that passed while it waited is not met for the team."""

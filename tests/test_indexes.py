@@ -19,7 +19,6 @@ from tests.test_bot_deadlines import PROPOSAL, T0, started_game
 from tgbot import keys, migrate
 from tgbot.indexes import Indexes
 from tgbot.offline.simulation import SimulatedGroup
-from tgbot.store import CREATION_SECONDS
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
 
@@ -184,7 +183,7 @@ async def test_a_new_game_asked_for_in_a_busy_group_leaves_no_lookups_behind(mak
     assert await group.store.due(float("inf")) == [group.game_id]
 
 
-async def test_a_pointer_to_a_game_never_written_is_let_go(make_bot, telegram, redis):
+async def test_a_pointer_to_a_game_never_written_is_let_go(make_bot, telegram, redis, short_timings):
     """A worker claimed the group for a new game and died before writing it."""
     application = await make_bot(1)
     group = await started_on(application, telegram, chat_id=-200)
@@ -193,7 +192,7 @@ async def test_a_pointer_to_a_game_never_written_is_let_go(make_bot, telegram, r
     await redis.set(keys.chat_game(chat), "0000000000")
     started = asyncio.get_running_loop().time()
     assert await group.store.game_of_chat(chat) is None
-    assert asyncio.get_running_loop().time() - started >= CREATION_SECONDS  # a creation on its way had time
+    assert asyncio.get_running_loop().time() - started >= short_timings.creation  # a creation on its way had time
     assert await redis.get(keys.chat_game(chat)) is None
 
 

@@ -6,7 +6,8 @@ answered (or given up). Here that Telegram is `Redelivering`, the load balancer 
 the workers are `python -m tgbot` processes in webhook mode (tgbot.offline.workers), one of
 which is killed with SIGKILL in the middle of a burst of presses. Also: a worker stopped with
 SIGTERM still delivers what it already answered, and a body too large for any update is refused
-by a real worker without being read.
+by a real worker without being read. The workers run with the short timings (tests/timings.py):
+an update's lease lasts 1.5 s, not 5 s, and a drain's outbox lock 0.5 s, not 2 s.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import pytest_asyncio
 from redis.asyncio import Redis
 
 from engine import Phase
-from tgbot import keys, outbox, webhook
+from tests.timings import SHORT, WORKER_COMMAND
+from tgbot import keys, webhook
 from tgbot.app import CLOCK_SECONDS
 from tgbot.offline.fake_server import FakeTelegramServer, post_update
 from tgbot.offline.fake_telegram import FakeTelegram
@@ -62,7 +64,9 @@ async def cluster(redis_url, tmp_path_factory):
     log_dir = tmp_path_factory.mktemp("crash")
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=50, keepalive_expiry=1.0)
     http = httpx.AsyncClient(timeout=60.0, limits=limits)
-    workers = [spawn_worker(f"worker-{name}", server.base_url, redis_url, log_dir) for name in "abc"]
+    workers = [
+        spawn_worker(f"worker-{name}", server.base_url, redis_url, log_dir, command=WORKER_COMMAND) for name in "abc"
+    ]
     try:
         await wait_until_healthy(workers, http)
         yield Cluster(telegram, server, workers, redis, http)
@@ -233,7 +237,7 @@ async def test_a_worker_killed_during_a_burst_loses_no_press_and_holds_none_up(c
     recovered = [d.answered - killed for d in broken]
     # Every press, from its first try to its answer: the victim's within a lease (and a poll), the rest at once.
     latency = [d.answered - d.tries[0].started for d in deliveries]
-    bound = webhook.LEASE_SECONDS + 2.0
+    bound = SHORT.update_lease + 2.0
     assert max(recovered) <= bound, sorted(recovered)
     assert max(latency) <= bound, sorted(latency)[-5:]
 
@@ -258,7 +262,7 @@ async def test_a_worker_killed_during_a_burst_loses_no_press_and_holds_none_up(c
     # The messages all arrive: the killed worker's drains are taken over once their outbox lock lapses.
     settle_started = time.monotonic()
     await asyncio.gather(
-        *(cluster.settled(g.game_id, timeout=outbox.LOCK_SECONDS + 4 * CLOCK_SECONDS + 10) for g in groups)
+        *(cluster.settled(g.game_id, timeout=SHORT.outbox_lock + 4 * CLOCK_SECONDS + 10) for g in groups)
     )
     settled = time.monotonic()
     for group in toggle_groups:

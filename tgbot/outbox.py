@@ -61,6 +61,7 @@ RENEW_SECONDS = LOCK_SECONDS / 4  # how often a running drain renews it
 LEASE_MARGIN_SECONDS = 0.5  # a lock is checked again once it is this close to lapsing (by our clock)
 LOOK_AGAIN_SECONDS = 0.2  # a delivery slower than this (flood waits) reads the queue again after it
 ATTEMPTS = 3
+RETRY_SECONDS = 0.5  # after a timeout, a delivery's next attempt waits this long times the attempts made
 # How long a delivery waits for Telegram's answer. python-telegram-bot's client gives up after 5 s, but
 # Telegram goes on with a call it received: a message whose answer came later than that was posted, and
 # sent again it was posted twice (three times a drain, and again at every tick of the clock while Telegram
@@ -605,7 +606,7 @@ class Outbox:
                 return None
             except (TimedOut, NetworkError) as failure:
                 log.warning("game %s: delivery attempt %d failed: %s", game_id, attempt, type(failure).__name__)
-                await asyncio.sleep(0.5 * attempt)
+                await asyncio.sleep(RETRY_SECONDS * attempt)
             except TelegramError as error:
                 log.warning("game %s: Telegram refused a %s: %s", game_id, type(item).__name__, type(error).__name__)
                 return None
