@@ -27,6 +27,7 @@ from tgbot import handlers, migrate
 from tgbot.buttons import kind_of
 from tgbot.config import Settings
 from tgbot.context import CONTEXT_TYPES
+from tgbot.dataset import Dataset
 from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, supported, t
 from tgbot.outbox import Outbox
 from tgbot.ratelimit import RedisRateLimiter
@@ -83,12 +84,13 @@ async def prepare(application: Application) -> None:
     store: Store = application.bot_data["store"]
     outbox = Outbox(store, application.bot)
     clock = SharedClock(store.redis, application.bot_data["local_clock"])
-    waited_since = await _when_storage_answers(store, clock)
+    dataset = Dataset(store.redis, clock)
+    waited_since = await _when_storage_answers(store, clock, dataset)
     if waited_since is not None:
         # Deadlines that passed while this worker waited were nobody's to meet (see `_tick`).
         application.bot_data["unreachable_since"] = waited_since + clock.offset
     application.bot_data["clock"] = clock
-    application.bot_data["service"] = GameService(store, outbox, application.bot.username, clock)
+    application.bot_data["service"] = GameService(store, outbox, application.bot.username, clock, dataset=dataset)
     look_alike_prototypes()  # built now rather than on the first join, where it would hold up every update
     await _set_command_menu(application)
     if application.job_queue is not None and application.bot_data.get("clock_seconds"):
@@ -116,11 +118,12 @@ async def _set_command_menu(application: Application) -> None:
             log.warning("the command menu (%s) was not set: %s", lang or "default", type(error).__name__)
 
 
-async def _when_storage_answers(store: Store, clock: SharedClock) -> float | None:
+async def _when_storage_answers(store: Store, clock: SharedClock, dataset: Dataset) -> float | None:
     """What a worker needs of Redis before it can serve: keys of an earlier version renamed, the shared
-    clock measured. A Redis that does not answer yet (started after the bot, restarting) is waited for,
-    and asked again every `START_RETRY_SECONDS`: a worker that exited instead stayed down unless something
-    started it again. Returns when the wait began, by the worker's own clock (None: Redis answered)."""
+    clock measured, the marker of Redis's data read (`tgbot.dataset`). A Redis that does not answer yet
+    (started after the bot, restarting) is waited for, and asked again every `START_RETRY_SECONDS`: a worker
+    that exited instead stayed down unless something started it again. Returns when the wait began, by the
+    worker's own clock (None: Redis answered)."""
     waiting = False
     began = told = clock.local()
     while True:
@@ -128,6 +131,7 @@ async def _when_storage_answers(store: Store, clock: SharedClock) -> float | Non
             await migrate.legacy_keys(store.redis)
             await migrate.clock_shards(store.redis)
             await clock.sync()
+            await dataset.start()
         except RedisError as error:
             # Said again now and then: a wrong address or password never answers.
             if not waiting or clock.local() - told >= START_REPEAT_SECONDS:

@@ -14,6 +14,7 @@ rb:game:{id}:messages       hash: message key -> "chat_id:message_id" of message
 rb:game:{id}:outbox-lock    the lock of whoever drains the game's outbox
 rb:game:{id}:record         the finished game's record (resistance-record/1 JSON)
 rb:game:{id}:damaged        a game document that could not be read back, set aside for a look
+rb:game:{id}:lost           set once the game's group was told the game was lost with Redis's data (tgbot.dataset)
 rb:{clock:NN}:deadlines     sorted set: game id -> when its clock next has something to do
 rb:{clock:NN}:revisions     hash: game id -> the table revision its deadline was last set from
 rb:{clock:NN}:outboxes      sorted set: game id -> when a change last queued messages for it (ms)
@@ -24,6 +25,7 @@ rb:chat:{chat_id}:moved-to  the chat id of the supergroup a basic group became (
 rb:user:{user_id}:games     set of ids of the games the user joined that have not finished
 rb:update:{update_id}       a webhook update: the lease of the worker processing it, or "done"
 rb:update:{update_id}:answers  hash: game id -> what the update answered when it changed that game (tgbot.once)
+rb:dataset                  the marker that tells a Redis that lost its data (tgbot.dataset)
 rb:webhook:registered       a digest of the webhook settings last registered (five minutes)
 rb:migrated:hash-tags       set once the keys of versions before the hash tags were renamed (tgbot.migrate)
 rb:migrated:clock-shards    set once the clock's keys of versions before its shards were spread (tgbot.migrate)
@@ -78,6 +80,7 @@ def pending_outboxes_of(game_id: str) -> str:
 
 
 WEBHOOK_REGISTRAR = f"{PREFIX}webhook:registered"
+DATASET = f"{PREFIX}dataset"
 RATE_PAUSE = f"{PREFIX}ratelimit:pause"
 RATE_BOT = f"{PREFIX}ratelimit:bot"
 
@@ -104,6 +107,10 @@ def record(game_id: str) -> str:
 
 def damaged(game_id: str) -> str:
     return f"{game(game_id)}:damaged"
+
+
+def lost(game_id: str) -> str:
+    return f"{game(game_id)}:lost"
 
 
 def chat_game(chat_id: int) -> str:

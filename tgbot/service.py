@@ -32,9 +32,10 @@ from tgbot.buttons import (
 )
 from tgbot.changes import Change, Refused, Reply
 from tgbot.chat_move import move_chat
+from tgbot.dataset import Dataset
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
-from tgbot.indexes import ClockShardsUnreachable
+from tgbot.indexes import CLOCK_PATIENCE_SECONDS, ClockShardsUnreachable
 from tgbot.moves import absence, clock, computers, lobby, play
 from tgbot.moves import plot as plot_moves
 from tgbot.moves.lobby import NOT_ALLOWED_TO_CONFIGURE, SETTINGS_BETWEEN_GAMES, settings_refusal
@@ -43,7 +44,7 @@ from tgbot.outgoing import Document, Edit, Keyboard, Send
 from tgbot.render import board
 from tgbot.render import hints as hints_render
 from tgbot.settings import GroupSettings
-from tgbot.store import ChatBusy, DamagedGame, GameGone, Store
+from tgbot.store import FINISHED_GAME_SECONDS, ActiveGame, ChatBusy, DamagedGame, GameGone, Store
 from tgbot.table import Player, Stage, Table
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,8 @@ log = logging.getLogger(__name__)
 RECOVERY_SECONDS = LOCK_SECONDS + 1
 
 NO_SUCH_GAME = N_("There is no such game here any more: ask the group for a new link.")
+# A game Redis lost with the rest of its data (`tgbot.dataset`): never "over", which it was not.
+LOST_GAME = N_("This game was lost: the bot's storage was emptied. Start a new one in the group with /newgame.")
 
 
 def finished_record(table: Table) -> str | None:
@@ -70,6 +73,7 @@ class GameService:
         clock: Callable[[], float],
         rng: random.Random | None = None,
         deliver_in_background: bool = False,
+        dataset: Dataset | None = None,
     ) -> None:
         self.store = store
         self.outbox = outbox
@@ -84,6 +88,8 @@ class GameService:
         self.deliver_in_background = deliver_in_background
         self._deliveries: set[asyncio.Task] = set()
         self._waiting_answers: set[Hashable] = set()  # answers that must arrive, waiting for their turn
+        # Whether Redis still holds what was stored (`tgbot.dataset`); read at start by `tgbot.app.prepare`.
+        self.dataset = dataset if dataset is not None else Dataset(store.redis, lambda: self.clock())
 
     async def _apply(self, game_id: str, mutate: Callable[[Table], Change]) -> Reply:
         processing = once.current.get()
@@ -460,7 +466,7 @@ class GameService:
         """Who the game waits for, answered to the presser alone: nothing is stored or sent."""
         table = await self._load(press.game_id, chat_id)
         if table is None:
-            return Reply(t(lang, "This button belongs to a game that is over."))
+            return Reply(t(lang, await self._gone(press.game_id, N_("This button belongs to a game that is over."))))
         try:
             play.require_pressed_in_place(table, press, chat_id, user_id, lang)
         except Refused as refused:
@@ -488,7 +494,7 @@ class GameService:
         try:
             return await self._apply(game_id, mutate)
         except GameGone:
-            return Reply(t(lang, gone))
+            return Reply(t(lang, await self._gone(game_id, gone)))
         except DamagedGame as damage:
             await self._end_damaged(damage, chat_id)
             return Reply(t(lang, gone))
@@ -514,6 +520,9 @@ class GameService:
         # A shard of the clock that does not answer holds up only its own games (`tgbot.indexes`): the
         # others' deadlines fire, and the outage is reported once they have.
         silent: ClockShardsUnreachable | None = None
+        with contextlib.suppress(RedisError, TimeoutError):  # the marker's master down: looked at next tick
+            async with asyncio.timeout(CLOCK_PATIENCE_SECONDS):
+                await self.notice_lost_storage()
         await self.store.settle_owed()
         if self.outbox.receipts.doubted:
             await self.outbox.receipts.audit()
@@ -610,6 +619,42 @@ class GameService:
             return 0
         log.info("game %s: clock fired", game_id)
         return 1
+
+    # ---------------------------------------------------------------- Redis that lost its data
+
+    async def notice_lost_storage(self) -> int:
+        """If Redis lost what it held since the last look (`tgbot.dataset`), tell each group whose game
+        this worker saw open or running, once however many workers saw it; returns how many it told."""
+        if not await self.dataset.check():
+            return 0
+        log.warning("storage came back without its data: the games, lobbies and records it held are gone")
+        told = 0
+        for game_id, seen in self.store.forget_active().items():
+            told += await self._tell_lost(game_id, seen)
+        return told
+
+    async def _gone(self, game_id: str, gone: str) -> str:
+        """What to answer about a game that is not stored: `gone` (it ended and was forgotten, or never
+        was), unless Redis lost it. A game this worker saw open or running and that nothing ended (a
+        damaged game is set aside) was lost with Redis's data, on one master of a cluster too: its group
+        is told, once."""
+        seen = self.store.remembered_active(game_id)
+        if seen is not None and not await self.store.was_damaged(game_id):
+            self.store.forget_active_game(game_id)
+            await self._tell_lost(game_id, seen)
+            return LOST_GAME
+        if self.dataset.lost_within(FINISHED_GAME_SECONDS) or await self.store.was_lost(game_id):
+            return LOST_GAME
+        return gone
+
+    async def _tell_lost(self, game_id: str, seen: ActiveGame) -> bool:
+        if not await self.store.lost_mark(game_id):
+            return False  # another worker told the group
+        log.info("game %s: lost with the storage's data; its group is told", game_id)
+        notice = Send(seen.chat_id, board.storage_lost(seen.language, seen.lobby), topic=seen.topic)
+        await self.store.enqueue(game_id, [notice])
+        await self._send_queued(game_id)
+        return True
 
     # ---------------------------------------------------------------- damaged games
 
@@ -755,7 +800,9 @@ class GameService:
         answer that they play none may be told where they asked."""
         if game_id is not None:
             named = await self._load(game_id)
-            if named is None or not named.is_active:
+            if named is None:
+                return t(lang, await self._gone(game_id, N_("This game is over."))), (), False
+            if not named.is_active:
                 # A Hints button outlives its game; its player may well be in another one now.
                 return t(lang, "This game is over."), (), False
             tables = [named]

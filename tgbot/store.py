@@ -30,7 +30,7 @@ from tgbot import keys, outgoing
 from tgbot.changes import Change
 from tgbot.indexes import CLOCK_PATIENCE_SECONDS, Indexes
 from tgbot.settings import GroupSettings
-from tgbot.table import LEFT_KEPT, Table, salvage
+from tgbot.table import LEFT_KEPT, Stage, Table, salvage
 
 # A finished game stays long enough for late presses to be told it is over, then goes.
 FINISHED_GAME_SECONDS = 7 * 24 * 3600
@@ -41,6 +41,8 @@ ENDED_FIELD = "(ended)"
 CREATION_SECONDS = 1.0
 # Documents and tables kept in memory, for this many games (`Store._table`, `Store.update`).
 TABLES_KEPT = 1024
+# Open and running games this process read or wrote, remembered for this many games (`remembered_active`).
+ACTIVE_KEPT = 20_000
 
 
 class ChatBusy(Exception):
@@ -82,6 +84,16 @@ def _with_left(before: Table, after: Table) -> Table:
     left = [u for u in (*after.left, *gone) if u not in seated]
     left = tuple(dict.fromkeys(left))[-LEFT_KEPT:]
     return after if left == after.left else replace(after, left=left)
+
+
+@dataclass(frozen=True)
+class ActiveGame:
+    """Where an open or running game is played, as this process last saw it."""
+
+    chat_id: int
+    topic: int | None
+    language: str
+    lobby: bool
 
 
 @dataclass(frozen=True)
@@ -236,6 +248,8 @@ class Store:
         self._tables: dict[str, Table] = {}
         # Each game's document as this process last read or wrote it (`update` starts from it).
         self._latest: dict[str, str] = {}
+        # Where each open or running game this process saw is played: what is left of it if Redis loses it.
+        self._active: dict[str, ActiveGame] = {}
 
     def _remember_latest(self, game_id: str, raw: str) -> None:
         self._latest.pop(game_id, None)  # re-inserted: the dict stays ordered by last use
@@ -248,7 +262,38 @@ class Store:
         if table is None:
             table = _read(game_id, raw)
             self._keep(raw, table)
+        self._saw(table)
         return table
+
+    def _saw(self, table: Table) -> None:
+        self._active.pop(table.id, None)  # re-inserted: the dict stays ordered by last sight
+        if table.is_active:
+            self._active[table.id] = ActiveGame(table.chat_id, table.topic, table.language, table.stage is Stage.LOBBY)
+            if len(self._active) > ACTIVE_KEPT:
+                del self._active[next(iter(self._active))]
+
+    def remembered_active(self, game_id: str) -> ActiveGame | None:
+        """Where the game was played, if this process last saw it open or running."""
+        return self._active.get(game_id)
+
+    def forget_active_game(self, game_id: str) -> None:
+        self._active.pop(game_id, None)
+
+    def forget_active(self) -> dict[str, ActiveGame]:
+        """Every game this process last saw open or running, forgotten here (Redis lost them)."""
+        active, self._active = self._active, {}
+        self._latest.clear()
+        return active
+
+    async def lost_mark(self, game_id: str, seconds: int = FINISHED_GAME_SECONDS) -> bool:
+        """Mark the game as lost with Redis's data; True for whoever marks it first (they tell the group)."""
+        return bool(await self.redis.set(keys.lost(game_id), "1", nx=True, ex=seconds))
+
+    async def was_lost(self, game_id: str) -> bool:
+        return bool(await self.redis.exists(keys.lost(game_id)))
+
+    async def was_damaged(self, game_id: str) -> bool:
+        return bool(await self.redis.exists(keys.damaged(game_id)))
 
     def _keep(self, raw: str, table: Table) -> None:
         self._tables[raw] = table
@@ -382,6 +427,7 @@ class Store:
             await self.indexes.release_chat(table.chat_id, table.id)
             raise ChatBusy(table.id)
         self._remember_latest(table.id, document)
+        self._saw(table)
         await self.indexes.settle_deadline(table.id, table.next_wake, table.revision)
 
     async def update(
@@ -486,6 +532,7 @@ class Store:
             self._remember_latest(game_id, written or raw)
             if written:
                 self._keep(written, after)
+                self._saw(after)
             if stored[0] == 2:
                 if len(stored) == 2:  # the queue holds exactly these messages
                     self._claims[game_id] = Claim(
@@ -606,6 +653,7 @@ class Store:
         if stored[0] == 0:
             return None  # another worker ended it (or wrote it) first
         self._latest.pop(game_id, None)
+        self._active.pop(game_id, None)
         await self.indexes.forget_deadline(game_id)
         await self.indexes.remove_player_games(game_id, user_ids)
         if running:

@@ -197,6 +197,21 @@ def damaged_game(lang: str) -> str:
     return t(lang, "⚠️ This game's saved state is damaged, so the game was ended. Start a new one with /newgame.")
 
 
+def storage_lost(lang: str, lobby: bool) -> str:
+    """The group's word that the bot's storage came back empty: its open lobby or running game is gone."""
+    if lobby:
+        return t(
+            lang,
+            "⚠️ The bot lost everything it had stored (its database was emptied), and with it the lobby open here. "
+            "Sorry! Open a new one with /newgame.",
+        )
+    return t(
+        lang,
+        "⚠️ The bot lost everything it had stored (its database was emptied), and with it the game being played "
+        "here: it cannot go on. Sorry! Start a new one with /newgame.",
+    )
+
+
 def started(scene: GroupScene) -> str:
     """The lobby's message once the game starts: who plays, the setup, and who leads first."""
     lang = scene.lang
