@@ -291,6 +291,23 @@ async def test_at_start_up_a_worker_waits_out_a_dead_drains_lock_and_delivers(
 OUTAGES = [0.0, 3.0] + [float(seconds) for seconds in os.environ.get("OUTAGE_SECONDS", "").split(",") if seconds]
 
 
+async def first_prompt_taken_as_redis_dies(group: SimulatedGroup, aof_server) -> tuple[list[int], int]:
+    """The team is approved; Telegram takes the first member's card prompt and Redis dies before the bot
+    hears back (the press is answered, the delivery stops). Returns the team's seats and that member."""
+    team = list(range(team_size(await group.table())))
+    await propose(group, team)
+    for seat in range(4):
+        await group.send(vote(group, seat))
+    first = group.user_ids[team[0]]
+    hold = Hold(group.telegram, card_prompt_to(first), after=True)
+    deciding = asyncio.create_task(group.send(vote(group, 4)))
+    await hold.wait()
+    aof_server.kill()
+    hold.release()
+    await asyncio.wait_for(deciding, 30)
+    return team, first
+
+
 @pytest.mark.parametrize("outage", OUTAGES)
 async def test_after_a_redis_outage_what_waits_goes_out_within_2_s_and_nothing_twice(
     aof_server, telegram, caplog, outage, short_timings
@@ -300,18 +317,7 @@ async def test_after_a_redis_outage_what_waits_goes_out_within_2_s_and_nothing_t
     await application.start()
     try:
         group = await started_on(application, telegram)
-        team = list(range(team_size(await group.table())))
-        await propose(group, team)
-        for seat in range(4):
-            await group.send(vote(group, seat))
-        first = group.user_ids[team[0]]
-        # Telegram takes the first card prompt; Redis dies before the bot hears back.
-        hold = Hold(telegram, card_prompt_to(first), after=True)
-        deciding = asyncio.create_task(group.send(vote(group, 4)))
-        await hold.wait()
-        aof_server.kill()
-        hold.release()
-        await asyncio.wait_for(deciding, 30)  # the press was answered; the delivery stopped
+        team, first = await first_prompt_taken_as_redis_dies(group, aof_server)
         assert len(card_prompts(telegram, first)) == 1
         others = [group.user_ids[seat] for seat in team[1:]]
         assert all(card_prompts(telegram, user) == [] for user in others)
@@ -345,17 +351,7 @@ async def test_a_card_prompt_another_worker_sent_again_after_an_outage_leaves_on
     other = None
     try:
         group = await started_on(sender, telegram)
-        team = list(range(team_size(await group.table())))
-        await propose(group, team)
-        for seat in range(4):
-            await group.send(vote(group, seat))
-        first = group.user_ids[team[0]]
-        hold = Hold(telegram, card_prompt_to(first), after=True)
-        deciding = asyncio.create_task(group.send(vote(group, 4)))
-        await hold.wait()
-        aof_server.kill()
-        hold.release()
-        await asyncio.wait_for(deciding, 30)
+        team, first = await first_prompt_taken_as_redis_dies(group, aof_server)
         aof_server.start()
 
         other = await start_offline_bot(telegram, second_client, 5, clock_seconds=CLOCK)

@@ -212,6 +212,9 @@ class Indexes:
         """Games whose clock entry a write gave up on: `Store.settle_owed` writes them again."""
         return list(self._owed)
 
+    def is_owed(self, game_id: str) -> bool:
+        return game_id in self._owed
+
     def paid(self, game_id: str) -> None:
         self._owed.pop(game_id, None)
 

@@ -704,7 +704,7 @@ class Store:
             if queued:
                 await self.indexes.mark_pending(game_id)
             await self.indexes.settle_deadline(game_id, table.next_wake, table.revision)
-            if game_id in self.indexes.owed():
+            if self.indexes.is_owed(game_id):
                 silent.add(shard)
             else:
                 settled += 1
