@@ -163,6 +163,21 @@ async def command(group: SimulatedGroup, user_id: int, text: str, chat_id: int |
     return message
 
 
+async def next_on_the_clock(group: SimulatedGroup, service, now: list[float]) -> bool:
+    """What the clock does next while nobody plays: its next reminder, computer turn or deadline, fired.
+    A game the clock paused instead (two idle steps in a row) is resumed with /resume by its first
+    seated person, and nothing else happens. True if it was paused."""
+    table = await group.table()
+    if table.is_paused:
+        person = next(p for p in table.players if not p.computer)
+        await group.send(group.telegram.command(person.user_id, group.chat_id, "/resume"))
+        assert not (await group.table()).is_paused
+        return True
+    now[0] = table.next_wake
+    await service.fire_due()
+    return False
+
+
 async def command_text(group: SimulatedGroup, user_id: int, text: str, chat_id: int | None = None) -> str:
     """Send a command; return the text of the bot's newest message in that chat."""
     message = await command(group, user_id, text, chat_id)

@@ -171,6 +171,8 @@ def test_a_person_who_misses_two_deadlines_is_taken_over_only_if_the_group_allow
         for _ in range(6):  # seat 0 leads and then never acts: its deadlines pass one by one
             if table.game.is_over or 0 in table.autopilot:
                 break
+            # The others play each step (an idle table would be paused: `moves.pace`); seat 0 never does.
+            table = replace(table, person_acted=True)
             if 0 not in public_view(table.game).waiting_for:
                 now = table.computer_at if table.computer_at is not None else table.deadline
             else:

@@ -19,7 +19,16 @@ from dataclasses import replace
 import pytest
 
 from engine import EndReason, Phase, Side, parse_record, public_view
-from tests.bot_helpers import RejectEverything, button_data, lobby_message, press, propose, team_size, vote_all
+from tests.bot_helpers import (
+    RejectEverything,
+    button_data,
+    lobby_message,
+    next_on_the_clock,
+    press,
+    propose,
+    team_size,
+    vote_all,
+)
 from tests.bot_helpers import texts as group_texts
 from tgbot import keys
 from tgbot.moves import clock
@@ -37,12 +46,16 @@ PROPOSAL, VOTE, MISSION, LOBBY = (
     DEFAULTS.mission_seconds,
     DEFAULTS.lobby_seconds,
 )
-REMINDER = "⏰ «Demo group»: half the time is gone and the game is waiting for you."
+LEADER_REMINDER = "⏰ «Demo group» waits for you to choose the next team, until "
 WAITING_BUTTON = "⏳ Waiting for…"
 MESSAGE_CALLS = ("sendMessage", "editMessageText", "editMessageReplyMarkup", "deleteMessage", "sendDocument")
 
 
 # ---------------------------------------------------------------- helpers
+
+
+def is_reminder(text: str | None) -> bool:
+    return plain_text(text or "").startswith("⏰ «Demo group» waits for ")
 
 
 def set_clock(application, now: list[float]):
@@ -158,9 +171,14 @@ async def test_half_way_reminders_come_once_per_step_at_half_time(make_bot, tele
     group_before = [(m.text, m.edits) for m in telegram.messages(chat)]
     assert await service.fire_due() == 1
     assert [(m, int(p["chat_id"])) for m, p in message_calls(telegram, calls)] == [("sendMessage", leader_user)]
-    assert sends(telegram, calls, leader_user) == [REMINDER]
+    [reminder_text] = sends(telegram, calls, leader_user)
+    assert reminder_text.startswith(LEADER_REMINDER)
     assert [(m.text, m.edits) for m in telegram.messages(chat)] == group_before
-    assert plain_text(telegram.messages(leader_user)[-1].text) == REMINDER
+    reminder = telegram.messages(leader_user)[-1]
+    assert plain_text(reminder.text) == reminder_text
+    # It answers the leader's keyboard: a tap on the quote leads there.
+    keyboard = next(m for m in telegram.messages(leader_user) if "you are the leader" in (m.text or ""))
+    assert reminder.reply_to == keyboard.message_id
     after = await group.table()
     assert after.reminder_at is None and after.deadline == T0 + PROPOSAL
     assert after.game == table.game  # a reminder changes nothing in the game
@@ -173,10 +191,12 @@ async def test_half_way_reminders_come_once_per_step_at_half_time(make_bot, tele
     assert await service.fire_due(now[0] + 10) == 0
     assert len(telegram.calls) == calls
 
-    # Voting: a new step, with its own reminder time; it too comes once.
+    # Voting: a new step, with its own reminder time; it too comes once. The leader's reminder is
+    # taken back: the step it asked for is over.
     now[0] = T0 + 100
     team = first_team(table)
     await propose(group, team)
+    assert reminder.message_id not in [m.message_id for m in telegram.messages(leader_user)]
     table = await group.table()
     assert table.step == "voting:2"
     assert (table.deadline, table.reminder_at) == (now[0] + VOTE, now[0] + VOTE / 2)
@@ -226,9 +246,11 @@ async def test_a_half_way_reminder_reaches_exactly_the_players_the_game_waits_fo
         assert chat not in caused
         assert [(m.message_id, m.text, m.reply_markup, m.edits) for m in telegram.messages(chat)] == seen_in_group
         for params in (p for sent in caused.values() for p in sent):
-            assert plain_text(str(params["text"])) == REMINDER
+            assert plain_text(str(params["text"])).startswith("⏰ «Demo group» waits for ")
             assert params.get("protect_content") is True  # a private game message may not be forwarded
-            assert "reply_markup" not in params or not params["reply_markup"]
+            # Nothing to press but a link to the group's board.
+            markup = json.loads(params["reply_markup"]) if params.get("reply_markup") else {}
+            assert all("url" in button for row in markup.get("inline_keyboard", []) for button in row)
         # A second firing reminds nobody again.
         calls = len(telegram.calls)
         assert await service.fire_due() == 0
@@ -239,7 +261,7 @@ async def test_a_half_way_reminder_reaches_exactly_the_players_the_game_waits_fo
     leader = table.game.leader
     caused = await remind_at(T0 + PROPOSAL / 2)
     assert {user: len(sent) for user, sent in caused.items()} == {users[leader]: 1}
-    assert plain_text(telegram.messages(users[leader])[-1].text) == REMINDER
+    assert plain_text(telegram.messages(users[leader])[-1].text).startswith(LEADER_REMINDER)
 
     # The vote: three have voted (two ways); the four others are reminded, each once.
     now[0] = T0 + PROPOSAL / 2 + 10
@@ -282,7 +304,7 @@ async def test_a_reminder_that_cannot_reach_a_voter_says_nothing_in_the_group(ma
     now[0] = start + VOTE / 2
     assert await service.fire_due() == 1
     assert group_texts(telegram, chat) == in_group
-    reminded = [user for user in group.user_ids if plain_text(telegram.messages(user)[-1].text or "") == REMINDER]
+    reminded = [user for user in group.user_ids if is_reminder(telegram.messages(user)[-1].text)]
     assert reminded == [user for seat, user in enumerate(group.user_ids) if seat not in (voter, member)]
 
     # They vote on the board all the same; the team member's card prompt does not reach them, and the
@@ -457,14 +479,19 @@ async def test_when_nobody_plays_the_deadlines_finish_the_game(make_bot, telegra
 
     The engine decides what each deadline does; the Resistance wins by three successes and
     the record marks every automatic turn. The group gets one message per proposal, which
-    ends up telling everything the deadlines did."""
+    ends up telling everything the deadlines did. Nobody playing, the game pauses at every second
+    deadline (`test_an_idle_table_is_paused_not_decided`); here someone sends /resume each time."""
     group, service, now = await started_game(make_bot, telegram)
     chat = group.chat_id
     messages_before = len(telegram.messages(chat))
-    for _ in range(9):
+    pauses = 0
+    for _ in range(30):
         table = await group.table()
         if not table.is_active:
             break
+        if table.is_paused:
+            pauses += await next_on_the_clock(group, service, now)
+            continue
         now[0] = table.deadline
         assert await service.fire_due() == 1
     table = await group.table()
@@ -472,8 +499,10 @@ async def test_when_nobody_plays_the_deadlines_finish_the_game(make_bot, telegra
     assert table.stage is Stage.OVER and game.winner is Side.RESISTANCE
     assert game.end_reason is EndReason.THREE_SUCCESSFUL_MISSIONS
     assert [len(r.proposals) for r in game.rounds] == [1, 1, 1]
+    # Nine deadlines: each after the first paused the game once, the one before it having passed idle.
+    assert pauses == 8
 
-    boards = telegram.messages(chat)[messages_before:]
+    boards = [m for m in telegram.messages(chat)[messages_before:] if "· proposal" in (m.text or "")]
     assert len(boards) == 3
     for number, (message, mission_round) in enumerate(zip(boards, game.rounds, strict=True), start=1):
         text = plain_text(message.text)
@@ -773,6 +802,7 @@ async def test_a_mission_gets_its_whole_time_when_the_deadline_that_opened_it_wa
     20 s less for the team."""
     group, service, now = await started_game(make_bot, telegram)
     await propose(group, first_team(await group.table()))
+    await vote(group, 0, True)  # someone plays: the mission's deadline is not a second idle one
     now[0] = (await group.table()).deadline
     stored = service.store.update
 
@@ -854,8 +884,12 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
         results = await asyncio.gather(services[0].fire_due(when), services[1].fire_due(when))
         assert sorted(results) == [0, 1]
         after = await group.table()
-        assert after.game.version == before.game.version + 1
         in_group = [method for method, _ in message_calls(telegram, calls, chat)]
+        if after.is_paused:
+            # A second idle deadline in a row: the game stops where it was, and the group is told once.
+            assert after.game == before.game and in_group == ["sendMessage"]
+            return
+        assert after.game.version == before.game.version + 1
         if before.game.phase is Phase.PROPOSING:
             # The drawn team comes from the firing worker's random source: one draw, of the right size.
             [drawn] = [p for p in after.game.rounds[-1].proposals if p.auto_team and p.votes is None]
@@ -870,7 +904,9 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
                 assert in_group == ["editMessageText"]  # the board, edited once
         # Each private message it causes goes out once.
         private = [
-            (int(p["chat_id"]), p["text"]) for _, p in message_calls(telegram, calls) if int(p["chat_id"]) != chat
+            (int(p["chat_id"]), p.get("text"), p.get("message_id"))
+            for _, p in message_calls(telegram, calls)
+            if int(p["chat_id"]) != chat
         ]
         assert len(private) == len(set(private)), private
 
@@ -888,7 +924,8 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
     assert sorted(results) == [0, 1]
     reminded = [int(p["chat_id"]) for _, p in message_calls(telegram, calls)]
     assert sorted(reminded) == sorted(table.players[s].user_id for s in range(1, 5))
-    assert set(sends(telegram, calls, reminded[0])) == {REMINDER}
+    [text] = sends(telegram, calls, reminded[0])
+    assert is_reminder(text)
 
     now[0] = T0 + 10 + VOTE
     await fire_both(now[0])
@@ -906,12 +943,17 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
         for _ in range(3):  # the leader's, the vote's and the mission's deadline
             now[0] = (await group.table()).deadline
             await fire_both(now[0])
+            if await next_on_the_clock(group, service=services[0], now=now):  # paused: resumed
+                now[0] = (await group.table()).deadline
+                await fire_both(now[0])
         texts = group_texts(telegram, chat)
         assert sum("this team was drawn at random" in text for text in texts) == missed
     table = await group.table()
     assert table.game.is_over and table.game.end_reason is EndReason.THREE_SUCCESSFUL_MISSIONS
     assert sum("🏁" in text for text in group_texts(telegram, chat)) == 1
-    assert sum(m.from_bot for m in telegram.messages(chat)) == 4  # the start message and one board per proposal
+    # The start message and one board per proposal, besides the pauses' and resumptions' notices.
+    notices = [m for m in telegram.messages(chat) if m.text.startswith(("⏸", "▶️"))]
+    assert len(notices) % 2 == 0 and sum(m.from_bot for m in telegram.messages(chat)) == 4 + len(notices)
     results = await asyncio.gather(services[0].fire_due(now[0] + 999), services[1].fire_due(now[0] + 999))
     assert results == [0, 0]
 
@@ -945,7 +987,8 @@ async def test_a_worker_whose_machine_clock_runs_a_minute_ahead_fires_no_deadlin
 
     passed[0] += 31  # half the vote's time gone: its reminder, not its deadline
     assert await fast.fire_due() == 1
-    assert all(sends(telegram, calls, voter) == [REMINDER] for voter in voters)
+    assert all(len(sends(telegram, calls, voter)) == 1 for voter in voters)
+    assert all(is_reminder(sends(telegram, calls, voter)[0]) for voter in voters)
     assert (await group.table()).game.phase is Phase.VOTING
 
     passed[0] += 30  # the vote's time is up
@@ -993,8 +1036,7 @@ async def test_a_person_taken_over_gets_the_seat_back_with_a_press_the_computer_
     # while the vote is still open for others.
     table = await group.table()
     while not computer_voted_for_a_person(table):
-        now[0] = table.next_wake
-        await service.fire_due()
+        await next_on_the_clock(group, service, now)
         table = await group.table()
     voted = computer_voted_for_a_person(table)
     seat = voted[0]
@@ -1006,8 +1048,7 @@ async def test_a_person_taken_over_gets_the_seat_back_with_a_press_the_computer_
     assert seat not in table.autopilot and table.missed[seat] == 0
     # The next decision waits for the person.
     while table.game.phase is Phase.VOTING:
-        now[0] = table.next_wake
-        await service.fire_due()
+        await next_on_the_clock(group, service, now)
         table = await group.table()
     assert seat not in table.autopilot
 
@@ -1026,8 +1067,7 @@ async def test_a_person_taken_over_whose_press_is_refused_before_the_computer_ch
 
     table = await group.table()
     while not taken_over_and_still_to_play(table):
-        now[0] = table.next_wake
-        await service.fire_due()
+        await next_on_the_clock(group, service, now)
         table = await group.table()
     seat = taken_over_and_still_to_play(table)[0]
     user = table.players[seat].user_id
@@ -1123,8 +1163,7 @@ async def test_the_group_is_not_told_the_game_waits_for_a_person_a_computer_play
     asked = 0
     while table.stage is Stage.PLAYING:
         before, calls = table, len(telegram.calls)
-        now[0] = table.next_wake
-        await service.fire_due()
+        await next_on_the_clock(group, service, now)
         table = await group.table()
         if seat in before.autopilot:
             assert not [text for text in sends(telegram, calls, group.chat_id) if notice in text]

@@ -305,7 +305,7 @@ async def test_the_check_finds_english_in_an_english_game(make_bot, telegram):
     assert len(found) > 50
     for expected in (
         ": a new game is open.",
-        ": half the time is gone and the game is waiting for you.",
+        " waits for your vote on the team for mission ",
         "time ran out, so a team was drawn at random:",
         "did not propose in time: this team was drawn at random.",
         "spies · teams",

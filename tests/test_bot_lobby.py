@@ -874,7 +874,7 @@ async def test_roles_cards_the_leaders_keyboard_reminders_and_hints_cannot_be_fo
     protected("role", lambda text: text.startswith("Your game in «Demo group»"))
     protected("leader's keyboard", lambda text: "you are the leader" in text)
     protected("card prompt", lambda text: "Play your card." in text)
-    protected("reminder", lambda text: "half the time is gone and the game is waiting for you" in text)
+    protected("reminder", lambda text: text.startswith("⏰ «Demo group» waits for"))
     protected("hints", lambda text: text.startswith("🔎 «Demo group»"))
     assert len([text for text, _ in private if text.startswith("🔎 «Demo group»")]) == 3
     # What the whole group may see is not protected.

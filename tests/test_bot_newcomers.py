@@ -49,21 +49,24 @@ async def test_a_lobby_its_opener_is_not_seated_at_says_so(make_bot, telegram):
 
 
 async def test_the_bot_added_to_a_group_says_how_to_start_a_game(make_bot, telegram):
-    """Added to a group, the bot posted only a list of thirteen commands: a newcomer had to work out
-    from it that a game takes /newgame, everyone's Join, then /startgame. Its first line says so now,
-    and where the rules are; /help says the same in private."""
+    """Added to a group, the bot posted its whole list of commands, and in a group created with it
+    (Telegram then says "group created", nobody "added") it said nothing at all. It greets the group
+    with what it does and the three steps to a game, both ways."""
     application = await make_bot()
     group = SimulatedGroup(telegram, application, players=1)
     await group.send(telegram.add_bot(group.chat_id))
     greeting = plain_text(telegram.messages(group.chat_id)[-1].text)
-    first_steps = (
-        "▶️ To play: send /newgame in a group; each player presses Join, then /startgame with 5 to 10 players. "
-        "New to the game? /rules"
-    )
-    assert greeting.startswith(first_steps + "\n\nThe Resistance: commands\n")
+    assert greeting.startswith("👋 Hello! I run games of The Resistance here")
+    assert "send /newgame, and everyone who plays presses Join" in greeting and "/startgame" in greeting
+    assert "The Resistance: commands" not in greeting
+
+    created = SimulatedGroup(telegram, application, chat_id=-300, players=1)
+    await created.send(telegram.create_group_with_bot(created.chat_id))
+    assert plain_text(telegram.messages(created.chat_id)[-1].text) == greeting
+
     user = group.user_ids[0]
     await group.send(telegram.command(user, user, "/help"))
-    assert plain_text(telegram.messages(user)[-1].text).startswith(first_steps)
+    assert plain_text(telegram.messages(user)[-1].text).startswith("▶️ To play: send /newgame in a group")
 
 
 async def test_joining_says_where_the_role_will_come(make_bot, telegram):

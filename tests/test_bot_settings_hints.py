@@ -199,7 +199,8 @@ async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(ma
         "⚙️ Settings for this group\n"
         "Press a button to change it. Changes apply to the next game, and to a lobby that is open.\n"
         "Time to choose a team: 3 min, to vote: 2 min, to play a card: 2 min. "
-        "A missing vote counts as 👍 Approve. Hints: on."
+        "A missing vote counts as 👍 Approve. Hints: on.\n"
+        "Live pace: the times below are each step's. A slow pace gives a step hours instead."
     )
     chat = north.chat_id
     assert labels(menu) == {
@@ -208,6 +209,7 @@ async def test_settings_keyboard_is_for_admins_cycles_and_is_stored_per_group(ma
         "Plot cards: off": setting_data(chat, "pc", 1),
         "Hints: on": setting_data(chat, "hi", 1),
         "Missing vote: 👍 Approve": setting_data(chat, "mv", 1),
+        "Pace: live": setting_data(chat, "pa", 1),
         "Team time: 3 min": setting_data(chat, "pt", 3),
         "Vote time: 2 min": setting_data(chat, "vt", 2),
         "Card time: 2 min": setting_data(chat, "mt", 2),
@@ -882,7 +884,11 @@ async def test_settings_and_mission_buttons_show_their_whole_label_on_a_phone(ma
     group = SimulatedGroup(telegram, application, players=5, language=language)
     admin = group.user_ids[0]
     menu = await command(group, admin, "/settings")
-    assert len(menu.buttons()) == 13
+    assert len(menu.buttons()) == 14
+    assert cut_on_a_phone(menu) == []
+    await press(group, admin, menu, setting(menu, "pa"))  # slow: its hours and quiet hours too
+    menu = telegram.message(group.chat_id, menu.message_id)
+    assert len(menu.buttons()) == 16
     assert cut_on_a_phone(menu) == []
     await group.open_lobby_and_join(variants=Variants(targeting=True))
     await group.start()

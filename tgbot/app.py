@@ -61,11 +61,15 @@ COMMANDS = (
     ("addbot", N_("Seat a computer player in the lobby")),
     ("removebot", N_("Let the last computer player go")),
     ("status", N_("Show the missions and whose turn it is")),
+    ("extend", N_("More time for this step")),
+    ("resume", N_("Go on with a paused game")),
+    ("mygames", N_("Your games and what they wait for (in private)")),
     ("cancel", N_("End the lobby or the game")),
     ("record", N_("The last finished game's record")),
     ("hints", N_("Private hints: who could the spies be?")),
     ("settings", N_("Variants, deadlines, hints, language")),
     ("language", N_("The language I speak in this group")),
+    ("timezone", N_("The group's time zone, for a slow game's quiet hours")),
     ("rules", N_("How to play")),
     ("help", N_("All commands")),
 )
@@ -308,6 +312,10 @@ def build_application(
         "startgame": handlers.start_game,
         "addbot": handlers.add_computer,
         "removebot": handlers.remove_computer,
+        "extend": handlers.extend,
+        "resume": handlers.resume,
+        "mygames": handlers.my_games,
+        "timezone": handlers.timezone,
         "cancel": handlers.cancel,
         "status": handlers.status,
         "record": handlers.record,
@@ -323,6 +331,7 @@ def build_application(
     application.add_handler(MessageHandler(filters.StatusUpdate.MIGRATE, handlers.chat_migrated))
     # The bot added to a group, first or again (after someone removed it mid-game).
     application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_MEMBERS, handlers.bot_added))
+    application.add_handler(MessageHandler(filters.StatusUpdate.CHAT_CREATED, handlers.group_created))
     application.add_handler(MessageHandler(filters.StatusUpdate.NEW_CHAT_TITLE, handlers.group_renamed))
     # Someone left the group, or was removed from it: a seat in its open lobby is given up.
     application.add_handler(MessageHandler(filters.StatusUpdate.LEFT_CHAT_MEMBER, handlers.member_left))

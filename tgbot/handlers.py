@@ -393,6 +393,50 @@ async def start_game(update: Update, context: BotContext) -> None:
     await service.deliver(answer)
 
 
+async def extend(update: Update, context: BotContext) -> None:
+    """/extend: more time for the step the game is in (a few times a game; the group hears who asked)."""
+    request = await group_request(update, context)
+    if request is None:
+        return
+    answer = await context.service.extend(request.chat_id, request.user_id, request.lang)
+    await reply(update, answer.text)
+    await context.service.deliver(answer)
+
+
+async def resume(update: Update, context: BotContext) -> None:
+    """/resume: a game paused because nobody played goes on."""
+    request = await group_request(update, context)
+    if request is None:
+        return
+    answer = await context.service.resume(request.chat_id, request.user_id, request.lang)
+    await reply(update, answer.text)
+    await context.service.deliver(answer)
+
+
+async def timezone(update: Update, context: BotContext) -> None:
+    """/timezone [name]: the group's time zone, for its quiet hours and the times the bot names."""
+    request = await group_request(update, context)
+    if request is None:
+        return
+    service, admin = context.service, await request.is_admin()
+    if not context.args:
+        current = await service.settings_of(request.chat_id, admin)
+        await reply(update, menus.timezone_text(current, request.lang))
+        return
+    if not await may_configure(update, context, request, admin):
+        return
+    await reply(update, await service.set_timezone(request.chat_id, request.user_id, admin, request.lang, context.args))
+
+
+async def my_games(update: Update, context: BotContext) -> None:
+    """/mygames in private: every game the person sits in, and what each waits for from them."""
+    lang = await language_of(update, context)
+    if in_group(update.effective_chat):
+        await reply(update, t(lang, "Send /mygames to me in private: what your games wait for is yours alone."))
+        return
+    await reply(update, await context.service.my_games(update.effective_user.id, lang))
+
+
 async def add_computer(update: Update, context: BotContext) -> None:
     """/addbot: a computer player takes a seat in the open lobby."""
     await seat_computer(update, context, add=True)
@@ -512,7 +556,14 @@ async def bot_added(update: Update, context: BotContext) -> None:
     if not in_group(message.chat) or all(member.id != context.bot.id for member in message.new_chat_members):
         return
     if not await back_in_group(context, await group_id(update, context)):
-        await reply(update, menus.help_text(await language_of(update, context)))
+        await reply(update, menus.greeting(await language_of(update, context)))
+
+
+async def group_created(update: Update, context: BotContext) -> None:
+    """Someone created a group with the bot in it: Telegram says so with this service message alone
+    (no one was "added"), so the greeting comes here."""
+    if in_group(update.effective_chat):
+        await reply(update, menus.greeting(await language_of(update, context)))
 
 
 async def back_in_group(context: BotContext, chat_id: int) -> bool:

@@ -37,7 +37,7 @@ import secrets
 import time
 import warnings
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 
 from redis.asyncio import Redis
@@ -50,7 +50,7 @@ from telegram.warnings import PTBDeprecationWarning, PTBUserWarning
 from tgbot import keys, outgoing
 from tgbot.chat_move import move_chat
 from tgbot.indexes import MARKS_KEPT, PENDING_GRACE_MS
-from tgbot.outgoing import Document, Edit, Keyboard, Send, once_only
+from tgbot.outgoing import Button, Delete, Document, Edit, Keyboard, Send, once_only
 from tgbot.receipts import Receipts
 from tgbot.store import LOOKUPS_LUA, OUTBOX_LOCK_SECONDS, Store, parse_remembered, remembered
 
@@ -97,9 +97,10 @@ def markup(buttons: Keyboard) -> InlineKeyboardMarkup | None:
 # through the same request and rate limiter as any call, and reads only the new message's id
 # from the answer: building python-telegram-bot objects for every keyboard and parsing every
 # returned Message was the largest part of a delivery's CPU. The parameters are the ones
-# `send_message` and `edit_message_text` send. PTB suggests those methods instead; not here.
+# `send_message` and `edit_message_text` send. PTB suggests those methods instead; not here. A
+# reminder taken back (`deleteMessage`) goes the same way, under the same outbox lock.
 warnings.filterwarnings(
-    "ignore", message=r"Please use 'Bot\.(sendMessage|editMessageText)'", category=PTBUserWarning
+    "ignore", message=r"Please use 'Bot\.(sendMessage|editMessageText|deleteMessage)'", category=PTBUserWarning
 )
 _NO_PREVIEW = {"is_disabled": True}
 
@@ -118,6 +119,18 @@ def _plain_button(button: outgoing.Button) -> dict:
     if button.data is not None:
         plain["callback_data"] = button.data
     return plain
+
+
+def message_link(chat_id: int, message_id: int) -> str | None:
+    """A link that opens a supergroup's message for its members; None for a basic group, whose
+    messages have none."""
+    internal = -chat_id - 10**12
+    return f"https://t.me/c/{internal}/{message_id}" if internal > 0 else None
+
+
+def _replying_to(message_id: int) -> dict:
+    # Sent all the same if the message was deleted meanwhile.
+    return {"message_id": message_id, "allow_sending_without_reply": True}
 
 
 def _message_parameters(chat_id: int, text: str, buttons: Keyboard, **more: object) -> dict:
@@ -573,10 +586,54 @@ class Outbox:
             # Posted anew (the message was deleted, or left in the group's old chat): its key names the new one.
             key = item.key if shown != known else ""
             return key, remembered(*shown), item.receipt
-        sent = await self._deliver(game_id, item, lock)
+        if isinstance(item, Delete):
+            known = parse_remembered(queue.ids.get(item.key)) if item.key in queue.ids else None
+            if known is None:
+                known = await self.store.message_of(game_id, item.key)
+            if known is not None:
+                await self._take_back(game_id, item, known, lock)
+            return "", "", ""
+        reply_to = None
+        if isinstance(item, Send) and item.link_key:
+            item, reply_to = await self._linked(game_id, item, queue)
+        sent = await self._deliver(game_id, item, lock, reply_to=reply_to)
         if sent is None or not getattr(item, "key", ""):
             return "", "", ""
         return item.key, remembered(sent[0], sent[1]), ""
+
+    async def _linked(self, game_id: str, item: Send, queue: _Queue) -> tuple[Send, int | None]:
+        """The message with its link to the message of `link_key` made, and the id of the message it
+        replies to: that one, in the same chat; in the group, a button opens it instead. As it is when
+        that message never reached its chat."""
+        raw = queue.ids.get(item.link_key)
+        target = parse_remembered(raw) if raw is not None else await self.store.message_of(game_id, item.link_key)
+        if target is None:
+            return item, None
+        chat_id, message_id = target
+        if chat_id == item.chat_id:
+            return item, message_id
+        url = message_link(chat_id, message_id)
+        if url is None:
+            return item, None
+        return replace(item, buttons=(*item.buttons, (Button(item.link_text, url=url),))), None
+
+    async def _take_back(self, game_id: str, item: Delete, known: tuple[int, int], lock: _Lock) -> None:
+        """Delete the message; edit it to the fallback text where Telegram no longer lets it be deleted.
+        Either failing leaves it as it was: a reminder left standing is no harm worth a retry."""
+        chat_id, message_id = known
+        try:
+            await self._call(lock, "deleteMessage", {"chat_id": chat_id, "message_id": message_id})
+            return
+        except BadRequest as error:
+            if not item.fallback_text or "not found" in str(error).lower():
+                return
+        except TelegramError as error:
+            log.info("game %s: a message was not taken back: %s", game_id, type(error).__name__)
+            return
+        try:
+            await self._call(lock, "editMessageText", _message_parameters(chat_id, item.fallback_text, ()))
+        except TelegramError as error:
+            log.info("game %s: a message was not taken back: %s", game_id, type(error).__name__)
 
     async def _deliver(
         self,
@@ -585,6 +642,7 @@ class Outbox:
         lock: _Lock,
         known: tuple[int, int] | None = None,
         repost: bool = True,
+        reply_to: int | None = None,
     ) -> tuple[int, int] | None:
         """Deliver one item, retrying only what can succeed later; never let one item block the queue.
         Returns (chat, message id) of a message it posted, or for an edit of the message that reads as
@@ -593,7 +651,7 @@ class Outbox:
         for attempt in range(1, ATTEMPTS + 1):
             try:
                 if isinstance(item, Send):
-                    return await self._send(game_id, item, lock)
+                    return await self._send(game_id, item, lock, reply_to)
                 if isinstance(item, Edit):
                     return await self._edit(game_id, item, lock, known, repost)
                 await self._document(game_id, item, lock)
@@ -688,7 +746,7 @@ class Outbox:
         except TelegramError as error:  # deleted, or its buttons gone already: nothing left to press
             log.info("a second copy's buttons were not removed: %s", type(error).__name__)
 
-    async def _send(self, game_id: str, item: Send, lock: _Lock) -> tuple[int, int] | None:
+    async def _send(self, game_id: str, item: Send, lock: _Lock, reply_to: int | None = None) -> tuple[int, int] | None:
         try:
             chat_id, message = await self._send_text(
                 game_id,
@@ -699,6 +757,7 @@ class Outbox:
                 item.topic,
                 link_preview_options=_NO_PREVIEW,
                 protect_content=item.protected,
+                **({} if reply_to is None else {"reply_parameters": _replying_to(reply_to)}),
             )
         except Forbidden:
             if item.notice_chat_id is None:

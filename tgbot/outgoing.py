@@ -37,6 +37,11 @@ class Send:
     # A group message that reaches the group at most once per key, as a private message of a key
     # always does (`once_only`): the end of a game told again when the bot is back in the group.
     once: bool = False
+    # Another message of the game it points to, by key: sent as a reply to it in the same chat, or with a
+    # button `link_text` that opens it in the group (a supergroup's messages have links; a basic
+    # group's have none, and the button is left out).
+    link_key: str = ""
+    link_text: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,13 +73,23 @@ class Document:
 
 
 
-Outgoing = Send | Edit | Document
+@dataclass(frozen=True)
+class Delete:
+    """Take a message of the game back, by key (a reminder once its step ended). Telegram lets a bot
+    delete its messages for 48 hours; an older one is edited to `fallback_text` instead."""
+
+    chat_id: int
+    key: str
+    fallback_text: str = ""
+
+
+Outgoing = Send | Edit | Document | Delete
 
 
 def in_topic(item: Outgoing, group_id: int, topic: int | None) -> Outgoing:
     """The item, with whatever of it goes to the group `group_id` (the message itself, or the notice
     that a player cannot be reached) posted in the group's forum `topic`, not in its General topic."""
-    if topic is None or item.topic is not None:
+    if topic is None or isinstance(item, Delete) or item.topic is not None:
         return item
     to_group = item.chat_id == group_id or (isinstance(item, Send) and item.notice_chat_id == group_id)
     return replace(item, topic=topic) if to_group else item
@@ -105,15 +120,16 @@ def dumps(item: Outgoing) -> str:
     # Left out when unused, so that items read the same as before these fields were known.
     if not data.get("once", True):
         del data["once"]
-    if data.get("receipt") == "":
-        del data["receipt"]
+    for name in ("receipt", "link_key", "link_text"):
+        if data.get(name) == "":
+            del data[name]
     data["kind"] = type(item).__name__
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 def loads(text: str | bytes) -> Outgoing:
     data = json.loads(text)
-    kind = {"Send": Send, "Edit": Edit, "Document": Document}[data.pop("kind")]
+    kind = {"Send": Send, "Edit": Edit, "Document": Document, "Delete": Delete}[data.pop("kind")]
     for name in ("buttons", "notice_buttons"):
         if name in data:
             data[name] = _keyboard_from_data(data[name])

@@ -19,7 +19,7 @@ from redis.exceptions import RedisError
 from telegram.error import TelegramError
 
 from engine import Variants, export_record
-from tgbot import keys, once
+from tgbot import keys, once, zones
 from tgbot.buttons import (
     CancelPress,
     CardPress,
@@ -36,13 +36,14 @@ from tgbot.dataset import Dataset
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.indexes import CLOCK_PATIENCE_SECONDS, ClockShardsUnreachable
-from tgbot.moves import absence, clock, computers, lobby, play
+from tgbot.moves import absence, clock, computers, lobby, pace, play
 from tgbot.moves import plot as plot_moves
 from tgbot.moves.lobby import NOT_ALLOWED_TO_CONFIGURE, SETTINGS_BETWEEN_GAMES, settings_refusal
 from tgbot.outbox import LOCK_SECONDS, Outbox, drain_quietly
 from tgbot.outgoing import Document, Edit, Keyboard, Send
-from tgbot.render import board
+from tgbot.render import board, menus
 from tgbot.render import hints as hints_render
+from tgbot.render import mygames as mygames_render
 from tgbot.settings import GroupSettings
 from tgbot.store import FINISHED_GAME_SECONDS, ActiveGame, ChatBusy, DamagedGame, GameGone, Store
 from tgbot.table import Player, Stage, Table
@@ -408,7 +409,9 @@ class GameService:
             chat_id,
             user_id,
             lang,
-            lambda table: absence.taken_back(table.speaking(user_id, lang), user_id, lang, move),
+            lambda table: pace.pressed(
+                table.speaking(user_id, lang), user_id, lambda current: absence.taken_back(current, user_id, lang, move)
+            ),
         )
 
     async def cancel(
@@ -471,6 +474,12 @@ class GameService:
             play.require_pressed_in_place(table, press, chat_id, user_id, lang)
         except Refused as refused:
             return refused.reply
+        if table.is_paused and pace.is_seated_person(table, user_id):
+            # A press of a seated person starts a paused game again, this one too.
+            await self.deliver(
+                await self._press(press, chat_id, user_id, lang, lambda current: pace.pressed(current, user_id, Change))
+            )
+            table = await self._load(press.game_id, chat_id) or table
         return play.waiting(table, press, lang)
 
     async def _press(
@@ -498,6 +507,22 @@ class GameService:
         except DamagedGame as damage:
             await self._end_damaged(damage, chat_id)
             return Reply(t(lang, gone))
+
+    # ---------------------------------------------------------------- pace
+
+    async def extend(self, chat_id: int, user_id: int, lang: str) -> Reply:
+        """/extend in the group: more time for the step the group's game is in (`moves.clock.extend`)."""
+        return await self._group_game(chat_id, lang, lambda table: clock.extend(table, user_id, lang, self.clock()))
+
+    async def resume(self, chat_id: int, user_id: int, lang: str) -> Reply:
+        """/resume in the group: a paused game goes on (`moves.pace.resume`)."""
+        return await self._group_game(chat_id, lang, lambda table: pace.resume(table, user_id, lang))
+
+    async def _group_game(self, chat_id: int, lang: str, mutate: Callable[[Table], Change]) -> Reply:
+        table = await self._table_of_chat(chat_id)
+        if table is None or table.stage is not Stage.PLAYING:
+            return Reply(t(lang, "No game is running in this group."))
+        return await self._in_game(table.id, lang, mutate, chat_id=chat_id)
 
     # ---------------------------------------------------------------- the clock
 
@@ -762,6 +787,20 @@ class GameService:
         await self._lobby_follows(table.id, chat_id, frozenset({setting}))
         return settings, Reply(board.kept_on_note(lobby.named_kept_on(table, before, settings), lang))
 
+    async def set_timezone(self, chat_id: int, user_id: int, is_admin: bool, lang: str, typed: list[str]) -> str:
+        """/timezone NAME: the group's time zone (`tgbot.zones`); the answer says what it is now."""
+        name = zones.normalized(" ".join(typed))
+        if name is None:
+            return t(
+                lang, "I do not know that time zone. Try a city's zone, like Europe/Madrid, or an offset, like UTC+3."
+            )
+        settings, answer = await self.change_settings(
+            chat_id, user_id, is_admin, lang, lambda current: replace(current, timezone=name), "timezone"
+        )
+        if settings is None:
+            return answer.text
+        return "\n".join(filter(None, [menus.timezone_text(settings, lang), answer.text]))
+
     async def _lobby_follows(self, game_id: str, chat_id: int, changed: frozenset[str]) -> None:
         """Bring the open lobby to the group's stored settings in those an admin just `changed` (what
         whoever opened the lobby chose for its game in the others stays). Two quick changes may apply
@@ -956,6 +995,11 @@ class GameService:
     async def seated(self, user_id: int) -> bool:
         """Whether the user sits at an open or running table."""
         return bool(await self._tables_of_user(user_id))
+
+    async def my_games(self, user_id: int, lang: str) -> str:
+        """/mygames: the open and running tables the user sits at, and what each waits for from them."""
+        tables = [(table, table.seat_of(user_id)) for table in await self._tables_of_user(user_id)]
+        return mygames_render.my_games([(table, seat) for table, seat in tables if seat is not None], lang)
 
     async def groups_of(self, user_id: int) -> list[str]:
         """The titles of the groups whose open or running games the user sits at, in order."""

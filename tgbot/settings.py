@@ -1,4 +1,4 @@
-"""A group's settings: variants, hints, deadlines, what a missing vote counts as, computer
+"""A group's settings: variants, hints, deadlines and pace, what a missing vote counts as, computer
 players, language.
 
 Stored per group; a lobby takes a copy when it opens (and follows changes until the game
@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields, replace
 
 from engine import Variants
 from tgbot.i18n import LANGUAGES
+from tgbot.zones import zone_named
 
 # The values each setting steps through when its button is pressed.
 CHOICES: dict[str, tuple] = {
@@ -24,6 +25,9 @@ CHOICES: dict[str, tuple] = {
     "vote_seconds": (60, 120, 180, 300),
     "mission_seconds": (60, 120, 180, 300),
     "lobby_seconds": (300, 600, 900, 1800, 3600),
+    "pace": ("live", "slow"),  # `tgbot.moves.pace`
+    "slow_hours": (12, 24, 48, 4, 8),
+    "quiet_hours": ("", "22-08", "23-07", "00-08", "21-09", "23-09"),
     "computer_level": ("normal", "easy"),
     "computer_takeover": (False, True),
     "language": LANGUAGES,
@@ -41,6 +45,12 @@ class GroupSettings:
     vote_seconds: int = 120
     mission_seconds: int = 120
     lobby_seconds: int = 900
+    # Live: the minutes above, on the wall clock. Slow: `slow_hours` per step, counted outside the
+    # `quiet_hours` of the group's `timezone` (`tgbot.moves.pace`).
+    pace: str = "live"
+    slow_hours: int = 12
+    quiet_hours: str = ""  # "22-08": from 22:00 to 08:00; "" for none
+    timezone: str = "UTC"  # an IANA name or a fixed offset ("UTC+03:00"), set with /timezone
     computer_level: str = "normal"  # how well computer players play (`agents.DIFFICULTIES`)
     # A computer player takes the turns of a person who missed two deadlines in a row, until they act again.
     computer_takeover: bool = False
@@ -99,4 +109,6 @@ class GroupSettings:
         for name, choices in CHOICES.items():
             if getattr(settings, name) not in choices and not (name == "language" and settings.language is None):
                 settings = replace(settings, **{name: getattr(defaults, name)})
+        if not isinstance(settings.timezone, str) or zone_named(settings.timezone) is None:
+            settings = replace(settings, timezone=defaults.timezone)
         return settings

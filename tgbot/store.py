@@ -113,7 +113,7 @@ local function lookups_of(items)
     for _, raw in ipairs(items) do
         local ok, item = pcall(cjson.decode, raw)
         if ok and type(item.key) == 'string' and item.key ~= ''
-                and (item.kind == 'Edit'
+                and (item.kind == 'Edit' or item.kind == 'Delete'
                      or (item.kind == 'Send' and (tonumber(item.chat_id) > 0 or item.once == true))) then
             wanted[#wanted + 1] = item.key
         end
@@ -188,9 +188,11 @@ return 1
 
 
 def needs_lookup(item: outgoing.Outgoing) -> bool:
-    """Whether a drain must know what its key names before delivering it: an edit (which message),
-    a message sent once per key (whether it was delivered: `outgoing.once_only`)."""
-    return bool(getattr(item, "key", "")) and (isinstance(item, outgoing.Edit) or outgoing.once_only(item))
+    """Whether a drain must know what its key names before delivering it: an edit or a deletion (which
+    message), a message sent once per key (whether it was delivered: `outgoing.once_only`)."""
+    return bool(getattr(item, "key", "")) and (
+        isinstance(item, outgoing.Edit | outgoing.Delete) or outgoing.once_only(item)
+    )
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,16 @@ class Table:
     # answer the connection lost and that the client ran again, recognises its own document by it,
     # where two workers' identical moves would otherwise write identical documents (`Store.update`).
     write_id: str = ""
+    # Pace (`tgbot.moves.pace`): a game stopped because nobody played (no deadline runs while it is),
+    # the steps in a row whose deadline passed with no person acting, whether a person acted in this
+    # step, the seats that extended a step (one entry per /extend), the step last extended, and the
+    # seats reminded in this step (their reminders are taken back when it ends).
+    paused: bool = False
+    idle_deadlines: int = 0
+    person_acted: bool = False
+    extensions: tuple[int, ...] = ()
+    extended_step: str = ""
+    reminded: tuple[int, ...] = ()
 
     @property
     def variants(self) -> Variants:
@@ -114,6 +124,11 @@ class Table:
     @staticmethod
     def new_id() -> str:
         return secrets.token_hex(5)
+
+    @property
+    def is_paused(self) -> bool:
+        """A running game stopped because nobody played (`tgbot.moves.pace`)."""
+        return self.paused and self.stage is Stage.PLAYING
 
     @property
     def is_active(self) -> bool:
@@ -195,6 +210,12 @@ class Table:
                 "topic": self.topic,
                 "write_id": self.write_id,
                 "left": list(self.left),
+                "paused": self.paused,
+                "idle_deadlines": self.idle_deadlines,
+                "person_acted": self.person_acted,
+                "extensions": list(self.extensions),
+                "extended_step": self.extended_step,
+                "reminded": list(self.reminded),
             },
             separators=(",", ":"),
         )
@@ -234,6 +255,12 @@ class Table:
                 topic=data.get("topic"),
                 write_id=data.get("write_id", ""),
                 left=tuple(data.get("left", ())),
+                paused=data.get("paused", False),
+                idle_deadlines=data.get("idle_deadlines", 0),
+                person_acted=data.get("person_acted", False),
+                extensions=tuple(data.get("extensions", ())),
+                extended_step=data.get("extended_step", ""),
+                reminded=tuple(data.get("reminded", ())),
             )
         except (StateFormatError, TableFormatError):
             raise
@@ -279,6 +306,15 @@ class Table:
         require(_is_int(self.revision) and self.revision >= 0, "revision: not a count")
         require(isinstance(self.write_id, str), "write_id: not text")
         require(isinstance(self.rematch, bool), "rematch: not true or false")
+        require(
+            isinstance(self.paused, bool) and isinstance(self.person_acted, bool),
+            "paused, person_acted: not true or false",
+        )
+        require(_is_int(self.idle_deadlines) and self.idle_deadlines >= 0, "idle_deadlines: not a count")
+        require(isinstance(self.extended_step, str), "extended_step: not text")
+        for name, seats in (("extensions", self.extensions), ("reminded", self.reminded)):
+            require(all(_is_int(s) and 0 <= s < len(self.players) for s in seats), f"{name}: seats at the table")
+        require(len(set(self.reminded)) == len(self.reminded), "reminded: each seat once")
         require(
             self.moved_from is None or (_is_int(self.moved_from) and self.moved_from != self.chat_id),
             "moved_from: not another chat's id",

@@ -1,5 +1,6 @@
 """The clock: every step has a deadline and a half-way reminder; what a deadline does is the engine's.
-Computer players' turns come on the clock too (`computers`)."""
+Computer players' turns come on the clock too (`computers`). How long a step lasts, and when the clock
+stops (quiet hours, an idle table), is the group's pace (`pace`)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ from engine import PLOT_PHASES, CardsTimedOut, Phase, VotesTimedOut, apply, draw
 from engine import rules as game_rules
 from engine.actions import ChanceTimedOut
 from engine.deadlines import draw_deal, draw_immediate
-from tgbot.changes import Change
-from tgbot.moves import absence, announcements, computers, plot_announcements, prompts
+from tgbot.changes import Change, refuse
+from tgbot.moves import absence, announcements, computers, pace, plot_announcements, prompts
 from tgbot.moves.lobby import LOBBY_KEY, start_game
 from tgbot.moves.play import step
-from tgbot.outgoing import Edit, Outgoing, Send
+from tgbot.outgoing import Delete, Edit, Send
 from tgbot.render import board, private
+from tgbot.render import pace as pace_render
 from tgbot.render.common import seat_scene
 from tgbot.table import MIN_PEOPLE, Stage, Table
 
@@ -32,10 +34,12 @@ RESUMED_SECONDS = 20
 def step_of(table: Table) -> str:
     """Names the step a deadline belongs to; a new name means a new deadline."""
     if table.stage is Stage.LOBBY:
-        # The lobby time changed in /settings while the lobby is open: that much time from the change.
+        # The lobby time (or the pace) changed in /settings while the lobby is open: that much time from the change.
+        if pace.is_slow(table.settings):
+            return f"lobby:slow:{step_seconds(table)}"
         return f"lobby:{table.settings.lobby_seconds}"
-    if table.stage is not Stage.PLAYING or table.game is None:
-        return ""
+    if table.stage is not Stage.PLAYING or table.game is None or table.paused:
+        return ""  # a paused game has no deadline until someone plays again
     game = table.game
     name = f"{game.phase.value}:{public_view(game).ballot}"
     # Opinion Makers vote first: the rest of the table gets a deadline of its own once they have.
@@ -47,19 +51,27 @@ def step_of(table: Table) -> str:
 
 
 def step_seconds(table: Table) -> int:
+    """The step's time: in a slow game, waking time (`pace.awake_after`)."""
     settings = table.settings
+    slow = pace.is_slow(settings)
     if table.stage is Stage.LOBBY:
-        return settings.lobby_seconds
+        # People see a slow group's lobby hours later: it stays open at least a step's time.
+        return max(settings.lobby_seconds, settings.slow_hours * 3600) if slow else settings.lobby_seconds
     phase = table.game.phase
+    if phase in PLOT_PHASES and phase is not Phase.DEAL:
+        asked = public_view(table.game).waiting_for
+        hurried = any(absence.hurried(table, s) for s in asked)
+        if slow:
+            return pace.SLOW_HURRIED_CHANCE_SECONDS if hurried else pace.SLOW_CHANCE_SECONDS
+        return HURRIED_CHANCE_SECONDS if hurried else PLOT_CHANCE_SECONDS
+    if slow:
+        return settings.slow_hours * 3600
     if phase is Phase.PROPOSING:
         return settings.proposal_seconds
     if phase is Phase.VOTING:
         return settings.vote_seconds
     if phase is Phase.DEAL:
         return settings.vote_seconds  # a card or two to give, or one to resolve: quicker than a team
-    if phase in PLOT_PHASES:
-        asked = public_view(table.game).waiting_for
-        return HURRIED_CHANCE_SECONDS if any(absence.hurried(table, s) for s in asked) else PLOT_CHANCE_SECONDS
     return settings.mission_seconds
 
 
@@ -67,7 +79,11 @@ def settled(change: Change, now: float, rng: random.Random) -> Change:
     """What every change needs before it is stored: its step's deadline, when the next
     computer-played seat acts, and no private message for a computer player."""
     new_step = step_of(change.table) != change.table.step
-    change = computers.scheduled(rescheduled(change, now), new_step, now, rng)
+    change = rescheduled(change, now)
+    if change.table.is_paused:
+        change = replace(change, table=replace(change.table, computer_at=None))  # nobody plays a paused game
+    else:
+        change = computers.scheduled(change, new_step, now, rng)
     return computers.without_computer_mail(change)
 
 
@@ -77,10 +93,30 @@ def rescheduled(change: Change, now: float) -> Change:
     name = step_of(table)
     if name == table.step:
         return change
+    ended = _reminders_taken_back(table)
+    table = replace(table, step=name, person_acted=False, reminded=())
     if not name:
-        return replace(change, table=replace(table, step="", deadline=None, reminder_at=None))
-    seconds = step_seconds(table)
-    return replace(change, table=replace(table, step=name, deadline=now + seconds, reminder_at=now + seconds / 2))
+        table = replace(table, deadline=None, reminder_at=None)
+    else:
+        table = pace.timed(table, now, step_seconds(table))
+    return replace(change, table=table, outgoing=[*change.outgoing, *ended])
+
+
+def _reminders_taken_back(table: Table) -> list[Delete]:
+    """The reminders of the step that ended: nothing to remind of any more, and the newest message of
+    a private chat should not be one that asks for what is done."""
+    return [
+        Delete(
+            table.players[seat].user_id,
+            reminder_key(table.step, seat),
+            private.reminder_over(seat_scene(table, seat)) if table.game is not None else "",
+        )
+        for seat in table.reminded
+    ]
+
+
+def reminder_key(step_name: str, seat: int) -> str:
+    return f"reminder:{seat}:{step_name}"
 
 
 def on_clock(
@@ -98,7 +134,9 @@ def on_clock(
     if table.computer_at is not None and now >= table.computer_at:
         return computers.take_turn(table, now, rng, bot_username)
     if table.reminder_at is not None and now >= table.reminder_at:
-        return Change(replace(table, reminder_at=None), _reminders(table, bot_username))
+        reminders = _reminders(table, bot_username)
+        reminded = tuple(seat for seat, _ in reminders if seat is not None)
+        return Change(replace(table, reminder_at=None, reminded=reminded), [send for _, send in reminders])
     return Change(table)
 
 
@@ -111,26 +149,40 @@ def resumed(table: Table, now: float, unreachable_since: float) -> Table:
     return replace(table, deadline=now + max(left, min(RESUMED_SECONDS, step_seconds(table))))
 
 
-def _reminders(table: Table, bot_username: str) -> list[Outgoing]:
-    """A lobby reminds its group; a game reminds, in private, only the players it waits for."""
+def _reminders(table: Table, bot_username: str) -> list[tuple[int | None, Send]]:
+    """A lobby reminds its group; a game reminds, in private, only the players it waits for (with the
+    seat each reminder is for)."""
     if table.game is None:
         text = board.lobby_reminder(table.players, table.language, table.rematch)
-        return [Send(table.chat_id, text)]
+        return [(None, Send(table.chat_id, text))]
     return [
-        _reminder(table, seat, bot_username)
+        (seat, _reminder(table, seat, bot_username))
         for seat in public_view(table.game).waiting_for
         if not table.played_by_computer(seat)
     ]
 
 
 def _reminder(table: Table, seat: int, bot_username: str) -> Send:
-    """A player's private reminder. If it cannot reach them, the group hears so only when the decision
-    is one they make in private (and it repeats what the group heard when its keyboard did not reach
-    them): a vote is cast on the group's board, and nothing in private would help them cast it."""
-    reminder = announcements.to_player(table, seat, private.reminder(seat_scene(table, seat)), (), "", bot_username)
-    if prompts.decision_prompts(table, seat, bot_username):
-        return reminder
-    return replace(reminder, notice_chat_id=None, notice_text="", notice_buttons=())
+    """A player's private reminder: what the game waits for from them, until when, and a way to the
+    message to answer (their private keyboard, or the board they vote on). Once per step: its key is
+    the step's. If it cannot reach them, the group hears so only when the decision is one they make in
+    private (and it repeats what the group heard when its keyboard did not reach them): a vote is cast
+    on the group's board, and nothing in private would help them cast it."""
+    scene = seat_scene(table, seat)
+    key = reminder_key(table.step, seat)
+    keyboards = prompts.decision_prompts(table, seat, bot_username)
+    until = pace_render.moment(table.deadline, table.settings, scene.lang)
+    reminder = announcements.to_player(table, seat, private.reminder(scene, until), (), key, bot_username)
+    if keyboards:
+        return replace(reminder, link_key=keyboards[0].key)
+    return replace(
+        reminder,
+        notice_chat_id=None,
+        notice_text="",
+        notice_buttons=(),
+        link_key=board.board_key(scene.group),
+        link_text=private.to_the_vote(scene),
+    )
 
 
 def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
@@ -141,6 +193,9 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
         closed = replace(table, stage=Stage.CANCELLED)
         text = board.lobby_timed_out(table.players, table.language, unstarted=enough)
         return Change(closed, [Edit(table.chat_id, LOBBY_KEY, text)])
+    table, idle = pace.idle_after_deadline(table)
+    if idle:
+        return pace.paused(table)  # nobody is there: the deadline's rule would play the game by itself
     game = table.game
     if game.phase is Phase.PROPOSING:
         # The engine draws the team with the clock's random source; a mission the leader had
@@ -166,3 +221,35 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
     change = step(replace(table, draft_team=(), draft_mission=None, draft_card=None), after, events, None, bot_username)
     closed = plot_announcements.closed_by_the_clock(before, change.table, action)
     return replace(change, outgoing=closed + change.outgoing + takeovers)
+
+
+def extend(table: Table, user_id: int, lang: str, now: float) -> Change:
+    """/extend: a seated person gives the current step its time once more, from its deadline (waking
+    time in a slow game), once per step and `pace.EXTENSIONS_PER_GAME` times a game; the group hears
+    who did and until when."""
+    seat = table.seat_of(user_id)
+    if table.stage is not Stage.PLAYING:
+        raise refuse(lang, "No game is running in this group.")
+    if not pace.is_seated_person(table, user_id):
+        raise refuse(lang, "Only the players of this game can extend its steps.")
+    if table.is_paused:
+        raise refuse(lang, "The game is paused: /resume (or any of its buttons) goes on, with the step's whole time.")
+    if table.deadline is None or not table.step:
+        raise refuse(lang, "Nothing waits for a deadline now.")
+    if table.extended_step == table.step:
+        raise refuse(lang, "This step has been extended already: each step once.")
+    if pace.extensions_left(table) <= 0:
+        raise refuse(lang, "This game's extensions are used up (%(n)s a game).", n=pace.EXTENSIONS_PER_GAME)
+    deadline = pace.awake_after(max(table.deadline, now), step_seconds(table), table.settings)
+    extended = replace(
+        table,
+        deadline=deadline,
+        extensions=(*table.extensions, seat),
+        extended_step=table.step,
+        person_acted=True,
+        idle_deadlines=0,
+    )
+    text = pace_render.extended(
+        table.name(seat), deadline, pace.extensions_left(extended), table.settings, table.language
+    )
+    return Change(extended, [Send(table.chat_id, text)])

@@ -112,6 +112,7 @@ class FakeMessage:
     entities: list[dict] | None = None
     deleted: bool = False
     topic: int | None = None  # the forum topic it is in (None: General, or a group without topics)
+    reply_to: int | None = None  # the message it answers, in the same chat
     # When its text was last written (sent, or edited into something else), counted across the
     # whole world: a chat read in this order reads as it happened, each message as it ended.
     written: int = 0
@@ -343,6 +344,14 @@ class FakeTelegram:
         by_user_id = group["admins"][0] if by_user_id is None else by_user_id
         return self._service_message(by_user_id, chat_id, new_chat_members=[self._bot_user()])
 
+    def create_group_with_bot(self, chat_id: int, by_user_id: int | None = None) -> dict:
+        """Someone creates the group with the bot among its first members: Telegram sends only
+        `group_chat_created`, nobody being "added". Returns that update, not yet handed to any bot."""
+        group = self._groups[chat_id]
+        self._without_bot.discard(chat_id)
+        by_user_id = group["admins"][0] if by_user_id is None else by_user_id
+        return self._service_message(by_user_id, chat_id, group_chat_created=True)
+
     def rename_group(self, chat_id: int, title: str, by_user_id: int | None = None) -> dict:
         """An admin renames the group. Returns the service message's update (`new_chat_title`), not
         yet handed to any bot."""
@@ -543,7 +552,9 @@ class FakeTelegram:
         self._check_text(text, p.get("parse_mode"), MAX_TEXT, "message text is empty", "message is too long")
         self._check_replied(chat_id, p)
         topic = self._topic(chat_id, p.get("message_thread_id"))
-        return self._to_dict(self._store(chat_id, text, self._keyboard(p), topic=topic))
+        replied = _json_param(p.get("reply_parameters")) or {}
+        reply_to = int(replied["message_id"]) if "message_id" in replied else None
+        return self._to_dict(self._store(chat_id, text, self._keyboard(p), topic=topic, reply_to=reply_to))
 
     def _api_senddocument(self, p: dict, files: dict) -> dict:
         chat_id = self._writable_chat(p)

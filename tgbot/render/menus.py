@@ -6,6 +6,7 @@ from engine import rules as game_rules
 from tgbot.buttons import LanguagePress, SettingsPress, encode
 from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
+from tgbot.render import pace as pace_render
 from tgbot.render import plot as plot_render
 from tgbot.render.board import settings_line, variants_line
 from tgbot.render.common import fitted, minutes, team_sizes
@@ -39,7 +40,7 @@ def settings_menu(chat_id: int, settings: GroupSettings, lang: str, lobby_only: 
             t(lang, "⚙️ <b>Settings for this group</b>"),
             t(lang, "Press a button to change it. Changes apply to the next game, and to a lobby that is open."),
         ]
-    text = "\n".join([*heading, settings_line(settings, lang)])
+    text = "\n".join([*heading, settings_line(settings, lang), pace_render.pace_line(settings, lang)])
     missing = (
         t(lang, "Missing vote: 👍 Approve") if settings.missing_vote_approves else t(lang, "Missing vote: 👎 Reject")
     )
@@ -62,6 +63,17 @@ def settings_menu(chat_id: int, settings: GroupSettings, lang: str, lobby_only: 
         (
             Button(_switch(lang, settings.hints, N_("Hints: on"), N_("Hints: off")), data=press("hints")),
             Button(missing, data=press("missing_vote_approves")),
+        ),
+        (Button(pace_render.pace_button(settings, lang), data=press("pace")),),
+        *(
+            (
+                (
+                    Button(t(lang, "%(hours)s h a step", hours=settings.slow_hours), data=press("slow_hours")),
+                    Button(pace_render.quiet_button(settings, lang), data=press("quiet_hours")),
+                ),
+            )
+            if settings.pace == "slow"
+            else ()
         ),
         (
             Button(
@@ -106,6 +118,28 @@ def settings_menu(chat_id: int, settings: GroupSettings, lang: str, lobby_only: 
         ),
     )
     return text, fitted(buttons)
+
+
+def greeting(lang: str) -> str:
+    """What the bot says in a group it was just added to: what it does and how to start."""
+    return t(
+        lang,
+        "👋 Hello! I run games of <b>The Resistance</b> here: 5 to 10 players, some of them secret spies.\n"
+        "To play: send /newgame, and everyone who plays presses <b>Join</b> (I write to each of you in "
+        "private, so press Start there once). When all are in, /startgame.\n"
+        "/rules explains the game; an admin sets variants, deadlines, a slow pace for games over days, "
+        "and my language with /settings.",
+    )
+
+
+def timezone_text(settings: GroupSettings, lang: str) -> str:
+    """What /timezone says: the group's zone and its time now, and how to change it."""
+    return t(
+        lang,
+        "🕰 This group's time zone: %(zone)s. A slow game's quiet hours and the times I name follow it. "
+        "An admin changes it with /timezone and a zone, like /timezone Europe/Madrid or /timezone UTC+3.",
+        zone=settings.timezone,
+    )
 
 
 def settings_closed(settings: GroupSettings, lang: str) -> str:

@@ -6,7 +6,7 @@ Role, mission card and the leader's team choice come here, each protected from f
 
 from __future__ import annotations
 
-from engine import Role
+from engine import Phase, Role
 from engine import rules as game_rules
 from engine.plot import Card
 from tgbot.buttons import CardPress, HintsPress, MissionPress, TeamPress, encode
@@ -266,13 +266,44 @@ def card_timed_out(scene: SeatScene, mission: int) -> str:
     )
 
 
-def reminder(scene: SeatScene) -> str:
-    """Half the step's time is gone and the game waits for this player."""
-    return t(
-        scene.lang,
-        "⏰ «%(group)s»: half the time is gone and the game is waiting for you.",
-        group=title(scene.group.chat_title),
-    )
+def reminder(scene: SeatScene, until: str) -> str:
+    """Half the step's time is gone and the game waits for this player: for what, and until when
+    (`until`, as the group's clocks show it)."""
+    view = scene.group.view
+    group, mission, lang = title(scene.group.chat_title), view.current_mission, scene.lang
+    if view.phase is Phase.VOTING:
+        return t(
+            lang,
+            "⏰ «%(group)s» waits for your vote on the team for mission %(mission)s, until %(until)s.",
+            group=group,
+            mission=mission,
+            until=until,
+        )
+    if view.phase is Phase.PROPOSING:
+        return t(
+            lang,
+            "⏰ «%(group)s» waits for you to choose the next team, until %(until)s.",
+            group=group,
+            until=until,
+        )
+    if view.phase is Phase.MISSION:
+        return t(
+            lang,
+            "⏰ «%(group)s» waits for your card on mission %(mission)s, until %(until)s.",
+            group=group,
+            mission=mission,
+            until=until,
+        )
+    return t(lang, "⏰ «%(group)s» waits for your Plot card choice, until %(until)s.", group=group, until=until)
+
+
+def reminder_over(scene: SeatScene) -> str:
+    """A reminder of a step that ended, where Telegram no longer lets the bot delete it."""
+    return t(scene.lang, "✓ «%(group)s»: that step is over.", group=title(scene.group.chat_title))
+
+
+def to_the_vote(scene: SeatScene) -> str:
+    return t(scene.lang, "Go to the vote")
 
 
 def computer_took_over(scene: SeatScene) -> str:
