@@ -163,18 +163,23 @@ async def command(group: SimulatedGroup, user_id: int, text: str, chat_id: int |
     return message
 
 
-async def next_on_the_clock(group: SimulatedGroup, service, now: list[float]) -> bool:
-    """What the clock does next while nobody plays: its next reminder, computer turn or deadline, fired.
-    A game the clock paused instead (two idle steps in a row) is resumed with /resume by its first
-    seated person, and nothing else happens. True if it was paused."""
+async def next_on_the_clock(group: SimulatedGroup, service, now: list[float] | None = None) -> bool:
+    """What the clock does next while nobody plays: its next reminder, computer turn or deadline, fired
+    (at `now`, moved to it, or at that moment if there is no `now`). A game the clock paused instead
+    (two idle steps in a row) is resumed by its first seated person, as their /resume or any press of
+    theirs does (one made in private reaches the bot where the group cannot), and nothing else
+    happens. True if it was paused."""
     table = await group.table()
     if table.is_paused:
         person = next(p for p in table.players if not p.computer)
-        await group.send(group.telegram.command(person.user_id, group.chat_id, "/resume"))
+        await service.deliver(await service.resume(table.chat_id, person.user_id, "en"))
         assert not (await group.table()).is_paused
         return True
-    now[0] = table.next_wake
-    await service.fire_due()
+    if now is None:
+        await service.fire_due(table.next_wake)
+    else:
+        now[0] = table.next_wake
+        await service.fire_due()
     return False
 
 

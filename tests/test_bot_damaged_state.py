@@ -171,7 +171,9 @@ async def test_the_clock_ends_a_damaged_game_and_the_other_game_goes_on(make_bot
     assert texts(telegram, north.chat_id)[before_north:] == [NOTICE["en"]]
     await assert_ended(north, raw, old_id)
 
-    # Told once: later ticks, presses on the old board and /status add nothing more.
+    # Told once: later ticks, presses on the old board and /status add nothing more. (In South
+    # someone votes: a vote deadline nobody acted in, the second in a row, would pause the game.)
+    await south.press(south.user_ids[0], south.chat_id, "v:", ":a")
     now[0] += 10 * PROPOSAL
     assert await service.fire_due() == 1  # only South's vote deadline
     # The old game's buttons in private (the leader's keyboard, or a card prompt) are over too.

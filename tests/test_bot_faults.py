@@ -15,6 +15,7 @@ from tests.bot_helpers import (
     NobodyFails,
     button_data,
     lobby_message,
+    next_on_the_clock,
     outbox_length,
     press,
     propose,
@@ -450,11 +451,11 @@ async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_b
     seen_before = [(m.message_id, m.text, m.edits) for m in telegram.messages(group.chat_id)]
     # Nobody can act in the group: the leader's turn and then the vote run out (a team drawn, the
     # missing votes approving it).
-    for _ in range(6):
+    for _ in range(12):
         table = await group.table()
         if table.game.phase is Phase.MISSION:
             break
-        await service.fire_due(table.deadline)
+        await next_on_the_clock(group, service)
     table = await group.table()
     assert table.game.phase is Phase.MISSION
     assert [(m.message_id, m.text, m.edits) for m in telegram.messages(group.chat_id)] == seen_before
@@ -571,7 +572,7 @@ async def ended_by_deadlines(group: SimulatedGroup):
         table = await group.table()
         if not table.is_active:
             return table
-        await service.fire_due(table.next_wake)
+        await next_on_the_clock(group, service)
     raise AssertionError("the deadlines did not end the game")
 
 
@@ -581,8 +582,10 @@ def results(telegram, chat_id: int) -> list:
 
 
 def helps(telegram, chat_id: int) -> list:
-    """The bot's messages in the group that say what it can do (`/help`)."""
-    return [m for m in telegram.messages(chat_id) if m.from_bot and "The Resistance: commands" in plain_text(m.text)]
+    """The bot's messages in the group that say what it does and how to start (its greeting)."""
+    return [
+        m for m in telegram.messages(chat_id) if m.from_bot and "I run games of The Resistance" in plain_text(m.text)
+    ]
 
 
 def shows_the_end_of(message, finished) -> None:

@@ -28,7 +28,7 @@ from engine import (
     state_to_dict,
 )
 from engine.deadlines import draw_deal, draw_immediate
-from tests.bot_helpers import command, lobby_message, press
+from tests.bot_helpers import command, lobby_message, next_on_the_clock, press
 from tests.bot_helpers import texts as chat_texts
 from tests.test_bot_deadlines import LOBBY, T0, clocked_group
 from tests.test_bot_settings_hints import setting
@@ -98,8 +98,7 @@ async def plot_game_at_the_deal(make_bot, telegram, seed: int):
     await group.start()
     table = await group.table()
     while table.game.phase is not Phase.DEAL:
-        now[0] = table.next_wake
-        await service.fire_due()
+        await next_on_the_clock(group, service, now)
         table = await group.table()
     return group, service, now, table
 
@@ -107,8 +106,7 @@ async def plot_game_at_the_deal(make_bot, telegram, seed: int):
 async def run_to_the_vote(group, service, now):
     table = await group.table()
     while table.game.phase is not Phase.VOTING:
-        now[0] = table.next_wake
-        await service.fire_due()
+        await next_on_the_clock(group, service, now)
         table = await group.table()
     return table
 
@@ -188,8 +186,7 @@ async def test_a_leader_whose_turn_a_computer_player_took_is_not_told_they_propo
     await group.start()
     table = await group.table()
     while not (table.game.phase is Phase.PROPOSING and table.game.leader in table.autopilot):
-        now[0] = table.next_wake
-        await service.fire_due()
+        await next_on_the_clock(group, service, now)
         table = await group.table()
     seat = table.game.leader
     user = table.players[seat].user_id
@@ -250,10 +247,13 @@ async def test_a_person_whose_card_a_computer_player_played_is_told_which_card(m
     told = {}
     while table.is_active:
         before = table
-        now[0] = table.next_wake
-        await service.fire_due()
+        resumed = await next_on_the_clock(group, service, now)
         table = await group.table()
-        if before.game.phase is not Phase.MISSION or not set(before.autopilot) & set(before.game.current_round.team):
+        if (
+            resumed
+            or before.game.phase is not Phase.MISSION
+            or not set(before.autopilot) & set(before.game.current_round.team)
+        ):
             continue
         # The card each seat played: still pending, or (the last card) worked out from the mission's Fail count.
         played = dict(before.game.pending_cards)
@@ -291,8 +291,7 @@ async def test_opinion_makers_votes_the_clock_filled_are_shown_as_filled_while_t
     await group.start()
     table = await group.table()
     while not table.step.endswith(":opinion-makers"):
-        now[0] = table.next_wake
-        await service.fire_due()
+        await next_on_the_clock(group, service, now)
         table = await group.table()
         assert table.is_active
     makers = table.game.current_round.proposals[-1].open_votes

@@ -30,6 +30,7 @@ from tgbot.offline.simulation import SimulatedGroup, plain_text
 from tgbot.outbox import ATTEMPTS, _superseded
 from tgbot.outgoing import Button, Edit, Send
 from tgbot.render import board, private
+from tgbot.render import pace as pace_render
 from tgbot.render.common import group_scene, seat_scene
 from tgbot.store import FINISHED_GAME_SECONDS
 from tgbot.table import Stage
@@ -200,7 +201,8 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
     else:
         assert await group.application.bot_data["service"].fire_due(now=table.reminder_at) == 1
         # The players the mission waits for are reminded in private; the group hears nothing more.
-        then = [Send(group.user_ids[seat], private.reminder(seat_scene(table, seat))) for seat in team]
+        until = pace_render.moment(table.deadline, table.settings, "en")
+        then = [Send(group.user_ids[seat], private.reminder(seat_scene(table, seat), until)) for seat in team]
         assert telegram.messages(group.chat_id)[-1].message_id == ballot.message_id
         assert telegram.message(group.chat_id, ballot.message_id).text == shown  # the votes wait for the result
         board_message = ballot.message_id

@@ -115,7 +115,8 @@ async def test_a_worker_dying_before_its_deadline_settles_leaves_the_clock_early
     await service.fire_due(now[0])
     assert (await group.table()).game.phase is Phase.VOTING
     assert await redis.zscore(keys.deadlines_of(group.game_id), group.game_id) == table.next_wake
-    # And the vote still times out when its time comes.
+    # And the vote still times out when its time comes (someone voted: no second idle deadline).
+    await group.press(table.players[0].user_id, group.chat_id, "v:", ":a")
     now[0] = table.deadline
     await service.fire_due(now[0])
     assert (await group.table()).game.phase is not Phase.VOTING

@@ -193,10 +193,13 @@ def _deadline(table: Table, rng: random.Random, bot_username: str) -> Change:
         closed = replace(table, stage=Stage.CANCELLED)
         text = board.lobby_timed_out(table.players, table.language, unstarted=enough)
         return Change(closed, [Edit(table.chat_id, LOBBY_KEY, text)])
-    table, idle = pace.idle_after_deadline(table)
-    if idle:
-        return pace.paused(table)  # nobody is there: the deadline's rule would play the game by itself
     game = table.game
+    # A Plot card holder's chance that lapses is a pass the rules allow: it says nothing of whether
+    # anyone is there, and the table's idle count stands.
+    if game.phase not in PLOT_PHASES or game.phase is Phase.DEAL:
+        table, idle = pace.idle_after_deadline(table)
+        if idle:
+            return pace.paused(table)  # nobody is there: the deadline's rule would play the game by itself
     if game.phase is Phase.PROPOSING:
         # The engine draws the team with the clock's random source; a mission the leader had
         # already picked under Targeting is kept.
