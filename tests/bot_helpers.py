@@ -183,6 +183,14 @@ async def next_on_the_clock(group: SimulatedGroup, service, now: list[float] | N
     return False
 
 
+async def deadline_played(group: SimulatedGroup, service) -> None:
+    """The current step's deadline passes and its rule plays: if it was the second idle one in a row
+    and paused the game instead, someone resumes it and the step's new deadline passes too."""
+    await service.fire_due((await group.table()).deadline + 1)
+    if await next_on_the_clock(group, service):
+        await service.fire_due((await group.table()).deadline + 1)
+
+
 async def command_text(group: SimulatedGroup, user_id: int, text: str, chat_id: int | None = None) -> str:
     """Send a command; return the text of the bot's newest message in that chat."""
     message = await command(group, user_id, text, chat_id)

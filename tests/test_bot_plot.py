@@ -12,7 +12,7 @@ import pytest
 
 from engine import PLOT_PHASES, Phase, Variants, export_record, parse_record, public_view, replay
 from engine.plot import Card
-from tests.bot_helpers import command_text, forged, lobby_message, press, vote_all
+from tests.bot_helpers import command_text, deadline_played, forged, lobby_message, press, vote_all
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 from tgbot.render.plot import card_name
 from tgbot.table import Stage
@@ -199,7 +199,7 @@ async def test_a_holder_who_lets_the_time_run_out_passes_and_a_missed_deal_is_de
             kind = table.game.phase
             asked = public_view(table.game).waiting_for[0]
             key_ballot = public_view(table.game).ballot
-            await service.fire_due(table.deadline + 1)
+            await deadline_played(group, service)
             after = await group.table()
             assert public_view(after.game).ballot != key_ballot
             user = table.players[asked].user_id
@@ -285,7 +285,7 @@ async def test_a_deal_or_immediate_card_drawn_at_random_tells_its_player_what_wa
         asked = public_view(table.game).waiting_for[0]
         kind = "deal" if table.game.plot.receiving is None else "immediate"
         uses_before = sum(len(uses) for uses in table.game.plot.uses)
-        await service.fire_due(table.deadline + 1)
+        await deadline_played(group, service)
         after = await group.table()
         drawn = [use for uses in after.game.plot.uses for use in uses][uses_before:]
         drawn = [u for u in drawn if u.by == asked and u.drawn]

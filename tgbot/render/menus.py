@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine import rules as game_rules
 from tgbot.buttons import LanguagePress, SettingsPress, encode
 from tgbot.i18n import N_, t, tn
+from tgbot.moves.pace import EXTENSIONS_PER_GAME
 from tgbot.outgoing import Button, Keyboard
 from tgbot.render import pace as pace_render
 from tgbot.render import plot as plot_render
@@ -188,6 +189,12 @@ def help_text(lang: str) -> str:
             "/addbot, /removebot — seat a computer player in the lobby, or let the last one go (whoever "
             "opened the game, or an admin); a game needs at least two people",
         )
+        + "\n"
+        + t(
+            lang,
+            "/extend — more time for the step the game is in; /resume — go on with a paused game; /mygames — "
+            "in private: your games and what each waits for; /timezone — the group's time zone",
+        )
     )
 
 
@@ -241,4 +248,15 @@ def rules_text(lang: str) -> str:
         )
         + "\n\n"
         + plot_render.rules_text(lang)
+        + "\n\n"
+        + t(lang, PACE_RULES, n=EXTENSIONS_PER_GAME)
     )
+
+
+PACE_RULES = N_(
+    "<b>Time</b>\n"
+    "Each step has a deadline (set in /settings; a slow pace gives each step hours, counted outside the "
+    "group's quiet hours). A seated player may /extend the step the game is in by its own length: each step "
+    "once, %(n)s times a game in all. When nobody plays for two deadlines in a row, the game pauses instead "
+    "of being decided by them; any press of a player, or /resume, goes on."
+)
