@@ -478,7 +478,7 @@ async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_b
     telegram.add_group(-777, "New friends", admins=[group.user_ids[0]])
     await group.send(telegram.add_bot(-777))
     [greeting] = [m for m in telegram.messages(-777) if m.from_bot]
-    assert "\n\nThe Resistance: commands\n" in plain_text(greeting.text)
+    assert plain_text(greeting.text).startswith("👋 Hello! I run games of The Resistance here")
 
 
 # ---------------------------------------------------------------- a command deleted before its answer

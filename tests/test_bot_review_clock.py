@@ -28,7 +28,7 @@ from engine import (
     state_to_dict,
 )
 from engine.deadlines import draw_deal, draw_immediate
-from tests.bot_helpers import command, lobby_message, next_on_the_clock, press
+from tests.bot_helpers import command, deadline_played, lobby_message, next_on_the_clock, press
 from tests.bot_helpers import texts as chat_texts
 from tests.test_bot_deadlines import LOBBY, T0, clocked_group
 from tests.test_bot_settings_hints import setting
@@ -236,7 +236,7 @@ def test_an_error_logged_while_a_test_runs_fails_it(tmp_path):
     assert "game x: the clock failed on it" in run.stdout
 
 
-@pytest.mark.parametrize("seed", [1, 2, 4])
+@pytest.mark.parametrize("seed", [1, 3, 4])
 async def test_a_person_whose_card_a_computer_player_played_is_told_which_card(make_bot, telegram, seed):
     """Everyone is taken over; on each mission the computer players play the team's cards. Each
     person's card prompt then says which card went in under their name (a spy must know whether it
@@ -297,8 +297,7 @@ async def test_opinion_makers_votes_the_clock_filled_are_shown_as_filled_while_t
     makers = table.game.current_round.proposals[-1].open_votes
     named = ", ".join(table.name(s) for s in makers)
 
-    now[0] = table.deadline
-    assert await service.fire_due() == 1
+    await deadline_played(group, service)  # resumed first if this deadline paused an idle table
     table = await group.table()
     assert table.game.phase is Phase.VOTING and not table.step.endswith(":opinion-makers")
     board = plain_text(group.latest_with_button(group.chat_id, f"v:{group.game_id}:").text)

@@ -33,8 +33,8 @@ def extended(name: str, until: float, left: int, settings: GroupSettings, lang: 
 def paused(lang: str) -> str:
     return t(
         lang,
-        "⏸ Nobody has played for two deadlines in a row, so the game is paused: no deadline runs and nothing is "
-        "decided for you. Press any button of the game, or send /resume, to go on.",
+        "⏸ Nobody has played for two deadlines in a row, so the game is paused: no deadline runs and the clock "
+        "decides nothing. Press any button of the game, or send /resume, to go on.",
     )
 
 
