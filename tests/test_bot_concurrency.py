@@ -168,9 +168,14 @@ async def test_simultaneous_votes_through_two_workers_count_once_each(make_bot, 
         assert leader_keyboards_sent(telegram, calls_before) == [next_leader.user_id]
         assert not any("proposal 2" in plain_text(m.text or "") for m in telegram.messages(group.chat_id))
     else:
-        # An approved team's votes wait for its mission's result: the group saw nothing yet,
-        # and each of the team's card prompts (and only theirs) carries them.
-        assert calls_in(telegram, group.chat_id, calls_before) == []
+        # The vote closed on the board in one edit, without its votes (they wait for the mission's
+        # result) and without the vote's buttons; each of the team's card prompts (and only theirs)
+        # carries the votes.
+        assert calls_in(telegram, group.chat_id, calls_before) == ["editMessageText"]
+        closed = plain_text(ballot.text)
+        assert closed.endswith("✅ Team approved. The mission is under way: waiting for the team's cards.")
+        assert approved_line not in closed and not REVEAL.search(closed)
+        assert not any(b.get("callback_data", "").startswith("v:") for b in ballot.buttons())
         assert after.phase is Phase.MISSION
         for seat in range(players):
             prompts = [

@@ -576,7 +576,7 @@ async def test_vote_deadline_fills_missing_votes_by_the_group_setting(make_bot, 
 
     # No separate notice: the votes, the filled ones named, are shown in one place. A rejected team's
     # at once, in the one edit of the ballot's message; an approved team's go to its card prompts,
-    # and reach the group only with the mission's result.
+    # and reach the group only with the mission's result (the ballot's edit then closes the vote).
     assert sends(telegram, calls, chat) == []
     word = "👍 Approve" if filled_as else "👎 Reject"
     approvers = [s for s in range(5) if expected[s]]
@@ -589,16 +589,19 @@ async def test_vote_deadline_fills_missing_votes_by_the_group_setting(make_bot, 
     stored = (await group.table()).to_json()
     late = telegram.forged_press(table.players[missing[0]].user_id, chat, ballot.message_id, vote_data)
     if filled_as:
-        assert group_edits(telegram, calls, chat) == []
+        [approved] = group_edits(telegram, calls, chat)
+        assert approved.endswith("✅ Team approved. The mission is under way: waiting for the team's cards.")
+        assert not any(line in approved for line in vote_lines), approved
+        assert not any(data.startswith("v:") for data in callback_datas(telegram.message(chat, ballot.message_id)))
         assert table.game.phase is Phase.MISSION
         assert table.deadline == now[0] + MISSION
         for seat in team:
             prompt = plain_text(group.latest_with_button(table.players[seat].user_id, f"c:{group.game_id}:").text)
             assert all(line in prompt for line in vote_lines), prompt
-        # A late vote, pressed on the ballot as it still reads, is told the votes are in and changes nothing.
+        # A late vote, pressed on the ballot's old buttons, is told the vote is closed and changes nothing.
         await group.send(late)
         assert telegram.callback_answers[late["callback_query"]["id"]]["text"] == (
-            "The votes are in and the team is playing its cards; the votes are shown with the result."
+            "This vote is closed: the team was approved and is playing its cards."
         )
         assert (await group.table()).to_json() == stored
         calls = len(telegram.calls)
@@ -898,10 +901,8 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
         else:
             expected = clock.on_clock(before, when, random.Random(0), telegram.bot_username).table
             assert after.game == expected.game
-            if after.game.phase is Phase.MISSION:
-                assert in_group == []  # an approved team's votes wait for its mission's result
-            else:
-                assert in_group == ["editMessageText"]  # the board, edited once
+            # The board, edited once (an approved team's votes wait for its mission's result, but its vote closes).
+            assert in_group == ["editMessageText"]
         # Each private message it causes goes out once.
         private = [
             (int(p["chat_id"]), p.get("text"), p.get("message_id"))

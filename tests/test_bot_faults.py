@@ -254,23 +254,25 @@ async def test_a_deleted_round_message_is_posted_again(make_bot, telegram):
         await group.press(group.user_ids[seat], group.chat_id, "v:", ":a")
     await group.application.bot.delete_message(group.chat_id, ballot.message_id)  # an admin tidies up
 
-    # Eve never votes: the deadline approves the team, whose votes wait for its result; nothing is posted yet.
+    # Eve never votes: the deadline approves the team, and the edit closing the vote finds the message
+    # gone and posts it again, the votes kept for the result.
     before = len(telegram.messages(group.chat_id))
     assert await service.fire_due(now=(await group.table()).deadline) == 1
     assert (await group.table()).game.phase is Phase.MISSION
-    assert len(telegram.messages(group.chat_id)) == before
-    # The result's edit finds the message gone and posts it again, with the votes and the result.
-    for seat in team:
-        await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
+    assert len(telegram.messages(group.chat_id)) == before + 1
     reposted = telegram.messages(group.chat_id)[-1]
     assert reposted.message_id > ballot.message_id and reposted.from_bot
-    closed = plain_text(reposted.text)
-    assert "Approved 5–0." in closed and "These votes were counted as 👍 Approve: Eve" in closed
-    assert "Mission 1 succeeded ✅ with 0 Fail cards." in closed
-    # Later edits would go to the new message.
+    assert plain_text(reposted.text).endswith("The mission is under way: waiting for the team's cards.")
+    # Later edits go to the new message: the result's, with the votes.
     assert await group.store.redis.hget(keys.messages(group.game_id), "board:1") == (
         f"{group.chat_id}:{reposted.message_id}"
     )
+    for seat in team:
+        await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
+    assert len(telegram.messages(group.chat_id)) == before + 1
+    closed = plain_text(telegram.message(group.chat_id, reposted.message_id).text)
+    assert "Approved 5–0." in closed and "These votes were counted as 👍 Approve: Eve" in closed
+    assert "Mission 1 succeeded ✅ with 0 Fail cards." in closed
     game = (await group.table()).game
     assert game.phase is Phase.PROPOSING and game.mission_track()[0] is True
     assert len([m for m in telegram.messages(group.chat_id) if "Mission 1 succeeded" in (m.text or "")]) == 1
@@ -474,7 +476,7 @@ async def test_removed_mid_game_the_bot_posts_the_board_again_when_it_is_added_b
     assert finished.game.is_over
     assert any("🏁" in (m.text or "") for m in telegram.messages(group.chat_id)[len(seen_before) :])
 
-    # A group without a game: what the bot can do.
+    # A group without a game: what the bot does and how to start.
     telegram.add_group(-777, "New friends", admins=[group.user_ids[0]])
     await group.send(telegram.add_bot(-777))
     [greeting] = [m for m in telegram.messages(-777) if m.from_bot]

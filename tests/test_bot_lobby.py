@@ -620,11 +620,12 @@ async def test_after_status_only_one_group_message_carries_the_vote_buttons(make
     # The older copies keep their text, without buttons.
     first = telegram.message(chat, first.message_id)
     assert first.buttons() == [] and plain_text(first.text) == plain_text(live.text)
-    # The team is approved: its votes wait for the result, and still only the live copy has vote buttons.
+    # The team is approved: the vote closes on the live copy, its votes kept for the result, and no
+    # group message has vote buttons now.
     await vote_all(group, True)
-    [still] = with_vote_buttons()
-    assert still.message_id == live.message_id
-    # The votes are revealed on the live copy with the result; no group message has vote buttons now.
+    assert with_vote_buttons() == []
+    assert "The mission is under way" in plain_text(telegram.message(chat, live.message_id).text)
+    # The votes are revealed on the live copy with the result.
     for seat in range(team_size(await group.table())):
         await group.press(group.user_ids[seat], group.user_ids[seat], "c:", ":s")
     assert with_vote_buttons() == []

@@ -148,8 +148,8 @@ def reject(group, seat: int) -> dict:
 
 async def queued_without_delivery(application, group, monkeypatch) -> list[outgoing.Outgoing]:
     """The deciding vote of a proposal of the whole team is stored by a worker that dies before it
-    delivers anything: the team's card prompts, which carry the votes, stay queued (the board shows
-    an approved team's votes only with its mission's result)."""
+    delivers anything: the board's edit closing the vote and the team's card prompts, which carry the
+    votes, stay queued (the board shows an approved team's votes only with its mission's result)."""
     team = list(range(team_size(await group.table())))
     await propose(group, team)
     for seat in range(4):
@@ -195,8 +195,9 @@ async def test_messages_a_killed_worker_was_sending_go_out_within_2_s_of_the_nex
         first = await bots.start(redis_url, seed=1)
         group = await started_on(first, telegram)
         queued = await queued_without_delivery(first, group, monkeypatch)
-        team = [item.chat_id for item in queued]
-        assert all(item.key.startswith("card:") for item in queued) and len(team) == team_size(await group.table())
+        team = [item.chat_id for item in queued[1:]]
+        assert (queued[0].chat_id, queued[0].key) == (group.chat_id, "board:1")
+        assert all(item.key.startswith("card:") for item in queued[1:]) and len(team) == team_size(await group.table())
         await bots.close()
 
         # A worker starts (polling) and delivers what waits, until Telegram holds its first call
@@ -239,7 +240,8 @@ async def test_messages_a_killed_worker_was_sending_go_out_within_2_s_of_the_nex
         # Each once, the held one included (the killed worker's was held, never handled), with the votes.
         assert all(len(card_prompts(telegram, user)) == 1 for user in team)
         assert all("👍 Ann, Bob, Cy, Dan, Eve" in card_prompts(telegram, user)[0] for user in team)
-        # The board keeps the approved team's votes for the mission's result: no edit of it yet.
+        # The board closed the vote and keeps the approved team's votes for the mission's result.
+        assert any(text.endswith("waiting for the team's cards.") for text in texts(telegram, group.chat_id))
         assert not any("Approved" in text for text in texts(telegram, group.chat_id))
         await emptied(redis, group.game_id)
         log = (tmp_path / "next.log").read_text()
@@ -262,7 +264,7 @@ async def test_at_start_up_a_worker_waits_out_a_dead_drains_lock_and_delivers(
     first = await make_bot(1)
     group = await started_on(first, telegram)
     queued = await queued_without_delivery(first, group, monkeypatch)
-    team = [item.chat_id for item in queued]
+    team = [item.chat_id for item in queued if item.key.startswith("card:")]
     client = connect(redis_url)
     application = await start_offline_bot(telegram, client, 2, clock_seconds=CLOCK)
     try:
@@ -487,8 +489,8 @@ async def test_a_drain_waiting_longer_than_its_lock_keeps_it_and_nothing_goes_tw
     for seat in team:
         [prompt] = card_prompts(telegram, group.user_ids[seat])
         assert "👍 Ann, Bob, Cy, Dan, Eve" in prompt, seat
-    # An approved team's votes wait for its mission's result: the board is not edited now.
-    assert [m for m, p in telegram.calls[calls:] if int(p.get("chat_id", 0)) == group.chat_id] == []
+    # An approved team's votes wait for its mission's result: the board is edited once, closing the vote.
+    assert [m for m, p in telegram.calls[calls:] if int(p.get("chat_id", 0)) == group.chat_id] == ["editMessageText"]
     assert await redis.llen(keys.outbox(group.game_id)) == 0
 
 

@@ -169,14 +169,17 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
     assert telegram.message(group.chat_id, ballot.message_id).buttons() == shown_buttons
     assert "Everyone votes" in plain_text(shown) and "👍 Ann" not in plain_text(shown)
     assert all(prompts_to(telegram, group.user_ids[seat]) == [] for seat in team)
-    # Its messages wait in Redis, in order: a card prompt per team member, carrying the votes (the
-    # group sees an approved team's votes only with its mission's result).
+    # Its messages wait in Redis, in order: the board's edit closing the vote, then a card prompt per
+    # team member, carrying the votes (the group sees an approved team's votes only with its
+    # mission's result).
     queued = [outgoing.loads(raw) for raw in await redis.lrange(keys.outbox(group.game_id), 0, -1)]
     mission_ballot = public_view(game).ballot
-    assert [(item.chat_id, item.key) for item in queued] == [
+    assert [(item.chat_id, item.key) for item in queued] == [(group.chat_id, "board:1")] + [
         (group.user_ids[seat], private.card_key(mission_ballot, seat)) for seat in team
     ]
-    assert all("👍 Ann, Bob, Cy, Dan, Eve" in plain_text(item.text) for item in queued)
+    closing, prompts = queued[0], queued[1:]
+    assert "The mission is under way" in closing.text and "👍 Ann" not in plain_text(closing.text)
+    assert all("👍 Ann, Bob, Cy, Dan, Eve" in plain_text(item.text) for item in prompts)
 
     # The outbox lock the dead worker took with its change lapses (LOCK_SECONDS later; here at once).
     assert await redis.exists(keys.outbox_lock(group.game_id))
@@ -204,7 +207,8 @@ async def test_announcements_lost_with_a_worker_are_sent_by_the_next_one(
         until = pace_render.moment(table.deadline, table.settings, "en")
         then = [Send(group.user_ids[seat], private.reminder(seat_scene(table, seat), until)) for seat in team]
         assert telegram.messages(group.chat_id)[-1].message_id == ballot.message_id
-        assert telegram.message(group.chat_id, ballot.message_id).text == shown  # the votes wait for the result
+        # The vote is closed on the board; the votes wait for the result.
+        assert telegram.message(group.chat_id, ballot.message_id).text == closing.text
         board_message = ballot.message_id
     assert sent(telegram, before) == as_calls(queued + then)
     for seat in team:

@@ -7,6 +7,7 @@ what one mission costs the group.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 
 import pytest
@@ -117,21 +118,38 @@ def test_votes_before_the_last_are_answered_to_the_voter_alone():
     assert "Rejected 0–5." in board.text and "👎 Ann, Bob, Cy, Dan, Eve" in board.text
 
 
-def test_an_approved_team_s_votes_go_to_its_card_prompts_and_wait_for_the_result_in_the_group():
+def test_an_approved_team_s_vote_closes_on_the_board_at_once_and_its_votes_wait_for_the_result():
     table = propose(playing_table(), (0, 2)).table
     last = vote_all(table, approve=True)[-1]
-    assert group_messages(last) == []
+    # The board is edited at once: the vote's buttons go (⏳ Waiting for… stays), and the group reads
+    # that the mission is under way. The votes, not even their count (5–0 would tell each), wait for
+    # the result.
+    [board] = group_messages(last)
+    assert isinstance(board, Edit) and board.key == "board:1"
+    assert [decode(b.data) for row in board.buttons for b in row] == [WaitingPress(table.id)]
+    assert "Team: Ann, Cy" in board.text
+    assert board.text.endswith("✅ Team approved. The mission is under way: waiting for the team's cards.")
+    assert "👍" not in board.text and "👎" not in board.text and "5–0" not in board.text
     # The team plays knowing the votes, in private, protected from forwarding.
     prompts = private_messages(last)
     assert {p.chat_id for p in prompts} == {user(0), user(2)}
     assert all(isinstance(p, Send) and p.protected and p.key.startswith("card:") for p in prompts)
     assert all("👍 Ann, Bob, Cy, Dan, Eve" in p.text for p in prompts)
-    # A vote pressed on the board meanwhile is told why nothing shows yet, and changes nothing.
-    with pytest.raises(Refused) as refused:
-        play.vote(last.table, user(1), VotePress(table.id, ballot(table), False), "en", BOT)
-    assert "the votes are shown with the result" in refused.value.reply.text
     waiting = play.waiting(last.table, WaitingPress(table.id), "en")
     assert waiting.text == "The team is playing its cards. Waiting for: Ann, Cy"
+
+
+def test_a_press_on_the_old_approve_button_after_the_approval_is_refused_and_changes_nothing():
+    """A client that has not redrawn the board yet still shows the vote's buttons: a press on them
+    is told, in one short line, that the vote is closed and why."""
+    table = propose(playing_table(), (0, 2)).table
+    old = ballot(table)
+    approved = vote_all(table, approve=True)[-1].table
+    for seat in (1, 2):  # a voter who approved, and one of the team
+        with pytest.raises(Refused) as refused:
+            play.vote(approved, user(seat), VotePress(table.id, old, True), "en", BOT)
+        assert refused.value.reply.text == "This vote is closed: the team was approved and is playing its cards."
+    assert approved.game.phase is Phase.MISSION and approved.game.played_seats == ()
 
 
 def test_a_rejection_says_who_leads_next_and_sends_that_leader_the_keyboard():
@@ -246,14 +264,14 @@ def play_whole_game(players: int, seed: int, approve_rate: float, targeting: boo
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(5, 10), st.integers(0, 2**32), st.floats(0.2, 0.9), st.booleans())
-def test_each_mission_round_costs_the_group_two_messages_per_proposal(
+def test_each_mission_round_costs_the_group_two_messages_per_proposal_and_one_for_its_result(
     players, seed, approve_rate, targeting
 ):
     table, group = play_whole_game(players, seed, approve_rate, targeting)
     rounds = table.game.rounds
-    # Each proposal: its message, then one edit (a rejected team's votes, or an approved team's
-    # votes with its mission's result).
-    assert group == sum(2 * len(r.proposals) for r in rounds)
+    # Each proposal: its message, then one edit (a rejected team's votes, or an approved team's vote
+    # closed); a played mission, one edit more (its result, with its team's votes).
+    assert group == sum(2 * len(r.proposals) + (1 if r.played else 0) for r in rounds)
 
 
 def test_a_card_the_deadline_played_closes_its_prompt():
@@ -290,7 +308,8 @@ def test_a_deadline_that_passed_while_storage_was_unreachable_gives_the_step_bac
 @given(st.integers(7, 10), st.integers(0, 2**32))
 def test_with_plot_cards_an_approval_is_shown_at_once_while_a_watch_could_come_before_the_result(players, seed):
     """Whoever holds Keeping a Close Eye decides between the cards and the result, so the votes
-    they decide on are on the board; with no such card in anyone's hand they wait as usual."""
+    they decide on are on the board; with no such card in anyone's hand they wait as usual. Either
+    way the vote closes on the board at once, in one edit."""
     rng = random.Random(seed)
     game = new_game(players, rng, Variants(plot_cards=True))
     table = replace(playing_table(players), game=game)
@@ -305,6 +324,13 @@ def test_with_plot_cards_an_approval_is_shown_at_once_while_a_watch_could_come_b
         if any(isinstance(e, VotesRevealed) for e in events) and after_game.phase is Phase.MISSION:
             approvals += 1
             watch_held = any(Card.KEEPING_A_CLOSE_EYE_ON_YOU in hand for hand in after_game.plot.hands)
-            edits = [m for m in announcements.after_step(table, after, events, BOT) if m.chat_id == GROUP]
-            assert len(edits) == (1 if watch_held else 0)
+            [edit] = [m for m in announcements.after_step(table, after, events, BOT) if m.chat_id == GROUP]
+            assert isinstance(edit, Edit)
+            assert not any(isinstance(decode(b.data), VotePress) for row in edit.buttons for b in row if b.data)
+            # The Opinion Makers' votes were open from the start, and stay on the board either way.
+            opinion = after_game.current_round.proposals[-1].open_votes
+            assert ("Opinion Makers voted first, in the open: " in edit.text) == bool(opinion)
+            assert bool(re.search(r"Approved \d+–\d+\.", edit.text)) == watch_held
+            assert ("\n👍 " in edit.text and "\n👎 " in edit.text) == watch_held  # everyone's votes
+            assert ("The mission is under way" in edit.text) == (not watch_held)
         table, game = after, after_game

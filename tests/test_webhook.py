@@ -424,14 +424,15 @@ async def test_the_webhook_answers_once_the_press_is_stored_and_delivers_after(w
     assert telegram.callback_answers[last_vote["callback_query"]["id"]]["text"].startswith("You voted")
     assert (await group.table()).game.rounds[0].proposals[0].approved is True
     assert await outbox_length(group) > 0 and "Approved" not in (telegram.message(group.chat_id, board.message_id).text)
-    # Both card prompts, carrying the votes, arrive afterwards (the board shows an approved team's
-    # votes with its mission's result).
+    # The board's edit closing the vote and both card prompts, carrying the votes, arrive afterwards (the
+    # board shows an approved team's votes with its mission's result).
     await service.finish_deliveries()
     delivered = time.monotonic() - started
     for seat in (0, 1):
         [prompt] = [m.text for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]
         assert "👍 Ann, Bob, Cy, Dan, Eve" in prompt
-    assert "Approved" not in telegram.message(group.chat_id, board.message_id).text
+    closed = telegram.message(group.chat_id, board.message_id).text
+    assert "Approved" not in closed and closed.endswith("waiting for the team's cards.")
     assert await outbox_length(group) == 0
     print(f"\nwebhook answered in {answered * 1000:.0f} ms; the messages were delivered after {delivered:.1f} s")
 

@@ -277,8 +277,10 @@ async def test_a_worker_killed_during_a_burst_loses_no_press_and_holds_none_up(c
             assert f"Rejected {yes}–{PLAYERS - yes}" in board, board
             assert group.latest_with_button(group.user_ids[game.leader], f"t:{group.game_id}:"), group.game_id
             continue
-        # An approved team: its card prompts carry the votes; the board shows them with the result.
+        # An approved team: its card prompts carry the votes; the board, its vote closed, shows them
+        # with the result.
         assert game.phase is Phase.MISSION and "Approved" not in board, board
+        assert board.endswith("waiting for the team's cards."), board
         for seat in game.current_round.team:
             prompts = [m for m in telegram.messages(group.user_ids[seat]) if "Play your card" in (m.text or "")]
             assert prompts, (group.game_id, seat)

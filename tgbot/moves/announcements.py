@@ -1,8 +1,9 @@
 """Engine events in, messages out: what the group and each player are told after a step.
 
 The group's board changes only on events everyone must see at once (a team put forward, a
-rejected team's votes, a mission's result with its team's votes, the end); a vote or a card
-cast in between is answered to its player alone. Private messages follow whoever the game waits for next.
+rejected team's votes, an approved team's vote closed, a mission's result with its team's votes,
+the end); a vote or a card cast in between is answered to its player alone. Private messages
+follow whoever the game waits for next.
 """
 
 from __future__ import annotations
@@ -45,8 +46,10 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
         out.append(Edit(leader.user_id, private.leader_key(group_scene(before).view.ballot), done, protected=True))
         text, buttons = board.board(scene)
         out.append(Send(chat, text, buttons, key=board.board_key(scene)))
-    if any(isinstance(e, _SHOWN_AT_ONCE) for e in events) and not _votes_wait_for_result(events, scene):
-        text, buttons = board.board(scene)
+    if any(isinstance(e, _SHOWN_AT_ONCE) for e in events):
+        # The vote closes on the board at once: an approved team's votes wait for its result there,
+        # but its buttons go, and the group reads that the mission is under way.
+        text, buttons = board.approved(scene) if _votes_wait_for_result(events, scene) else board.board(scene)
         # The end's edit leaves a receipt once it reaches the group: a bot removed from the group (or kept
         # from posting) when the game ended reads it when it is back (`GameService.result_again`).
         receipt = board.RESULT_KEY if any(isinstance(e, GameOver) for e in events) else ""
@@ -67,10 +70,10 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
 
 
 def _votes_wait_for_result(events: tuple[Event, ...], scene: GroupScene) -> bool:
-    """An approved team's votes are shown with its mission's result, in one edit: while the team
-    plays its cards nobody else has anything to decide, and the team's card prompts carry the
-    votes. If someone else may decide before the result (a Plot window: No Confidence and
-    Spotlight come before the cards, a watch after them), the votes are shown at once."""
+    """An approved team's votes are shown with its mission's result: while the team plays its cards
+    nobody else has anything to decide, and the team's card prompts carry the votes. If someone else
+    may decide before the result (a Plot window: No Confidence and Spotlight come before the cards, a
+    watch after them), the votes are shown at once."""
     view = scene.view
     if view.phase is not Phase.MISSION:
         return False

@@ -51,8 +51,8 @@ def _open_decision(table: Table, ballot: int, phase: Phase, lang: str, closed: s
 def vote(table: Table, user_id: int, press: VotePress, lang: str, bot_username: str) -> Change:
     closed = N_("This vote is closed.")
     if table.game is not None and table.game.phase is Phase.MISSION:
-        # The board still shows the vote: an approved team's votes wait for its result.
-        closed = N_("The votes are in and the team is playing its cards; the votes are shown with the result.")
+        # A press on the board's old buttons (a client that has not redrawn it yet) is told why.
+        closed = N_("This vote is closed: the team was approved and is playing its cards.")
     game = _open_decision(table, press.ballot, Phase.VOTING, lang, closed)
     seat = _seat(table, user_id, lang)
     if seat in game.current_round.proposals[-1].auto_votes:

@@ -424,9 +424,13 @@ async def check_vote_burst(cluster: Cluster, burst: VoteBurst) -> dict[bool, int
         assert game.version == old.version + PLAYERS, where
         if approved:
             assert game.phase is Phase.MISSION and game.current_round.team == team, where
-            # An approved team's votes wait for its mission's result: nothing reached the group; the
-            # team's card prompts carry them (checked below).
-            assert group_message_calls(telegram, group.chat_id, start) == [], where
+            # An approved team's votes wait for its mission's result: the group's board was edited once,
+            # closing the vote without them (no count either); the team's card prompts carry them
+            # (checked below).
+            assert group_message_calls(telegram, group.chat_id, start) == ["editMessageText"], where
+            texts = bot_texts(telegram, group.chat_id, start)
+            assert not any(REVEAL.search(text) for text in texts), (where, texts)
+            assert texts[-1].endswith("waiting for the team's cards."), (where, texts)
         else:
             assert game.phase is Phase.PROPOSING and game.proposal_number == 2, where
             # The reveal reached the group exactly once, with the right count: the proposal's message

@@ -1,11 +1,12 @@
 """What the group sees: the lobby and the board, rendered from the public view and names only.
 
 One group message carries each proposal through its life: it is sent when the team is put
-forward (with the vote buttons) and edited once, when its story is told: a rejected team's
-votes at once, an approved team's votes together with its mission's result, each time saying
-whose turn comes next. Nothing in between edits it, so a mission costs the group two messages
-per proposal, however many votes and cards there are; "⏳ Waiting for…" answers who the game
-waits for, to whoever asks.
+forward (with the vote buttons) and edited when the vote closes: a rejected team's votes at
+once, saying whose turn comes next; an approved team's message says the mission is under way,
+and is edited again with its mission's result and the team's votes. Nothing in between edits
+it, so a mission costs the group two messages per proposal and one for its result, however
+many votes and cards there are; "⏳ Waiting for…" answers who the game waits for, to whoever
+asks.
 """
 
 from __future__ import annotations
@@ -251,13 +252,20 @@ def board(scene: GroupScene, room: int = MESSAGE_LIMIT) -> tuple[str, Keyboard]:
     return fitting(_board, scene, room)
 
 
-def _board(scene: GroupScene) -> tuple[str, Keyboard]:
+def approved(scene: GroupScene) -> tuple[str, Keyboard]:
+    """The latest proposal's message once its team is approved and plays its cards, its votes kept
+    for the mission's result (not even their count: 5–0 would tell every vote): the vote's buttons
+    go, and the group reads that the mission is under way."""
+    return fitting(lambda cut: _board(cut, votes_shown=False), scene)
+
+
+def _board(scene: GroupScene, votes_shown: bool = True) -> tuple[str, Keyboard]:
     view, lang = scene.view, scene.lang
     if not view.rounds:
         return started(scene), ()
     mission_round = view.rounds[-1]
     number = len(mission_round.proposals)
-    lines = [header(scene, mission_round, number), *proposal_lines(scene, mission_round, number)]
+    lines = [header(scene, mission_round, number), *proposal_lines(scene, mission_round, number, votes_shown)]
     buttons: Keyboard = ()
     window = plot_render.window_line(scene)
     if view.phase is Phase.VOTING:
@@ -284,6 +292,9 @@ def _board(scene: GroupScene) -> tuple[str, Keyboard]:
             ),
             waiting_row(scene),
         )
+    elif view.phase is Phase.MISSION and not votes_shown:
+        lines.append(t(lang, "✅ Team approved. The mission is under way: waiting for the team's cards."))
+        buttons = (waiting_row(scene),)  # who is still to play, told to whoever asks
     elif view.phase is Phase.MISSION:
         spotlight = plot_render.spotlight_line(scene)
         lines += [*([spotlight] if spotlight else []), t(lang, "The team plays its cards in private.")]
@@ -329,8 +340,9 @@ def _rejections(mission_round: MissionRound, number: int) -> int:
     return sum(1 for p in mission_round.proposals[:number] if p.votes is not None and not p.approved)
 
 
-def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) -> list[str]:
-    """A proposal's team, its revealed votes, and its mission's result once played."""
+def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int, votes_shown: bool = True) -> list[str]:
+    """A proposal's team, its revealed votes, and its mission's result once played; without
+    `votes_shown`, only the Opinion Makers' open votes of an approved team still playing."""
     lang, players = scene.lang, scene.players
     proposal = mission_round.proposals[number - 1]
     lines = []
@@ -354,8 +366,12 @@ def proposal_lines(scene: GroupScene, mission_round: MissionRound, number: int) 
     lines.append(t(lang, "Team: %(names)s", names=names(players, proposal.team)))
     if proposal.votes is None:
         return lines
+    # The Opinion Makers' votes were open from the start.
     opinion = plot_render.open_votes_line(scene, tuple((s, proposal.votes[s]) for s in proposal.open_votes))
-    lines += [*([opinion] if opinion else []), *vote_lines(scene, proposal)]
+    lines += [opinion] if opinion else []
+    if not votes_shown:
+        return lines
+    lines += vote_lines(scene, proposal)
     yes, no = sum(proposal.votes), len(proposal.votes) - sum(proposal.votes)
     if proposal.no_confidence is not None:
         # Under Targeting the leaders of a round may each name another mission: the five count in a row.
