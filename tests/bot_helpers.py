@@ -230,6 +230,13 @@ def lobby_message(telegram, chat_id: int):
     return next(m for m in telegram.messages(chat_id) if m.from_bot and any("url" in b for b in m.buttons()))
 
 
+def start_message(telegram, chat_id: int):
+    """The bot's message that started the game: posted below the lobby's, which it closed."""
+    return next(
+        m for m in telegram.messages(chat_id) if m.from_bot and "the game has started with" in plain_text(m.text or "")
+    )
+
+
 def texts(telegram, chat_id: int) -> list[str]:
     """Every message of the chat, as it reads now."""
     return [plain_text(m.text or "") for m in telegram.messages(chat_id)]

@@ -305,13 +305,14 @@ async def test_whole_game_through_two_workers_with_bursts(make_bot, telegram, pl
     assert record.outcome is not None and record.outcome.winner is table.game.winner
     assert sum(len(m.proposals) for m in record.missions) == reveals_expected
 
-    # The group: the start message, then one message per proposal, each ending revealed; the last one
-    # ends the game.
+    # The group: the lobby, closed, the start message, then one message per proposal, each ending
+    # revealed; the last one ends the game.
     from_bot = [m for m in telegram.messages(group.chat_id) if m.from_bot]
     group_now = [plain_text(m.text or "") for m in from_bot]
-    assert len(group_now) == 1 + reveals_expected
-    assert "the game has started" in group_now[0]
-    assert all(len(REVEAL.findall(text)) == 1 for text in group_now[1:])
+    assert len(group_now) == 2 + reveals_expected
+    assert group_now[0] == "🕵️ This lobby is closed: the game has started."
+    assert "the game has started with" in group_now[1]
+    assert all(len(REVEAL.findall(text)) == 1 for text in group_now[2:])
     assert sum("🏁" in text for text in group_now) == 1
     assert "🏁" in group_now[-1]
     # Only the last message keeps a button: Play again.

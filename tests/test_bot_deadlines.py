@@ -738,17 +738,23 @@ async def test_lobby_deadline_starts_a_lobby_of_five_or_more(make_bot, telegram)
     )
 
     now[0] = T0 + LOBBY
+    calls = len(telegram.calls)
     assert await service.fire_due() == 1
     table = await group.table()
     assert table.stage is Stage.PLAYING and table.game.players == 6
     assert [p.user_id for p in table.players] == group.user_ids
     assert table.step == "proposing:1" and table.deadline == now[0] + PROPOSAL
-    # The lobby's message becomes the start message, naming the first leader.
-    assert plain_text(telegram.message(chat, lobby.message_id).text) == (
+    # The start is a new message, naming the first leader, which notifies the group as the
+    # /startgame of a person would; the lobby's message closes in one line, its buttons gone.
+    start = (
         "🕵️ The Resistance: the game has started with Ann, Bob, Cy, Dan, Eve, Fay. Roles were sent in private.\n"
         "2 spies · teams 2-3-4-3-4\n\n" + whose_turn(table, 1, 2)
     )
+    assert sends(telegram, calls, chat) == [start]
+    assert group_edits(telegram, calls, chat) == ["🕵️ This lobby is closed: the game has started."]
+    assert plain_text(telegram.message(chat, lobby.message_id).text) == "🕵️ This lobby is closed: the game has started."
     assert telegram.message(chat, lobby.message_id).buttons() == []
+    assert plain_text(telegram.messages(chat)[-1].text) == start and telegram.messages(chat)[-1].buttons() == []
     for seat, player in enumerate(table.players):
         [role] = [t for t in group_texts(telegram, player.user_id) if t.startswith("Your game in «Demo group»")]
         assert ("you are a spy" in role) == (seat in table.game.spies)
@@ -952,9 +958,10 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
     table = await group.table()
     assert table.game.is_over and table.game.end_reason is EndReason.THREE_SUCCESSFUL_MISSIONS
     assert sum("🏁" in text for text in group_texts(telegram, chat)) == 1
-    # The start message and one board per proposal, besides the pauses' and resumptions' notices.
+    # The lobby, closed, the start message and one board per proposal, besides the pauses' and
+    # resumptions' notices.
     notices = [m for m in telegram.messages(chat) if m.text.startswith(("⏸", "▶️"))]
-    assert len(notices) % 2 == 0 and sum(m.from_bot for m in telegram.messages(chat)) == 4 + len(notices)
+    assert len(notices) % 2 == 0 and sum(m.from_bot for m in telegram.messages(chat)) == 5 + len(notices)
     results = await asyncio.gather(services[0].fire_due(now[0] + 999), services[1].fire_due(now[0] + 999))
     assert results == [0, 0]
 

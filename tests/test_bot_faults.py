@@ -357,14 +357,18 @@ async def test_flood_wait_delays_but_delivers(make_bot, telegram):
         if any(b.get("callback_data", "").startswith("t:") for b in m.buttons())
     ]
     assert [m.chat_id for m in keyboards] == [leader]
-    # The group's lobby message became the start message; nothing new was posted there.
-    assert len(telegram.messages(group.chat_id)) == group_messages + 1  # /startgame itself
-    assert "the game has started" in texts(telegram, group.chat_id)[1]  # after /newgame
+    # The group's lobby message was closed and the start posted below /startgame, once.
+    assert len(telegram.messages(group.chat_id)) == group_messages + 2  # /startgame itself, and the start
+    assert texts(telegram, group.chat_id)[1] == "🕵️ This lobby is closed: the game has started."  # after /newgame
+    assert "the game has started with" in texts(telegram, group.chat_id)[-1]
     assert await outbox_length(group) == 0
-    # The order of the queue was kept: the leader's keyboard came after every role.
-    sends = [p for m, p in telegram.calls if m == "sendMessage"]
+    # The order of the queue was kept: the start (the first message sent, refused once) before the
+    # roles, and the leader's keyboard after every role.
+    sends = [p for m, p in telegram.calls if m == "sendMessage"][-8:]
+    assert [int(p["chat_id"]) for p in sends[:2]] == [group.chat_id] * 2  # one refused, one delivered
+    assert all("the game has started with" in str(p["text"]) for p in sends[:2])
+    assert all(str(p["text"]).startswith("Your game in") for p in sends[2:7])
     assert int(sends[-1]["chat_id"]) == leader and "you are the leader" in str(sends[-1]["text"])
-    assert sum(1 for p in sends if str(p["text"]).startswith("Your game in")) == 6  # one refused, five delivered
 
 
 async def test_timeouts_are_retried(make_bot, telegram, caplog, short_timings):

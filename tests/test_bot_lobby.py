@@ -22,6 +22,7 @@ from tests.bot_helpers import (
     lobby_message,
     press,
     propose,
+    start_message,
     started,
     team_size,
     texts,
@@ -492,8 +493,8 @@ async def test_cancel_before_the_first_proposal_ends_the_start_message_and_close
     group = SimulatedGroup(telegram, application, players=5)
     host = group.user_ids[0]
     await group.open_lobby_and_join()
-    start = lobby_message(telegram, group.chat_id)
     await group.start()
+    start = start_message(telegram, group.chat_id)
     table = await group.table()
     leader = table.players[table.game.leader].user_id
     keyboard = group.latest_with_button(leader, f"t:{group.game_id}:")
@@ -644,8 +645,8 @@ async def test_after_status_only_one_group_message_carries_the_vote_buttons(make
 async def test_start_message_and_status_show_the_public_setup(make_bot, telegram, players, setup):
     """How many spies and each mission's team size are public, as the rulebook's chart is; who is a spy is not."""
     group = await started(make_bot, telegram, players=players)
-    lobby = next(m for m in telegram.messages(group.chat_id) if m.from_bot)  # edited when the game started
-    start = plain_text(lobby.text)
+    message = start_message(telegram, group.chat_id)
+    start = plain_text(message.text)
     table = await group.table()
     leader, size = table.name(table.game.leader), team_size(table)
     names = ", ".join(p.name for p in table.players)
@@ -655,10 +656,45 @@ async def test_start_message_and_status_show_the_public_setup(make_bot, telegram
     )
     # Its header names no "next mission" or proposal (none was made yet), and no spy.
     assert "Next mission" not in start and "proposal" not in start
-    assert lobby.buttons() == []
+    assert message.buttons() == []
     status = await command_text(group, group.user_ids[1], "/status")
     assert status == start
     assert setup in status.splitlines()
+
+
+async def test_startgame_posts_the_start_as_a_new_message_and_closes_the_lobby(make_bot, telegram):
+    """An edit notifies nobody: the start is a new group message, which does. The lobby's message
+    is closed in one line without buttons (its Join link would seat nobody now); nothing else is
+    posted in the group."""
+    application = await make_bot()
+    group = SimulatedGroup(telegram, application, players=5)
+    await group.open_lobby_and_join()
+    lobby = lobby_message(telegram, group.chat_id)
+    calls = len(telegram.calls)
+    await group.start()
+    in_group = [
+        (method, plain_text(str(params.get("text", ""))))
+        for method, params in telegram.calls[calls:]
+        if method in ("sendMessage", "editMessageText") and int(params.get("chat_id", 0)) == group.chat_id
+    ]
+    table = await group.table()
+    leader, size = table.name(table.game.leader), team_size(table)
+    start = (
+        "🕵️ The Resistance: the game has started with Ann, Bob, Cy, Dan, Eve. Roles were sent in private.\n"
+        f"2 spies · teams 2-3-2-3-3\n\n➡️ Mission 1: {leader} leads, choosing a team of {size} in private."
+    )
+    assert in_group == [
+        ("editMessageText", "🕵️ This lobby is closed: the game has started."),
+        ("sendMessage", start),
+    ]
+    closed = telegram.message(group.chat_id, lobby.message_id)
+    assert plain_text(closed.text) == "🕵️ This lobby is closed: the game has started." and closed.buttons() == []
+    posted = telegram.messages(group.chat_id)[-1]
+    assert posted.from_bot and posted.message_id > lobby.message_id and plain_text(posted.text) == start
+    # Later edits of the board before the first proposal go to the new message, not the lobby's.
+    assert await group.store.redis.hget(keys.messages(group.game_id), "board:0") == (
+        f"{group.chat_id}:{posted.message_id}"
+    )
 
 
 async def test_rules_help_and_command_menu(make_bot, telegram):

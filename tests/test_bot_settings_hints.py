@@ -18,6 +18,7 @@ from tests.bot_helpers import (
     forged,
     lobby_message,
     press,
+    start_message,
     started,
     texts,
 )
@@ -419,7 +420,7 @@ async def test_settings_changed_in_an_open_lobby_show_there_and_rule_the_next_ga
     keyboard = group.latest_with_button(leader.user_id, f"m:{group.game_id}:")
     assert plain_text(keyboard.text) == "«Demo group»: you are the leader. Choose which mission the team attempts."
     assert not any(b["callback_data"].startswith("t:") for b in keyboard.buttons())
-    start = plain_text(telegram.message(chat, lobby.message_id).text)
+    start = plain_text(start_message(telegram, chat).text)
     assert start.endswith(f"➡️ {leader.name} leads: choosing a mission and a team in private.")
     assert "\n2 spies · teams 2-3-2-3-3\n" in start
     # Blind Spies: the spies are told they do not know the other spies.

@@ -227,6 +227,17 @@ def test_a_reminder_goes_in_private_to_those_the_game_waits_for():
     assert {item.chat_id for item in change.outgoing} == {user(s) for s in (0, 2, 3, 4)}
 
 
+def test_the_start_is_a_new_group_message_and_the_lobby_s_closes_in_one_line():
+    players = tuple(Player(user(s), NAMES[s], "en") for s in range(5))
+    opened = lobby.open_lobby("0123456789", GROUP, "Test group", players[0], GroupSettings(), BOT, players=players)
+    change = lobby.start_game(opened.table, user(0), False, "en", random.Random(0), BOT)
+    closed, start = group_messages(change)
+    assert closed == Edit(GROUP, lobby.LOBBY_KEY, "🕵️ This lobby is closed: the game has started.")
+    # A new message notifies the group; it takes the lobby's key, for the edits before the first proposal.
+    assert isinstance(start, Send) and start.key == lobby.LOBBY_KEY and start.buttons == ()
+    assert start.text.startswith("🕵️ <b>The Resistance</b>: the game has started with Ann, Bob, Cy, Dan, Eve.")
+
+
 def test_the_creator_can_be_seated_with_the_lobby():
     host = Player(user(0), "Ann", "en")
     change = lobby.open_lobby("0123456789", GROUP, "Test group", host, GroupSettings(), BOT, players=(host,))

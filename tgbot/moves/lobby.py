@@ -18,7 +18,7 @@ from tgbot.render.common import group_scene, player_language, reads_as, seat_sce
 from tgbot.settings import GroupSettings
 from tgbot.table import MIN_PEOPLE, Player, Stage, Table
 
-LOBBY_KEY = "board:0"  # the lobby's message becomes the game's first board
+LOBBY_KEY = "board:0"  # the lobby's message, then the start's: the game's first board
 NOT_ALLOWED_TO_CONFIGURE = N_("Only a group admin, or whoever opened the lobby, can change the settings.")
 SETTINGS_BETWEEN_GAMES = N_("Settings can be changed between games.")
 
@@ -256,7 +256,13 @@ def start_game(table: Table, user_id: int, is_admin: bool, lang: str, rng: rando
     if len(table.people) < MIN_PEOPLE:
         raise refuse(lang, "A game needs at least %(n)d people besides computer players.", n=MIN_PEOPLE)
     table = replace(table, stage=Stage.PLAYING, game=new_game(count, rng, table.variants))
-    out: list[Outgoing] = [Edit(table.chat_id, LOBBY_KEY, board.started(group_scene(table)))]
+    # The start is a new message, which notifies the group (an edit notifies nobody); the lobby's
+    # message closes in one line, its buttons gone, and its key goes to the start's message, which
+    # the edits before the first proposal change (a Plot card deal).
+    out: list[Outgoing] = [
+        Edit(table.chat_id, LOBBY_KEY, board.lobby_started(table.language)),
+        Send(table.chat_id, board.started(group_scene(table)), key=LOBBY_KEY),
+    ]
     out += [announcements.role_message(table, seat, bot_username) for seat in range(count)]
     if table.game.phase is Phase.PROPOSING:
         out.append(announcements.leader_prompt(table, bot_username))

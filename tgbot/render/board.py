@@ -190,6 +190,11 @@ def lobby_reminder(players: tuple[Player, ...], lang: str, rematch: bool = False
     return t(lang, "⏰ Half the lobby time is gone: the game starts by itself when it runs out.")
 
 
+def lobby_started(lang: str) -> str:
+    """The lobby's message once its game has started, in the message below it."""
+    return t(lang, "🕵️ This lobby is closed: the game has started.")
+
+
 def lobby_closed(lang: str) -> str:
     return t(lang, "🕵️ This lobby was cancelled.")
 
@@ -214,7 +219,7 @@ def storage_lost(lang: str, lobby: bool) -> str:
 
 
 def started(scene: GroupScene) -> str:
-    """The lobby's message once the game starts: who plays, the setup, and who leads first."""
+    """The message that starts the game: who plays, the setup, and who leads first."""
     lang = scene.lang
     return "\n".join(
         [
