@@ -176,15 +176,34 @@ async def a_vote_with_opinion_makers(make_bot, telegram) -> tuple[SimulatedGroup
     pytest.fail("no Opinion Maker voted in 29 games")
 
 
-async def test_opinion_makers_vote_first(make_bot, telegram):
+async def test_opinion_makers_vote_first_and_the_board_tells_the_rest_when_their_turn_comes(make_bot, telegram):
+    """The board names the Opinion Makers and says the others vote once they have; a vote pressed too
+    early is told when its turn comes. Their last vote edits the board (no new message) to show their
+    open votes and say the others vote now, and then the others' votes count."""
     group, table, makers = await a_vote_with_opinion_makers(make_bot, telegram)
     others = [s for s in range(7) if s not in makers]
     board = group.latest_with_button(group.chat_id, f"v:{table.id}:")
-    assert "Opinion Makers vote first" in plain_text(board.text)
+    named = ", ".join(table.name(s) for s in makers)
+    assert f"Opinion Makers vote first, in the open: {named}. Everyone else votes once they have." in plain_text(
+        board.text
+    )
     approve = next(b["callback_data"] for b in board.buttons() if b.get("callback_data", "").endswith(":a"))
-    answer = await press(group, table.players[others[0]].user_id, board, approve)
-    assert answer == "Opinion Makers vote first, in the open: wait for their votes."
+    early = table.players[others[0]].user_id
+    answer = await press(group, early, board, approve)
+    assert answer == "Wait: the Opinion Makers vote first; you vote once they have."
     assert (await group.table()).game.pending_votes[others[0]] is None
+
+    group_messages = len(telegram.messages(group.chat_id))
+    for seat in makers:
+        assert (await press(group, table.players[seat].user_id, board, approve)).startswith("You voted 👍 Approve")
+    shown = plain_text(telegram.message(group.chat_id, board.message_id).text)
+    votes = ", ".join(f"{table.name(s)} 👍" for s in makers)
+    assert f"Opinion Makers voted first, in the open: {votes}" in shown
+    assert "Now everyone else votes: approve this team or reject it?" in shown
+    assert "Everyone else votes once they have" not in shown
+    assert len(telegram.messages(group.chat_id)) == group_messages  # the same board, edited
+    assert (await press(group, early, board, approve)).startswith("You voted 👍 Approve")
+    assert (await group.table()).game.pending_votes[others[0]] is True
 
 
 async def test_a_holder_who_lets_the_time_run_out_passes_and_a_missed_deal_is_dealt(make_bot, telegram):
@@ -258,6 +277,10 @@ async def test_opinion_makers_who_let_the_time_run_out_leave_the_rest_a_full_vot
     assert all(after.game.pending_votes[s] is not None for s in makers)
     assert all(after.game.pending_votes[s] is None for s in range(7) if s not in makers)
     assert after.deadline >= now + after.settings.vote_seconds - 1
+    # The board tells the rest that their turn has come, with the votes the clock cast.
+    shown = plain_text(group.latest_with_button(group.chat_id, f"v:{table.id}:").text)
+    assert "⏰ Time is up. These votes were counted as" in shown
+    assert "Now everyone else votes: approve this team or reject it?" in shown
 
 
 @pytest.mark.parametrize(("players", "deal_line"), [(6, "and deals it, then"), (7, "and deals them, then")])

@@ -142,7 +142,7 @@ _REFUSALS = {
     Reason.RESISTANCE_CANNOT_FAIL: N_("You are in the Resistance: you must play Success."),
     Reason.MISSION_REQUIRED: N_("Choose the mission first."),
     Reason.GAME_OVER: N_("This game is over."),
-    Reason.OPINION_MAKERS_FIRST: N_("Opinion Makers vote first, in the open: wait for their votes."),
+    Reason.OPINION_MAKERS_FIRST: N_("Wait: the Opinion Makers vote first; you vote once they have."),
 }
 
 

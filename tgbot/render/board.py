@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from engine import EndReason, MissionRound, Phase, Side, Variants
 from engine import rules as game_rules
-from engine.plot import Card
 from tgbot.buttons import ComputerPress, RematchPress, VotePress, WaitingPress, encode
 from tgbot.i18n import N_, t, tn
 from tgbot.outgoing import Button, Keyboard
@@ -275,21 +274,31 @@ def _board(scene: GroupScene, votes_shown: bool = True) -> tuple[str, Keyboard]:
     window = plot_render.window_line(scene)
     if view.phase is Phase.VOTING:
         opinion = plot_render.open_votes_line(scene)
+        makers = mission_round.proposals[-1].open_votes
+        question = N_(
+            "Everyone votes: approve this team or reject it? A rejected team's votes are shown at once, "
+            "an approved team's with its mission's result."
+        )
         if opinion is not None:
             lines.append(opinion)
             # Opinion Makers who let their time run out: the rest vote knowing the clock cast those votes.
             filled = mission_round.proposals[-1].auto_votes
             if filled and view.plot is not None:
                 lines.append(filled_votes_line(scene, filled, dict(view.plot.open_votes)[filled[0]]))
-        elif view.plot is not None and any(Card.OPINION_MAKER in view.plot.hands[s] for s in view.waiting_for):
-            lines.append(t(lang, "Opinion Makers vote first, in the open; then everyone else."))
-        lines.append(
-            t(
-                lang,
-                "Everyone votes: approve this team or reject it? A rejected team's votes are shown at once, "
-                "an approved team's with its mission's result.",
+            # The edit that shows their votes is the rest's word that their turn has come.
+            question = N_(
+                "Now everyone else votes: approve this team or reject it? A rejected team's votes are shown "
+                "at once, an approved team's with its mission's result."
             )
-        )
+        elif makers:
+            lines.append(
+                t(
+                    lang,
+                    "Opinion Makers vote first, in the open: %(names)s. Everyone else votes once they have.",
+                    names=names(scene.players, makers),
+                )
+            )
+        lines.append(t(lang, question))
         buttons = (
             (
                 Button(t(lang, "👍 Approve"), data=encode(VotePress(scene.game_id, view.ballot, True))),
