@@ -137,13 +137,13 @@ def test_a_computer_players_delay_does_not_depend_on_roles():
                 break
             times.append(table.computer_at)
         moments.append(times)
-        assert all(1000.0 + computers.FIRST_DELAY[0] <= t for t in times)
+        assert all(1000.0 + computers.DECISION_DELAY[0] <= t for t in times)
     assert moments[0] == moments[1]
 
 
 def test_a_computer_leader_proposes_on_the_clock_and_nothing_is_mailed_to_it():
     table = clock.settled(Change(playing_table((0, 1))), 0.0, random.Random(1)).table
-    assert table.game.leader == 3 and computers.FIRST_DELAY[0] <= table.computer_at <= computers.FIRST_DELAY[1]
+    assert table.game.leader == 3 and computers.LEADER_DELAY[0] <= table.computer_at <= computers.LEADER_DELAY[1]
     assert clock.on_clock(table, table.computer_at - 0.01, random.Random(1), "resistance_test_bot").table == table
     change = clock.settled(
         clock.on_clock(table, table.computer_at, random.Random(1), "resistance_test_bot"),
@@ -152,14 +152,16 @@ def test_a_computer_leader_proposes_on_the_clock_and_nothing_is_mailed_to_it():
     )
     assert change.table.game.phase is Phase.VOTING
     assert {item.chat_id for item in change.outgoing} <= {-100, 100, 101, 102}
-    # Both computer players vote, one at a time, while the people's votes are awaited.
+    # Both computer players vote in one turn, soon after the vote opens, while the people's votes are awaited.
     voting = change.table
-    for _ in range(2):
-        voting = clock.settled(
-            clock.on_clock(voting, voting.computer_at, random.Random(3), "resistance_test_bot"),
-            voting.computer_at,
-            random.Random(3),
-        ).table
+    opened = table.computer_at  # when the computer leader proposed
+    assert opened + computers.DECISION_DELAY[0] <= voting.computer_at <= opened + computers.DECISION_DELAY[1]
+    assert set(public_view(voting.game).waiting_for) == {0, 1, 2, 3, 4}
+    voting = clock.settled(
+        clock.on_clock(voting, voting.computer_at, random.Random(3), "resistance_test_bot"),
+        voting.computer_at,
+        random.Random(3),
+    ).table
     assert set(public_view(voting.game).waiting_for) == {0, 1, 2} and voting.computer_at is None
 
 

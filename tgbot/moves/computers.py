@@ -4,6 +4,9 @@
 A computer player decides through `agents`, from its own seat's view only, and its action goes
 through the engine and `play.step` like any press, so the group sees the same messages. It acts
 after a delay drawn the same way whatever its role and its choice: how long it takes says nothing.
+Every computer-played seat one decision waits for (a vote, a mission's cards) acts in the same turn,
+so that theirs are all in within a second or so of the game starting to wait for them, however many
+they are.
 """
 
 from __future__ import annotations
@@ -25,9 +28,15 @@ from tgbot.render.common import seat_scene, shown
 from tgbot.table import Player, Stage, Table
 
 COMPUTER_NAMES = ("Ada", "Alan", "Grace", "Edsger", "Barbara", "Donald", "Hedy", "Claude", "Margaret", "Linus")
-# Seconds before a computer player acts: the first of a decision, and each next one of the same decision.
-FIRST_DELAY = (2.0, 6.0)
-NEXT_DELAY = (1.0, 4.0)
+# Seconds from when the game starts waiting for computer-played seats to their turn, in which all of
+# them act: a vote, a mission's cards, a Plot card decision; a computer leader's team takes a little
+# longer, as a person's would. The clock wakes for it within `tgbot.app.WAKE_SECONDS`, so every
+# computer vote is in within 2 s of the game waiting only for them.
+DECISION_DELAY = (0.3, 1.2)
+LEADER_DELAY = (1.0, 3.0)
+# A turn's seats act one after another, each a new action through the engine: at most this many (a
+# seat asked again within one decision waits for the next turn, `DECISION_DELAY` later).
+MOST_ACTIONS_PER_TURN = 2 * game_rules.MAX_PLAYERS
 
 
 # ---------------------------------------------------------------- the lobby
@@ -87,36 +96,65 @@ def waiting_computers(table: Table) -> tuple[int, ...]:
     return tuple(seat for seat in public_view(table.game).waiting_for if table.played_by_computer(seat))
 
 
+def delay(table: Table) -> tuple[float, float]:
+    """The range a computer player's delay is drawn from, by what the game waits for (which is public)."""
+    return LEADER_DELAY if table.game.phase is Phase.PROPOSING else DECISION_DELAY
+
+
 def scheduled(change: Change, new_step: bool, now: float, rng: random.Random) -> Change:
-    """When the next computer-played seat acts: a fresh delay for a new decision; within one
-    decision the time `take_turn` set stands; never while no such seat is waited for."""
+    """When the computer-played seats the game waits for act: a fresh delay for a new decision; within
+    one decision the time already set stands (the seats it waits for act together, `take_turn`); never
+    while no such seat is waited for."""
     table = change.table
     if not waiting_computers(table):
         at = None
     elif new_step or table.computer_at is None:
-        at = now + rng.uniform(*FIRST_DELAY)
+        at = now + rng.uniform(*delay(table))
     else:
         at = table.computer_at
     return change if at == table.computer_at else replace(change, table=replace(table, computer_at=at))
 
 
 def take_turn(table: Table, now: float, rng: random.Random, bot_username: str) -> Change:
-    """One computer-played seat the game waits for acts (which one is drawn at random)."""
-    seats = waiting_computers(table)
-    if not seats:
+    """Every computer-played seat the game waits for acts, one after another in an order drawn at
+    random, each from its own seat's view of the game as the one before left it, until the decision
+    is made: all the computer votes of a vote, or cards of a mission, in one turn; a leader's team
+    opens a new decision, whose computer players get a turn of their own (`scheduled`)."""
+    # The next turn's time is drawn before anyone acts: what they chose does not move it.
+    timing = random.Random(rng.getrandbits(64))
+    if not waiting_computers(table):
         return Change(replace(table, computer_at=None))
-    seat = rng.choice(seats)
+    ballot = public_view(table.game).ballot
+    # A person on autopilot may have ticked a team or picked a card before the computer player took over.
+    change = Change(replace(table, draft_team=(), draft_mission=None, draft_card=None))
+    acted: set[int] = set()
+    for _ in range(MOST_ACTIONS_PER_TURN):
+        current = change.table
+        if current.game.is_over or public_view(current.game).ballot != ballot:
+            break
+        seats = [seat for seat in waiting_computers(current) if seat not in acted]
+        if not seats:
+            break
+        seat = rng.choice(seats)
+        acted.add(seat)
+        acting = _act(current, seat, rng, bot_username)
+        change = replace(acting, outgoing=[*change.outgoing, *acting.outgoing])
+    same_decision = not change.table.game.is_over and public_view(change.table.game).ballot == ballot
+    following = (
+        now + timing.uniform(*delay(change.table)) if same_decision and waiting_computers(change.table) else None
+    )
+    return replace(change, table=replace(change.table, computer_at=following))
+
+
+def _act(table: Table, seat: int, rng: random.Random, bot_username: str) -> Change:
+    """One computer-played seat's action, through the engine and the same step as a press."""
     game = table.game
     action = act(game, seat, rng, difficulty_named(table.settings.computer_level))
     after, events = apply(game, action)
-    # A person on autopilot may have ticked a team or picked a card before the computer player took over.
-    table = replace(table, draft_team=(), draft_mission=None, draft_card=None)
     change = step(table, after, events, None, bot_username)
     if seat in table.autopilot:
         change = replace(change, outgoing=[*_keyboards_closed(game, table, seat, action), *change.outgoing])
-    same_decision = public_view(after).ballot == public_view(game).ballot
-    following = now + rng.uniform(*NEXT_DELAY) if same_decision and waiting_computers(change.table) else None
-    return replace(change, table=replace(change.table, computer_at=following))
+    return change
 
 
 # ---------------------------------------------------------------- nobody reads a computer's chat
