@@ -4,6 +4,7 @@ storage, command menu, the deadline clock."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from tgbot.config import Settings
 from tgbot.context import CONTEXT_TYPES
 from tgbot.dataset import Dataset
 from tgbot.i18n import DEFAULT_LANGUAGE, LANGUAGES, N_, supported, t
+from tgbot.indexes import ClockShardsUnreachable
 from tgbot.outbox import Outbox
 from tgbot.ratelimit import RedisRateLimiter
 from tgbot.render.common import look_alike_prototypes
@@ -46,6 +48,8 @@ ALLOWED_UPDATES = ["message", "callback_query", "my_chat_member"]
 CLOCK_SECONDS = 2.0
 # While Redis does not answer, how often a worker asks again (to deliver what waits at once).
 PROBE_SECONDS = 0.25
+# Between ticks, how often each worker looks whether a game's clock is due (`_wake`).
+WAKE_SECONDS = 0.25
 # Updates that nobody waits for an answer to, held while Redis does not answer (`unattended`): at most.
 HELD_UPDATES = 1000
 HELD_TRIES = 3  # times one is held: an error of storage that is no outage must not repeat every tick
@@ -107,6 +111,8 @@ async def prepare(application: Application) -> None:
         application.job_queue.run_once(_tick, when=0, name="recovery", job_kwargs={"misfire_grace_time": None})
         application.job_queue.run_repeating(_tick, interval=seconds, first=seconds, name="deadlines")
         application.job_queue.run_repeating(_sync_clock, interval=SYNC_SECONDS, first=SYNC_SECONDS, name="clock")
+        if seconds > WAKE_SECONDS:
+            application.job_queue.run_repeating(_wake, interval=WAKE_SECONDS, first=WAKE_SECONDS, name="wake")
 
 
 async def _set_command_menu(application: Application) -> None:
@@ -195,6 +201,34 @@ async def _tick(context) -> None:
             data["unreachable_since"] = data.get("reached_at")
         if context.job_queue is not None and not context.job_queue.get_jobs_by_name("storage probe"):
             context.job_queue.run_repeating(_probe, interval=PROBE_SECONDS, first=PROBE_SECONDS, name="storage probe")
+
+
+async def _wake(context) -> None:
+    """Between the clock's ticks: a game whose clock is due now is fired at once, not up to
+    `CLOCK_SECONDS` later. Computer players act a second or so after a decision opens
+    (`moves.computers`), all of a vote's within 2 s of the last person's vote. One read of the clock's
+    shards every `WAKE_SECONDS`; the firing runs in a task of its own, one at a time, so this job never
+    outlasts its interval. A game found due again right after (its firing failed, or found nothing to
+    do) is left to the tick, as is storage that does not answer (the tick reports it and recovers)."""
+    data = context.application.bot_data
+    waking = data.get("waking")
+    if data.get("recovering") or (waking is not None and not waking.done()):
+        return
+    service: GameService = data["service"]
+    try:
+        due = set(await service.store.due(service.clock()))
+    except ClockShardsUnreachable as unreachable:
+        due = set(unreachable.found)
+    except RedisError:
+        return
+    fresh, data["woken_for"] = due - data.get("woken_for", set()), due
+    if fresh:
+
+        async def fire() -> None:
+            with contextlib.suppress(RedisError, ClockShardsUnreachable, TelegramError):
+                await service.fire_due(wait=False)
+
+        data["waking"] = context.application.create_task(fire(), name="wake")
 
 
 async def _probe(context) -> None:
