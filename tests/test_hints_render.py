@@ -3,21 +3,27 @@ reasons whose signed points are the measured ones, in every language, for both v
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from benchmarks.deduction_speed import full_ten_player_record
 from deduction.analysis import deduce
 from deduction.knowledge import Viewer
 from deduction.reasons import Explanation, Reason, explain
-from tgbot.hints import counted_up_to
+from engine import Variants, apply, new_game
+from engine.simulate import random_action
+from tgbot.hints import counted_up_to, hints_text
 from tgbot.i18n import LANGUAGES
 from tgbot.offline.simulation import plain_text
 from tgbot.render import hints as render
-from tgbot.table import Player
+from tgbot.settings import GroupSettings
+from tgbot.table import Player, Stage, Table
 
 NAMES = ("Ana", "Bob", "Cleo", "Dan", "Eve", "Finn", "Gus", "Hana", "Ivo", "Jo")
 SEAT_LINE = re.compile(r"^([▰▱]{10}) +(\d+)% (.+)$")
@@ -135,3 +141,101 @@ def test_hints_say_how_far_the_record_behind_them_goes(lang: str) -> None:
         assert said == ["Counted up to the result of mission 2.", "Counted up to the vote on proposal 2 of mission 3."]
     else:  # worded in the player's language, not left in English
         assert said[0] != "Counted up to the result of mission 2."
+
+
+# ---------------------------------------------------------------- "nothing has told the players apart"
+
+NOTHING_YET = "Nothing has told the players apart yet"
+ONLY_A_LITTLE = "These numbers differ only a little"
+FAIL_CARDS = re.compile(r"^• Mission \d had \d? ?Fail cards?")
+
+
+def hints_at(players: int, seed: int, steps: int, seat: int, plot_cards: bool = False, **variants) -> str:
+    """/hints of `seat`, in English, in the game the strategies' random play reaches after `steps`."""
+    game = played_game(players, seed, steps, plot_cards=plot_cards, **variants)
+    people = tuple(Player(100 + s, NAMES[s]) for s in range(players))
+    table = Table("a1b2c3d4e5", -100, "T", 100, people, Stage.PLAYING, GroupSettings(language="en"), game)
+    return plain_text(hints_text(table, seat))
+
+
+def played_game(players: int, seed: int, steps: int, *, plot_cards: bool = False, targeting=False, blind_spies=False):
+    rng = random.Random(seed)
+    state = new_game(players, rng, Variants(targeting=targeting, blind_spies=blind_spies, plot_cards=plot_cards))
+    for _ in range(steps):
+        if state.is_over:
+            break
+        state, _ = apply(state, random_action(state, rng))
+    return state
+
+
+def shown_numbers(text: str) -> list[tuple[str, int]]:
+    return [(m.group(1), int(m.group(2))) for m in map(SEAT_LINE.match, text.split("\n")) if m]
+
+
+def test_a_failed_mission_is_not_called_nothing_telling_the_players_apart() -> None:
+    """A spy's hints after mission 1 failed with two players on its team showed 59% and 55% for them, 20-25% for
+    the rest, and under them "Nothing has told the players apart yet": the line was chosen because no seat had
+    a reason of its own, but a mission's Fail cards are a fact about the table (said under the list), and
+    the votes' effects were each under the 3 points a reason needs."""
+    text = hints_at(6, 11, 16, 3)
+    numbers = [percent for _, percent in shown_numbers(text)]
+    assert numbers == [59, 55, 25, 20, 20, 20]
+    assert NOTHING_YET not in text and ONLY_A_LITTLE not in text
+    assert "• Mission 1 had a Fail card: at least one of Ana, Eve is a spy." in text.split("\n")
+
+
+def test_the_first_votes_small_effects_are_named_where_nothing_else_sets_the_numbers_apart() -> None:
+    """After the first vote a Resistance member read 45%, 40%, 40%, 39%, 36% over "Nothing has told the
+    players apart yet": each vote and team moved the numbers by 1-2 points, under the 3 a reason needs.
+    Now those effects are named, down to a whole point."""
+    text = hints_at(6, 43, 7, 1)
+    assert [percent for _, percent in shown_numbers(text)] == [45, 40, 40, 39, 36]
+    assert NOTHING_YET not in text and ONLY_A_LITTLE not in text
+    points = re.findall(r"^   ↳ ([+\u2212]\d+) · ", text, re.MULTILINE)
+    assert points and all(1 <= abs(int(p.replace("\u2212", "-"))) <= 2 for p in points)
+    assert "↳ what moved each number most, in percentage points" in text
+
+
+def test_numbers_that_differ_by_effects_under_a_point_say_so() -> None:
+    """41%, 40%, 40%, 40%, 39% after the first vote, with no vote or team moving any number by half a point:
+    the list says that the numbers differ only a little, not that nothing told the players apart."""
+    text = hints_at(6, 7, 7, 0)
+    assert [percent for _, percent in shown_numbers(text)] == [41, 40, 40, 40, 39]
+    assert NOTHING_YET not in text
+    assert (
+        "These numbers differ only a little: no single vote, team or mission moved any of them by a whole "
+        "percentage point."
+    ) in text.split("\n")
+    assert "↳" not in text
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    players=st.integers(5, 10),
+    seed=st.integers(0, 2**32),
+    steps=st.integers(0, 60),
+    seat=st.integers(0, 9),
+    plot_cards=st.booleans(),
+    targeting=st.booleans(),
+    blind_spies=st.booleans(),
+)
+def test_nothing_told_apart_is_said_only_under_numbers_that_are_all_the_same(
+    players, seed, steps, seat, plot_cards, targeting, blind_spies
+) -> None:
+    """Any game, any seat, Plot cards (roles and cards a player was shown), Blind Spies, a spy's view: the line
+    comes only under numbers that read the same, bar and percentage; numbers that differ come with what sets
+    them apart: a seat's reasons, a mission's Fail cards, or the line saying the effects were under a point."""
+    seat %= players
+    text = hints_at(players, seed, steps, seat, plot_cards, targeting=targeting, blind_spies=blind_spies)
+    lines = text.split("\n")
+    numbers = shown_numbers(text)
+    assert len(numbers) in (players, players - 1)
+    alike = len(set(numbers)) == 1
+    reasons = any(line.startswith(REASON_LINE) for line in lines)
+    if NOTHING_YET in text:
+        assert alike and not reasons
+    if not alike:
+        assert reasons or any(FAIL_CARDS.match(line) for line in lines) or ONLY_A_LITTLE in text
+    elif not reasons:
+        assert NOTHING_YET in text
+    assert not (NOTHING_YET in text and ONLY_A_LITTLE in text)

@@ -32,6 +32,11 @@ def hints_text(table: Table, seat: int) -> str:
     """What `seat` may be told."""
     record, deduction, spy_view = hint_deduction(table, seat)
     explanation = explain(record, deduction, per_seat=hints_render.REASONS_PER_SEAT)
+    listed = hints_render.listed_seats(seat, len(table.players), spy_view)
+    if hints_render.unexplained(deduction.spy_probability, explanation, listed):
+        # The numbers shown differ, yet no effect reached `MIN_POINTS` (the first votes, each a point
+        # or two) and no Fail card sets seats apart: the largest are named however small, down to a point.
+        explanation = explain(record, deduction, per_seat=hints_render.REASONS_PER_SEAT, min_points=1)
     return hints_render.hints(
         seat_scene(table, seat),
         deduction.spy_probability,

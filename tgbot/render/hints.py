@@ -29,6 +29,37 @@ def percentage(p: float, exact: bool) -> int:
     return percent if exact else min(max(percent, 1), 99)
 
 
+def shown_number(p: float, exact: bool) -> tuple[str, int]:
+    """A seat's number as its line shows it: the bar and the whole percentage."""
+    return probability_bar(p, exact), percentage(p, exact)
+
+
+def is_exact(explanation, seat: int) -> bool:
+    """Whether the seat is known for certain (its number may read 100% or 0%)."""
+    return any(r.code in EXACT_SEAT_CODES for r in explanation.seats[seat])
+
+
+def listed_seats(seat: int, players: int, spy_view: bool) -> list[int]:
+    """The seats the hints show: a spy sees every seat (their own too, as the public record shows it);
+    a Resistance member every other seat."""
+    return [s for s in range(players) if spy_view or s != seat]
+
+
+def shown_alike(probabilities, explanation, listed) -> bool:
+    """Whether every seat listed shows the same number, bar and percentage, as rounded on its line."""
+    return len({shown_number(probabilities[s], is_exact(explanation, s)) for s in listed}) <= 1
+
+
+def unexplained(probabilities, explanation, listed) -> bool:
+    """The numbers shown differ, and nothing said explains them: no seat has a reason, and no mission's
+    Fail cards (said under the list) set seats apart."""
+    return (
+        not any(explanation.seats[s] for s in listed)
+        and not any(r.code == "mission_fails" for r in explanation.table)
+        and not shown_alike(probabilities, explanation, listed)
+    )
+
+
 def signed_points(points: int) -> str:
     """Bold and set apart, so it does not run into a count that follows."""
     return f"<b>+{points}</b> ·" if points > 0 else f"<b>{MINUS}{-points}</b> ·"
@@ -60,7 +91,12 @@ def hints(
 ) -> str:
     """One line per seat, most suspect first: a bar, the percentage and the name, and under it
     what moved that seat's number most (signed points), then the exact facts about the table.
-    `counted`: how far the record behind the numbers goes (said under the list)."""
+    `counted`: how far the record behind the numbers goes (said under the list).
+
+    Where no seat has a reason, the list says why: every number shown is the same (nothing told the
+    players apart), a mission's Fail cards set them apart (said under the list), or they differ by
+    effects too small to name: `explanation` names effects down to a whole point where nothing else
+    explains numbers that differ (`unexplained`: `tgbot.hints.hints_text` asks for them)."""
     lang, seat, players = scene.lang, scene.seat.seat, scene.group.players
     group = title(scene.group.chat_title)
     if spy_view:
@@ -75,23 +111,34 @@ def hints(
         ]
     else:
         lines = [t(lang, "🔎 «%(group)s»: how likely each other player is to be a spy.", group=group)]
-    listed = [s for s in range(len(players)) if spy_view or s != seat]
+    listed = listed_seats(seat, len(players), spy_view)
     for other in sorted(listed, key=lambda s: -probabilities[s]):
         name = shown(players[other].name)
         if other == seat:
             name = t(lang, "%(name)s (you)", name=name)
-        exact = any(r.code in EXACT_SEAT_CODES for r in explanation.seats[other])
-        p = probabilities[other]
-        lines.append(f"<code>{probability_bar(p, exact)} {percentage(p, exact):3d}%</code> {name}")
+        bar, percent = shown_number(probabilities[other], is_exact(explanation, other))
+        lines.append(f"<code>{bar} {percent:3d}%</code> {name}")
         for reason in explanation.seats[other][:REASONS_PER_SEAT]:
             lines.append("   ↳ " + seat_reason_text(players, reason, lang))
     if any("points" in r.args for s in listed for r in explanation.seats[s][:REASONS_PER_SEAT]):
         lines.append(t(lang, "↳ what moved each number most, in percentage points"))
     elif not any(explanation.seats[s] for s in listed):
-        # Before the first vote every number is the same, and a newcomer would not know why.
-        lines.append(
-            t(lang, "Nothing has told the players apart yet: these numbers change with each vote and mission.")
-        )
+        if shown_alike(probabilities, explanation, listed):
+            # Before the first vote every number is the same, and a newcomer would not know why.
+            lines.append(
+                t(lang, "Nothing has told the players apart yet: these numbers change with each vote and mission.")
+            )
+        elif unexplained(probabilities, explanation, listed):
+            # No effect was named though `tgbot.hints` then names every one of a whole point: the votes
+            # and teams so far each moved the numbers by less. (Otherwise a mission's Fail cards, said
+            # under the list, set the seats apart.)
+            lines.append(
+                t(
+                    lang,
+                    "These numbers differ only a little: no single vote, team or mission moved any of them "
+                    "by a whole percentage point.",
+                )
+            )
     if counted is not None:
         lines.append(counted_line(counted, lang))
     lines.append("")
