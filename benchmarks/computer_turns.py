@@ -146,7 +146,9 @@ class Game:
             ballot = public_view(game).ballot
             waiting = list(public_view(game).waiting_for)
             people = [s for s in waiting if not table.played_by_computer(s)]
-            moved = lambda t, ballot=ballot: not t.is_active or public_view(t.game).ballot != ballot  # noqa: E731
+            def moved(t, ballot=ballot):
+                return not t.is_active or public_view(t.game).ballot != ballot
+
             if game.phase is Phase.PROPOSING and not people:
                 began = time.monotonic()
                 await self.until(moved)

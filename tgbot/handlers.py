@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from html import escape, unescape
 
@@ -29,6 +29,7 @@ from tgbot.buttons import (
     WaitingPress,
     kind_of,
 )
+from tgbot.changes import Reply
 from tgbot.context import BotContext
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, supported, t, tn
 from tgbot.outbox import markup
@@ -395,20 +396,21 @@ async def start_game(update: Update, context: BotContext) -> None:
 
 async def extend(update: Update, context: BotContext) -> None:
     """/extend: more time for the step the game is in (a few times a game; the group hears who asked)."""
-    request = await group_request(update, context)
-    if request is None:
-        return
-    answer = await context.service.extend(request.chat_id, request.user_id, request.lang)
-    await reply(update, answer.text)
-    await context.service.deliver(answer)
+    await _pace_command(update, context, context.service.extend)
 
 
 async def resume(update: Update, context: BotContext) -> None:
     """/resume: a game paused because nobody played goes on."""
+    await _pace_command(update, context, context.service.resume)
+
+
+async def _pace_command(update: Update, context: BotContext, use: Callable[[int, int, str], Awaitable[Reply]]) -> None:
+    """A seated player's command on the group's running game: answered where it was sent, the game's
+    messages delivered after."""
     request = await group_request(update, context)
     if request is None:
         return
-    answer = await context.service.resume(request.chat_id, request.user_id, request.lang)
+    answer = await use(request.chat_id, request.user_id, request.lang)
     await reply(update, answer.text)
     await context.service.deliver(answer)
 
