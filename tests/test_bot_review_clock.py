@@ -255,25 +255,41 @@ async def test_a_person_whose_card_a_computer_player_played_is_told_which_card(m
             or not set(before.autopilot) & set(before.game.current_round.team)
         ):
             continue
-        # The card each seat played: still pending, or (the last card) worked out from the mission's Fail count.
-        played = dict(before.game.pending_cards)
+        # Several computer players may play in one turn. A Resistance member's card is a Success; a spy's
+        # is still pending, or, once the mission is played, follows from its Fail count when that leaves
+        # one answer (no Fail among them, or every one of them failed). Otherwise only the count is checked.
+        already = dict(before.game.pending_cards)
         if table.game.phase is Phase.MISSION and table.game.current_round == before.game.current_round:
-            played = dict(table.game.pending_cards)
+            newly = {seat: fail for seat, fail in table.game.pending_cards if seat not in already}
+            fails_left = None
         else:
-            [seat] = set(before.game.current_round.team) - set(played)
+            newly = {seat: None for seat in before.game.current_round.team if seat not in already}
             mission = table.game.rounds[len(before.game.rounds) - 1]
-            played[seat] = mission.fails - sum(played.values()) == 1
-        for seat in set(played) - set(dict(before.game.pending_cards)):
+            fails_left = mission.fails - sum(already.values())
+        spies = [seat for seat in newly if seat in before.game.spies]
+        for seat in newly:
+            if seat not in before.game.spies:
+                newly[seat] = False
+            elif fails_left == 0 or fails_left == len(spies):
+                newly[seat] = fails_left > 0
+        said_fail = 0
+        for seat in newly:
             if seat not in before.autopilot:
                 continue
             user = table.players[seat].user_id
             [prompt] = [m for m in telegram.messages(user) if "a computer player played" in (m.text or "")][-1:]
-            card = "❌ Fail" if played[seat] else "✅ Success"
             number = before.game.current_round.mission
-            expected = f"«Demo group», mission {number}: a computer player played {card} for you."
-            assert plain_text(prompt.text) == expected
+            text = plain_text(prompt.text)
             assert prompt.buttons() == []
-            told[seat] = played[seat]
+            assert text.startswith(f"«Demo group», mission {number}: a computer player played ")
+            said = text.endswith("❌ Fail for you.")
+            assert said or text.endswith("✅ Success for you."), text
+            said_fail += said
+            if newly[seat] is not None:
+                assert said == newly[seat], (seat, text)
+                told[seat] = said
+        if fails_left is not None:
+            assert said_fail == fails_left  # every seat here was taken over: all the new Fail cards are theirs
     assert True in told.values() and False in told.values()  # a spy's Fail and a Success were each told
     group_text = "\n".join(chat_texts(telegram, group.chat_id))
     assert "for you" not in group_text
