@@ -420,14 +420,22 @@ class Store:
         await self._ahead(None, table, bool(change.outgoing))
         document = table.to_json()
         messages = [outgoing.dumps(item) for item in change.outgoing]
+        lookups = [item.key for item in change.outgoing if needs_lookup(item)]
+        # Like `update`, the write takes the outbox lock for this process's drain: otherwise another
+        # worker's clock, seeing the outbox pending, could take it in between and post the lobby later.
+        token = secrets.token_hex(8) if messages else ""
+        taken_at = time.monotonic()
         stored = await self._update(
             keys=[keys.game(table.id), keys.outbox(table.id), keys.outbox_lock(table.id), keys.messages(table.id)],
-            args=["", document, len(messages), *messages, "", 0, 0, 0],
+            args=["", document, len(messages), *messages, token, int(OUTBOX_LOCK_SECONDS * 1000)]
+            + [len(lookups), *lookups, 0],
         )
         if stored[0] == 0 and stored[1] != document:  # (equal: this write, run again: see `update`)
             # Ids are random: a clash is next to impossible, but never overwrite a game.
             await self.indexes.release_chat(table.chat_id, table.id)
             raise ChatBusy(table.id)
+        if stored[0] == 2:
+            self._keep_claim(table.id, stored, token, taken_at, messages, lookups, change.outgoing)
         self._remember_latest(table.id, document)
         self._saw(table)
         await self.indexes.settle_deadline(table.id, table.next_wake, table.revision)
@@ -536,12 +544,7 @@ class Store:
                 self._keep(written, after)
                 self._saw(after)
             if stored[0] == 2:
-                if len(stored) == 2:  # the queue holds exactly these messages
-                    self._claims[game_id] = Claim(
-                        token, taken_at, messages, lookups, list(stored[1]), list(change.outgoing)
-                    )
-                else:
-                    self._claims[game_id] = Claim(token, taken_at, list(stored[2]), list(stored[3]), list(stored[1]))
+                self._keep_claim(game_id, stored, token, taken_at, messages, lookups, change.outgoing)
             if settle_deadline or before.next_wake != after.next_wake:
                 await self.indexes.settle_deadline(game_id, after.next_wake, after.revision)
             if finishing:
@@ -590,6 +593,13 @@ class Store:
             recorded = bool(await self.redis.exists(keys.record(table.id)))
         if recorded:
             await self.indexes.set_last_record(table.chat_id, table.id)
+
+    def _keep_claim(self, game_id, stored, token, taken_at, messages, lookups, items) -> None:
+        """The outbox lock the write script took (`stored[0] == 2`), for this process's next drain."""
+        if len(stored) == 2:  # the queue holds exactly these messages
+            self._claims[game_id] = Claim(token, taken_at, messages, lookups, list(stored[1]), list(items))
+        else:
+            self._claims[game_id] = Claim(token, taken_at, list(stored[2]), list(stored[3]), list(stored[1]))
 
     def take_claim(self, game_id: str) -> Claim | None:
         """The outbox lock a write of this process took for the game, for the drain that goes next."""
