@@ -164,10 +164,16 @@ def test_the_offline_demo_plays_a_whole_game():
     hints = done.stdout.split("'s private chat")[0]
     assert hints.count("how likely each other player is to be a spy") == played - 1
     assert "you are a spy" not in group.lower()
-    # The group reads as it happened: the lobby message, edited into the start of the game,
-    # after the seats were taken, and the end after the last mission's result.
-    assert group.index("the game has started") > group.rindex("takes a seat") > group.index("/newgame")
+    # The group reads as it happened: the lobby as posted, each seat taken, the lobby's edits where
+    # they came (the last one closing it) and the start after that; the end after the last result.
+    lobby = "a new game is open."
+    closed = "[✏️ edited «🕵️ The Resistance: a new game is open.»]\n🕵️ This lobby is closed: the game has started."
+    assert group.index("/newgame") < group.index(lobby) < group.index("takes a seat")
+    assert group.rindex("takes a seat") < group.index(closed) < group.index("the game has started with")
     assert group.index("🏁") > group.rindex("Mission 1 ")
+    # A board is shown when posted, asking for votes, and again where its votes were revealed.
+    asking = group.index("Everyone votes: approve this team or reject it?")
+    assert asking < group.index("[✏️ edited «Missions:", asking) < group.index("Rejected teams", asking + 1)
 
 
 def test_the_offline_demo_plays_a_plot_game():

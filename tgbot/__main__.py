@@ -153,14 +153,14 @@ async def demo(players: int, people: int, seed: int | None, targeting: bool, bli
         await application.shutdown()
 
     print("=" * 30, "the group", "=" * 30)
-    for text in group.transcript(group.chat_id):
+    for text in group.timeline(group.chat_id):
         print(text, end="\n\n")
     for played, text in hints:
         print("=" * 30, f"{group.name_of(asker)}'s /hints after mission {played}", "=" * 30)
         print(text, end="\n\n")
     for user_id in group.user_ids:
         print("=" * 30, f"{group.name_of(user_id)}'s private chat", "=" * 30)
-        for text in group.transcript(user_id):
+        for text in group.timeline(user_id):
             print(text, end="\n\n")
     return 0
 

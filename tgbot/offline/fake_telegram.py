@@ -252,6 +252,9 @@ class FakeTelegram:
         self._counter = itertools.count(1)  # query and file ids
         self._update_ids = itertools.count(1)
         self._writes = itertools.count(1)  # FakeMessage.written
+        # Every text written, in the order it happened: (chat, message id, "sent" | "edited" | "deleted",
+        # the text then). A chat read in this order is what someone watching it saw, edits and all.
+        self.history: list[tuple[int, int, str, str | None]] = []
         # Seconds a method takes to answer (its name in lower case): a slow network or a busy Telegram.
         self.delays: dict[str, float] = {}
         # How long the bot's HTTP client waits for an answer unless a call says otherwise (python-telegram-bot's
@@ -298,7 +301,7 @@ class FakeTelegram:
         self._groups[chat_id]["topics"].discard(topic)
         for message in self.messages(chat_id):
             if message.topic == topic:
-                message.deleted = True
+                self._delete(message)
 
     def upgrade_group(self, chat_id: int, new_chat_id: int, by_user_id: int | None = None) -> tuple[dict, dict]:
         """The basic group becomes a supergroup with the id `new_chat_id`, as when an admin changes
@@ -381,7 +384,7 @@ class FakeTelegram:
 
     def delete(self, chat_id: int, message_id: int) -> None:
         """Someone deletes a message: its sender, an admin, or a bot that tidies commands away."""
-        self.message(chat_id, message_id).deleted = True
+        self._delete(self.message(chat_id, message_id))
 
     def restrict_bot(self, chat_id: int, by_user_id: int | None = None) -> dict:
         """An admin takes the bot's right to post in the supergroup: until `allow_bot`, what it sends
@@ -596,7 +599,7 @@ class FakeTelegram:
             raise ApiError(400, "Bad Request: message to delete not found")
         if chat_id < 0 and not message.from_bot and self.bot_id not in self._groups[chat_id]["admins"]:
             raise ApiError(400, "Bad Request: message can't be deleted")
-        message.deleted = True
+        self._delete(message)
         return True
 
     def _api_answercallbackquery(self, p: dict, files: dict) -> bool:
@@ -739,7 +742,12 @@ class FakeTelegram:
             chat_id, message_id, text, markup, date=int(time.time()), written=next(self._writes), **fields
         )
         self._chats.setdefault(chat_id, {})[message_id] = message
+        self.history.append((chat_id, message_id, "sent", text))
         return message
+
+    def _delete(self, message: FakeMessage) -> None:
+        message.deleted = True
+        self.history.append((message.chat_id, message.message_id, "deleted", message.text))
 
     def _editable(self, p: dict) -> FakeMessage:
         if "inline_message_id" in p:
@@ -756,6 +764,7 @@ class FakeTelegram:
             raise ApiError(400, NOT_MODIFIED)
         if text != message.text:
             message.written = next(self._writes)
+            self.history.append((message.chat_id, message.message_id, "edited", text))
         message.text, message.reply_markup = text, markup
         message.edits += 1
         message.edit_date = int(time.time())

@@ -19,6 +19,7 @@ from agents import act
 from engine import PLOT_PHASES, Phase, Variants, waiting_for
 from engine import rules as game_rules
 from tgbot.offline.fake_telegram import FakeMessage, FakeTelegram
+from tgbot.render.common import cut
 from tgbot.store import Store
 from tgbot.table import Table
 
@@ -248,4 +249,22 @@ class SimulatedGroup:
         for message in sorted(self.telegram.messages(chat_id), key=lambda m: m.written):
             text = plain_text(message.text or "")
             lines.append(text if message.from_bot else f"{self.name_of(message.sender_id)}: {text}")
+        return lines
+
+    def timeline(self, chat_id: int) -> list[str]:
+        """The chat as someone watching it saw it, in the order it happened: each message as it was
+        posted, and each later edit or deletion where it happened, saying which message it changed
+        (by the start of its first line)."""
+        lines, first_lines = [], {}
+        for chat, message_id, kind, text in self.telegram.history:
+            if chat != chat_id:
+                continue
+            message = self.telegram.message(chat_id, message_id)
+            shown = plain_text(text or "")
+            if kind == "sent":
+                first_lines[message_id] = shown.split("\n", 1)[0]
+                lines.append(shown if message.from_bot else f"{self.name_of(message.sender_id)}: {shown}")
+                continue
+            changed = f"«{cut(first_lines.get(message_id, ''), 40)}»"
+            lines.append(f"[✏️ edited {changed}]\n{shown}" if kind == "edited" else f"[🗑 deleted {changed}]")
         return lines
