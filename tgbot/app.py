@@ -24,7 +24,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from tgbot import handlers, migrate
+from tgbot import handlers, memory_handlers, migrate
 from tgbot.buttons import kind_of
 from tgbot.config import Settings
 from tgbot.context import CONTEXT_TYPES
@@ -70,6 +70,11 @@ COMMANDS = (
     ("mygames", N_("Your games and what they wait for (in private)")),
     ("cancel", N_("End the lobby or the game")),
     ("record", N_("The last finished game's record")),
+    ("history", N_("The group's last games, each with its record")),
+    ("stats", N_("Your games and wins (here, or everywhere in private)")),
+    ("top", N_("The group's best players by rating")),
+    ("nextgame", N_("Be told in private when the next game opens here")),
+    ("forgetme", N_("Take your stats and name out of every group's memory")),
     ("hints", N_("Private hints: who could the spies be?")),
     ("settings", N_("Variants, deadlines, hints, language")),
     ("language", N_("The language I speak in this group")),
@@ -359,6 +364,7 @@ def build_application(
         "rules": handlers.rules,
         "help": handlers.help_command,
     }
+    commands |= memory_handlers.COMMANDS
     for name, callback in commands.items():
         application.add_handler(CommandHandler(name, callback))
     # The group became a supergroup (both service messages: Telegram sends one in each chat).
@@ -374,7 +380,7 @@ def build_application(
     application.add_handler(MessageHandler(filters.TEXT & filters.ChatType.PRIVATE, handlers.private_text))
     # The bot's own rights in a group changed (an admin let it post again).
     application.add_handler(ChatMemberHandler(handlers.bot_member_changed, ChatMemberHandler.MY_CHAT_MEMBER))
-    for press, callback in handlers.BUTTON_HANDLERS.items():
+    for press, callback in (handlers.BUTTON_HANDLERS | memory_handlers.BUTTON_HANDLERS).items():
         application.add_handler(ButtonHandler(callback, pattern=kind_of(press).pattern))
     application.add_handler(CallbackQueryHandler(handlers.invalid_button))
     application.add_error_handler(_on_error)

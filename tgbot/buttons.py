@@ -155,6 +155,20 @@ class LanguagePress:
     language: str
 
 
+@dataclass(frozen=True)
+class HistoryPress:
+    """A /history button: the record of one of the group's remembered games."""
+
+    game_id: str
+
+
+@dataclass(frozen=True)
+class ForgetPress:
+    """/forgetme's confirmation, in the private chat of the person to forget."""
+
+    confirm: bool
+
+
 # Short codes keep settings buttons well inside 64 bytes.
 SETTING_CODES = {
     "targeting": "tg",
@@ -213,6 +227,8 @@ KINDS = (
     ButtonKind("r", RematchPress, (GAME_ID,)),
     ButtonKind("s", SettingsPress, (CHAT_ID, choice(SETTING_CODES), NUMBER)),
     ButtonKind("l", LanguagePress, (CHAT_ID, choice(LANGUAGE_CODES))),
+    ButtonKind("hr", HistoryPress, (GAME_ID,)),
+    ButtonKind("fm", ForgetPress, (flag("y", "n"),)),
 )
 _BY_PRESS = {kind.press: kind for kind in KINDS}
 _BY_PREFIX = {kind.prefix: kind for kind in KINDS}

@@ -23,6 +23,14 @@ rb:chat:{chat_id}:record    the id of the group's last finished game (its record
 rb:chat:{chat_id}:settings  the group's settings (JSON)
 rb:chat:{chat_id}:moved-to  the chat id of the supergroup a basic group became (tgbot.chat_move)
 rb:user:{user_id}:games     set of ids of the games the user joined that have not finished
+rb:user:{user_id}:groups    set of the chat ids of the groups whose memory counts a game of the user's
+rb:{group:C}:games          hash: game id -> the finished game's summary (memory.summary), for /history and rebuilds
+rb:{group:C}:ended          sorted set: game id -> when it was counted (seconds since the epoch)
+rb:{group:C}:stats          hash: user id -> the person's counts in the group (memory.stats)
+rb:{group:C}:ratings        hash: user id -> the person's rating in the group (memory.ratings)
+rb:{group:C}:names          hash: user id -> the name they last played under in the group
+rb:{group:C}:version        the group memory's revision: every write of it compares and sets this
+rb:{group:C}:next-game      set of user ids to tell in private when the group's next lobby opens
 rb:update:{update_id}       a webhook update: the lease of the worker processing it, or "done"
 rb:update:{update_id}:answers  hash: game id -> what the update answered when it changed that game (tgbot.once)
 rb:dataset                  the marker that tells a Redis that lost its data (tgbot.dataset)
@@ -31,7 +39,8 @@ rb:migrated:hash-tags       set once the keys of versions before the hash tags w
 rb:migrated:clock-shards    set once the clock's keys of versions before its shards were spread (tgbot.migrate)
 rb:ratelimit:...            the shared flood-limit counters and pause (one key per script)
 
-(In `rb:chat:{chat_id}:…` and `rb:user:{user_id}:…` the braces above only mark a placeholder:
+A group's memory (`rb:{group:C}:…`, C its chat id) shares the group's tag: one script counts a game
+into all of it. (In `rb:chat:{chat_id}:…` and `rb:user:{user_id}:…` the braces above only mark a placeholder:
 those keys are read and written one at a time and carry no tag.)
 """
 
@@ -169,3 +178,31 @@ MIGRATED_TO_CLOCK_SHARDS = f"{PREFIX}migrated:clock-shards"
 UNSHARDED_DEADLINES = f"{PREFIX}{{clock}}:deadlines"
 UNSHARDED_DEADLINE_REVISIONS = f"{PREFIX}{{clock}}:revisions"
 UNSHARDED_PENDING_OUTBOXES = f"{PREFIX}{{clock}}:outboxes"
+
+
+def user_groups(user_id: int) -> str:
+    return f"{PREFIX}user:{user_id}:groups"
+
+
+def _group(chat_id: int) -> str:
+    return f"{PREFIX}{{group:{chat_id}}}"
+
+
+GROUP_MEMORY_PARTS = ("games", "ended", "stats", "ratings", "names", "version")
+
+
+def group_memory(chat_id: int) -> list[str]:
+    """The group's memory keys, in `GROUP_MEMORY_PARTS` order (one hash tag: one slot)."""
+    return [f"{_group(chat_id)}:{part}" for part in GROUP_MEMORY_PARTS]
+
+
+def group_next_game(chat_id: int) -> str:
+    return f"{_group(chat_id)}:next-game"
+
+
+GROUP_GAMES_PATTERN = f"{PREFIX}{{group:*}}:games"
+
+
+def group_of_games_key(key: str) -> int:
+    """The chat id in a key matched by `GROUP_GAMES_PATTERN`."""
+    return int(key[len(f"{PREFIX}{{group:") : key.index("}")])

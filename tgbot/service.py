@@ -36,6 +36,7 @@ from tgbot.dataset import Dataset
 from tgbot.hints import hints_text
 from tgbot.i18n import DEFAULT_LANGUAGE, N_, t
 from tgbot.indexes import CLOCK_PATIENCE_SECONDS, ClockShardsUnreachable
+from tgbot.memory_service import MemoryService
 from tgbot.moves import absence, clock, computers, lobby, pace, play
 from tgbot.moves import plot as plot_moves
 from tgbot.moves.lobby import NOT_ALLOWED_TO_CONFIGURE, SETTINGS_BETWEEN_GAMES, settings_refusal
@@ -82,6 +83,9 @@ class GameService:
         # Seconds since the epoch by the clock every worker shares (`tgbot.shared_clock`): deadlines
         # are stamped by one worker and fired by another. Tests set their own.
         self.clock = clock
+        # A game's end is stamped by the same clock (its place in the group's history).
+        store.wall_clock = lambda: self.clock()
+        self.memory = MemoryService(store, bot_username)
         self.rng = rng if rng is not None else random.SystemRandom()
         self._draining: dict[str, asyncio.Task] = {}  # games whose outbox a task of ours drains now
         # Webhook mode (`webhook.serve` sets it): a change's messages go out in a task of their own,
@@ -219,6 +223,9 @@ class GameService:
             except ChatBusy:
                 return _busy_answer(None, host.user_id, lang)
         log.info("game %s: lobby opened", game_id)
+        await self._send_queued(game_id)
+        seated = {player.user_id for player in players}
+        await self.memory.lobby_opened(game_id, chat_id, chat_title, seated, settings.language or lang)
         await self._send_queued(game_id)
         return None
 

@@ -29,6 +29,8 @@ from redis.exceptions import RedisError
 from tgbot import keys, outgoing
 from tgbot.changes import Change
 from tgbot.indexes import CLOCK_PATIENCE_SECONDS, Indexes
+from tgbot.memory_store import GroupMemory
+from tgbot.memory_summary import summary_of
 from tgbot.settings import GroupSettings
 from tgbot.table import LEFT_KEPT, Stage, Table, salvage
 
@@ -240,6 +242,8 @@ class Store:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self.indexes = Indexes(redis)
+        self.memory = GroupMemory(redis)
+        self.wall_clock: Callable[[], float] = time.time  # seconds since the epoch (`GameService` sets its own)
         self._update = redis.register_script(_UPDATE)
         self._replace = redis.register_script(_REPLACE)
         # Outbox locks that writes of this process took, until its drain of the game takes them over.
@@ -586,7 +590,13 @@ class Store:
 
     async def _settle_finished(self, table: Table, recorded: bool | None = None) -> None:
         """The lookups let go once a game is over, after its last write; again by whoever finds them
-        behind (`game_of_chat`). `recorded`: whether the game's record was written (None: look)."""
+        behind (`game_of_chat`). `recorded`: whether the game's record was written (None: look).
+
+        A game played to its end is counted into its group's memory first: if this process dies
+        before, the group's pointer still names the game, and whoever finds it behind counts it (once:
+        `GroupMemory.count`)."""
+        if table.stage is Stage.OVER and table.game is not None and table.game.is_over:
+            await self.memory.count(summary_of(table, self.wall_clock()))
         await self.indexes.release_chat(table.chat_id, table.id)
         await self.indexes.remove_player_games(table.id, [p.user_id for p in table.people] + list(table.left))
         if recorded is None:

@@ -195,6 +195,14 @@ def help_text(lang: str) -> str:
             "/extend — more time for the step the game is in; /resume — go on with a paused game; /mygames — "
             "in private: your games and what each waits for; /timezone — the group's time zone",
         )
+        + "\n"
+        + t(
+            lang,
+            "/stats — your games and wins here (in private: everywhere; as a reply: that person's); /top — the "
+            "group's best by rating; /history — its last games and their records; /nextgame — be told in private "
+            "when the next game opens here; /forgetme — in private: take your stats and name out of every group's "
+            "memory",
+        )
     )
 
 
