@@ -4,11 +4,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
 from engine import Side
 from memory.ratings import DEFAULT
+from memory.stats import PersonStats
 from memory.summary import FORGOTTEN_NAME
 from tests.bot_helpers import CleanTeams, SpiesAlwaysFail, command_text, forged, started, started_on
 from tgbot import keys
@@ -32,8 +36,9 @@ async def test_a_whole_game_is_counted_once_in_stats_ratings_and_history(make_bo
     group, table = await played(make_bot, telegram, CleanTeams())
     assert table.game.winner is Side.RESISTANCE
     memory = memory_of(group)
-    spy, member = table.players[table.game.spies[0]], next(
-        p for seat, p in enumerate(table.players) if seat not in table.game.spies
+    spy, member = (
+        table.players[table.game.spies[0]],
+        next(p for seat, p in enumerate(table.players) if seat not in table.game.spies),
     )
     spy_stats = await memory.stats_in_group(group.chat_id, spy.user_id)
     member_stats = await memory.stats_in_group(group.chat_id, member.user_id)
@@ -61,9 +66,7 @@ async def test_a_whole_game_is_counted_once_in_stats_ratings_and_history(make_bo
     assert "Nobody here has played 5 games yet" in await command_text(group, member.user_id, "/top")
 
 
-async def test_a_game_whose_worker_died_at_its_end_is_counted_once_by_the_next_command(
-    make_bot, telegram, monkeypatch
-):
+async def test_a_game_whose_worker_died_at_its_end_is_counted_once_by_the_next_command(make_bot, telegram, monkeypatch):
     """The game's last write is stored, then the worker dies before counting it: the group's pointer
     still names the finished game, and the next command in the group (here /stats) counts it, once."""
     died = []
@@ -181,7 +184,7 @@ async def test_forget_me_takes_stats_and_name_out_after_a_confirmation(make_bot,
     assert (await memory.stats_in_group(group.chat_id, other)).overall.games == 1
 
 
-async def test_a_rebuild_gives_back_the_counts_and_ratings_it_started_from(make_bot, telegram, redis):
+async def test_a_rebuild_gives_back_the_counts_and_ratings_it_started_from(make_bot, telegram, redis, redis_url):
     application = await make_bot(5)
     group = await started_on(application, telegram)
     await group.play(CleanTeams())
@@ -192,5 +195,32 @@ async def test_a_rebuild_gives_back_the_counts_and_ratings_it_started_from(make_
     stats_key, ratings_key = keys.group_memory(group.chat_id)[2:4]
     counted = (await redis.hgetall(stats_key), await redis.hgetall(ratings_key))
     await redis.delete(stats_key, ratings_key)
-    assert await memory.rebuild() == (1, 2)
+    assert await memory.stats_in_group(group.chat_id, group.user_ids[0]) == PersonStats()
+    rebuilt = subprocess.run(
+        [sys.executable, "-m", "tgbot", "stats", "rebuild"],
+        env={**os.environ, "REDIS_URL": redis_url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert rebuilt.stdout.strip() == "rebuilt the stats and ratings of 1 groups from 2 stored games"
     assert (await redis.hgetall(stats_key), await redis.hgetall(ratings_key)) == counted
+    assert await memory.rebuild() == (1, 2)  # again: the same
+    assert (await redis.hgetall(stats_key), await redis.hgetall(ratings_key)) == counted
+
+
+async def test_the_memory_follows_the_group_when_it_becomes_a_supergroup(make_bot, telegram):
+    group, table = await played(make_bot, telegram, CleanTeams())
+    memory = memory_of(group)
+    old_chat = group.chat_id
+    for update in group.upgrade_to_supergroup(-1009):
+        await group.send(update)
+    someone = table.players[0].user_id
+    assert "All: 1 game" in await command_text(group, someone, "/stats")
+    assert [g.game_id for g in await memory.recent_games(-1009, 10)] == [table.id]
+    assert await memory.recent_games(old_chat, 10) == []
+    assert await memory.groups_of(someone) == [-1009]
+    # Told twice (both service messages; any worker): nothing is copied twice or lost.
+    await memory.move(old_chat, -1009)
+    assert (await memory.stats_in_group(-1009, someone)).overall.games == 1

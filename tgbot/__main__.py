@@ -7,6 +7,8 @@ resistance-bot demo --players 7 --seed 1 [--people 2] [--targeting] [--blind-spi
                                      the same stack, with no token and no network
 resistance-bot simulate --games 300 --players 7 --seed 1 [--json] [--plot]
                                      computer players against each other (no Telegram)
+resistance-bot stats rebuild         work every group's stats and ratings out again from its
+                                     stored games (REDIS_URL; no token needed)
 """
 
 from __future__ import annotations
@@ -187,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     simulate_parser.add_argument("--blind-spies", action="store_true")
     simulate_parser.add_argument("--plot", action="store_true", help="with the Plot cards of The Plot Thickens")
     simulate_parser.add_argument("--json", action="store_true", help="end with the report as one JSON line")
+    stats_parser = commands.add_parser("stats", help="the groups' stats and ratings")
+    stats_commands = stats_parser.add_subparsers(dest="stats_command", required=True)
+    stats_commands.add_parser("rebuild", help="work every group's stats and ratings out again from its stored games")
     args = parser.parse_args(argv)
     keep_freed_heap()  # hints and computer players build and free numpy arrays all the time
     with spurious_flags_ignored():
@@ -204,7 +209,34 @@ def _command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         return quiet_when_output_closes(
             lambda: asyncio.run(demo(args.players, args.people, args.seed, args.targeting, args.blind_spies, args.plot))
         )
+    if args.command == "stats":
+        return asyncio.run(rebuild_stats())
     return run()
+
+
+async def rebuild_stats() -> int:
+    """`resistance-bot stats rebuild`: every group's counts and ratings, from its stored games."""
+    import os
+
+    from tgbot.config import check_redis_url
+    from tgbot.memory_store import GroupMemory
+
+    url = os.environ.get("REDIS_URL", "").strip()
+    if not url:
+        print("resistance-bot: set REDIS_URL to the Redis the bot keeps its games in", file=sys.stderr)
+        return 2
+    try:
+        check_redis_url(url)
+    except ConfigError as error:
+        print(f"resistance-bot: {error}", file=sys.stderr)
+        return 2
+    redis = connect(url)
+    try:
+        groups, games = await GroupMemory(redis).rebuild()
+    finally:
+        await redis.aclose()
+    print(f"rebuilt the stats and ratings of {groups} groups from {games} stored games")
+    return 0
 
 
 if __name__ == "__main__":

@@ -46,13 +46,14 @@ async def move_chat(store: Store, old_chat_id: int, new_chat_id: int, game_id: s
     await store.indexes.mark_moved(old_chat_id, new_chat_id, MOVED_TO_SECONDS)
     await store.move_settings(old_chat_id, new_chat_id)
     await store.indexes.move_last_record(old_chat_id, new_chat_id)
+    await store.memory.move(old_chat_id, new_chat_id)
     current = await store.indexes.game_of(old_chat_id)
     if current is not None:
         await _move_current_game(store, current, old_chat_id, new_chat_id)
     if game_id is not None and game_id != current:
         with contextlib.suppress(DamagedGame):  # whoever reads it next ends it
             await store.move_game(game_id, old_chat_id, new_chat_id)
-    log.info("group %s became the supergroup %s; its settings and games follow", old_chat_id, new_chat_id)
+    log.info("group %s became the supergroup %s; its settings, games and memory follow", old_chat_id, new_chat_id)
 
 
 async def _move_current_game(store: Store, game_id: str, old_chat_id: int, new_chat_id: int) -> None:

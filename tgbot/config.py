@@ -58,7 +58,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_token: bool = Tr
 
     redis_url = env.get("REDIS_URL", "").strip() or None
     if redis_url is not None:
-        _check_redis_url(redis_url)
+        check_redis_url(redis_url)
 
     base_url = env.get("TELEGRAM_API_BASE_URL", "").strip().rstrip("/") or None
     if base_url is not None:
@@ -72,7 +72,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, need_token: bool = Tr
     return Settings(token=token, redis_url=redis_url, api_base_url=base_url, log_level=level, webhook=_webhook(env))
 
 
-def _check_redis_url(url: str) -> None:
+def check_redis_url(url: str) -> None:
     if is_cluster_url(url):
         try:
             parse_cluster_url(url)

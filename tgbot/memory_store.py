@@ -64,6 +64,28 @@ return 1
 """
 
 
+# A group's memory taken over by the supergroup the group became, unless the supergroup has one.
+#   KEYS: the new group's memory keys. ARGV: then for games, ended, stats, ratings, names in turn:
+#   a count of pairs, then the pairs. Returns 1 if written, 0 if the new group had a memory already.
+_ADOPT = """
+if redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
+local i = 1
+for part = 1, 5 do
+    local n = tonumber(ARGV[i])
+    if n > 0 then
+        if part == 2 then
+            for j = i + 1, i + 2 * n, 2 do redis.call('ZADD', KEYS[2], ARGV[j + 1], ARGV[j]) end
+        else
+            redis.call('HSET', KEYS[part], unpack(ARGV, i + 1, i + 2 * n))
+        end
+    end
+    i = i + 1 + 2 * n
+end
+redis.call('SET', KEYS[6], 1)
+return 1
+"""
+
+
 @dataclass(frozen=True)
 class Standing:
     """A person's place on the group's leaderboard."""
@@ -111,6 +133,7 @@ class GroupMemory:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
         self._write = redis.register_script(_WRITE)
+        self._adopt = redis.register_script(_ADOPT)
 
     # ---------------------------------------------------------------- counting a game
 
@@ -268,11 +291,34 @@ class GroupMemory:
 
     async def rebuild(self) -> tuple[int, int]:
         """Rebuild every group's memory (`rebuild_group`); returns (groups, games)."""
-        groups = games = 0
-        async for key in self.redis.scan_iter(match=keys.GROUP_GAMES_PATTERN, count=500):
-            games += await self.rebuild_group(keys.group_of_games_key(key))
-            groups += 1
-        return groups, games
+        # Found first, rebuilt after: a scan may name a key twice, more so while its keys are written.
+        groups = {keys.group_of_games_key(key) async for key in self.redis.scan_iter(match=keys.GROUP_GAMES_PATTERN)}
+        games = 0
+        for chat_id in sorted(groups):
+            games += await self.rebuild_group(chat_id)
+        return len(groups), games
+
+    async def move(self, old_chat_id: int, new_chat_id: int) -> None:
+        """The group became a supergroup: its memory follows to the new chat id. The two live in
+        different slots, so this is copy, then delete; run again (by any worker), a copy already made
+        is not made twice and only the old keys go."""
+        old = keys.group_memory(old_chat_id)
+        if not await self.redis.exists(old[5]):
+            return
+        games, stats = await self.redis.hgetall(old[0]), await self.redis.hgetall(old[2])
+        ended = dict(await self.redis.zrange(old[1], 0, -1, withscores=True))
+        ratings, names = await self.redis.hgetall(old[3]), await self.redis.hgetall(old[4])
+        args = []
+        for part in (games, ended, stats, ratings, names):
+            args += _pairs(part)
+        await self._adopt(keys=keys.group_memory(new_chat_id), args=args)
+        for user in stats:
+            await self.redis.sadd(keys.user_groups(int(user)), new_chat_id)
+            await self.redis.srem(keys.user_groups(int(user)), old_chat_id)
+        asked = await self.waiting_for_next_game(old_chat_id)
+        if asked:
+            await self.redis.sadd(keys.group_next_game(new_chat_id), *asked)
+        await self.redis.delete(*old, keys.group_next_game(old_chat_id))
 
     # ---------------------------------------------------------------- the next lobby
 
