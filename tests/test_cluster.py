@@ -232,6 +232,12 @@ async def test_a_whole_game_survives_a_master_restart_mid_vote(cluster, telegram
         assert await group.store.redis.llen(keys.outbox(group.game_id)) == 0
         for user_id in voters:  # everyone got their role, privately
             assert any(m.from_bot for m in telegram.messages(user_id)), user_id
+        # The group's memory (keys of the group's own slot) counted the game once, and a rebuild,
+        # which scans every master, finds it.
+        memory = group.store.memory
+        assert [g.game_id for g in await memory.recent_games(group.chat_id, 10)] == [group.game_id]
+        assert (await memory.stats_in_group(group.chat_id, voters[0])).overall.games == 1
+        assert await memory.rebuild() == (1, 1)
         assert errors(caplog) == []
     finally:
         await bots.close()
