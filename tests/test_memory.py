@@ -63,7 +63,7 @@ async def test_a_whole_game_is_counted_once_in_stats_ratings_and_history(make_bo
     assert f"{member.name}" in text and "All: 1 game, 1 won (100%)" in text and "As spy: 0 games" in text
     text = await command_text(group, member.user_id, "/stats", chat_id=member.user_id)
     assert "in every group" in text and "As Resistance: 1 game, 1 won (100%)" in text
-    assert "Nobody here has played 5 games yet" in await command_text(group, member.user_id, "/top")
+    assert "Nobody here has finished 5 games yet" in await command_text(group, member.user_id, "/top")
 
 
 async def test_a_game_whose_worker_died_at_its_end_is_counted_once_by_the_next_command(make_bot, telegram, monkeypatch):

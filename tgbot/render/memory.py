@@ -89,8 +89,8 @@ def top_text(rows: list, group_title: str, lang: str) -> str:
     if not ranked:
         return tn(
             lang,
-            "Nobody here has played %(n)s game yet: the leaderboard lists players from their %(n)sth game on.",
-            "Nobody here has played %(n)s games yet: the leaderboard lists players from their %(n)sth game on.",
+            "Nobody here has finished %(n)s game yet: the leaderboard lists players with at least %(n)s.",
+            "Nobody here has finished %(n)s games yet: the leaderboard lists players with at least %(n)s.",
             MIN_GAMES_ON_TOP,
         )
     lines = [t(lang, "🏆 <b>Best players in «%(group)s»</b>", group=title(group_title))]
@@ -150,10 +150,7 @@ def history(games: list[GameSummary], group_title: str, settings: GroupSettings,
     lines = [t(lang, "📜 <b>Last games in «%(group)s»</b>", group=title(group_title))]
     lines += [history_line(number, game, settings, lang) for number, game in enumerate(games, 1)]
     lines.append(t(lang, "A button below sends that game's record (resistance-record/1)."))
-    buttons = [
-        Button(t(lang, "📄 %(number)s", number=number), encode(HistoryPress(game.game_id)))
-        for number, game in enumerate(games, 1)
-    ]
+    buttons = [Button(f"📄 {number}", encode(HistoryPress(game.game_id))) for number, game in enumerate(games, 1)]
     return "\n".join(lines), tuple(tuple(buttons[i : i + 5]) for i in range(0, len(buttons), 5))
 
 
