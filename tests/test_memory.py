@@ -161,6 +161,12 @@ async def test_forget_me_takes_stats_and_name_out_after_a_confirmation(make_bot,
     person = table.players[1]
     memory = memory_of(group)
 
+    # A forged confirmation pressed on a message in the group forgets nobody.
+    board = telegram.messages(group.chat_id)[-1]
+    answer = await forged(group, person.user_id, group.chat_id, board.message_id, "fm:y")
+    assert answer["text"] == "Send /forgetme to me in private."
+    assert (await memory.stats_in_group(group.chat_id, person.user_id)).overall.games == 1
+
     await group.send(telegram.command(person.user_id, person.user_id, "/forgetme"))
     question = telegram.messages(person.user_id)[-1]
     assert "Forget you?" in question.text
