@@ -62,15 +62,17 @@ class MemoryService:
             return memory_render.next_game_already(name, lang), ()
         return memory_render.next_game_noted(name, lang, self.bot_username, can_write)
 
-    async def lobby_opened(self, game_id: str, chat_id: int, group_title: str, seated: set[int], lang: str) -> None:
-        """Tell those who asked with /nextgame that the group's lobby is open: through the new game's
-        outbox (retried like any message), once per person and game (the key), then off the list."""
+    async def lobby_opened(self, game_id: str, chat_id: int, group_title: str, seated: set[int], lang: str) -> bool:
+        """Tell those who asked with /nextgame that the group's lobby is open: queued in the new game's
+        outbox (retried like any message), once per person and game (the key), then off the list.
+        Whether anything was queued."""
         asked = await self.memory.waiting_for_next_game(chat_id)
         waiting = [user for user in asked if user not in seated]
         if waiting:
             text, buttons = memory_render.next_game_open(group_title, game_id, self.bot_username, lang)
             await self.store.enqueue(game_id, [Send(user, text, buttons, key=f"next-game:{user}") for user in waiting])
         await self.memory.told_of_next_game(chat_id, asked)
+        return bool(waiting)
 
     async def forget(self, user_id: int, lang: str) -> str:
         return memory_render.forgotten(await self.memory.forget(user_id), lang)

@@ -225,8 +225,8 @@ class GameService:
         log.info("game %s: lobby opened", game_id)
         await self._send_queued(game_id)
         seated = {player.user_id for player in players}
-        await self.memory.lobby_opened(game_id, chat_id, chat_title, seated, settings.language or lang)
-        await self._send_queued(game_id)
+        if await self.memory.lobby_opened(game_id, chat_id, chat_title, seated, settings.language or lang):
+            await self._send_queued(game_id)
         return None
 
     async def rematch(
