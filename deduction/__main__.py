@@ -244,6 +244,19 @@ def _evaluate(args: argparse.Namespace) -> int:
     for name, test in result["calibration_test"].items():
         if test["bins"]:
             print(f"{name:>12} {test['bins']:>4} {test['largest_z']:>5.1f} {test['chi2']:>6.1f} {test['p']:>6.3f}")
+    target = result["calibration_goal"]
+    print(
+        f"\ncalibration goal: the test finds nothing at p >= {target['alpha']} and the slope is within 3 SE of 1"
+        f" (and within {target['slope_band'][0]}-{target['slope_band'][1]} overall and at the end):"
+        f" {'met' if target['met'] else 'not met'}"
+    )
+    print(f"{'':>12} {'bins':>4} {'p':>7} {'slope':>6} {'SE':>6} {'games':>6}")
+    for name, row in target["selections"].items():
+        p_shown = f"{row['p']:.4f}" if row["p"] is not None else "-"
+        print(
+            f"{name:>12} {row['bins']:>4} {p_shown:>7} {row['slope']:>6.3f} {row['slope_se']:>6.3f}"
+            f" {row['games']:>6} {'ok' if row['meets'] else 'MISSED'}"
+        )
     counted = ", ".join(map(str, goal["player_counts"])) or "none"
     print(
         f"\na perfectly calibrated model shows an ECE of at most {goal['ece']} after every mission and at the end"

@@ -16,6 +16,7 @@ from deduction.evaluate import (
     Collected,
     calibrated_ece,
     calibrated_outcomes,
+    calibration_slope,
     calibration_test,
     chi2_survival,
     predictions,
@@ -170,6 +171,64 @@ def test_the_calibration_test_counts_games_not_predictions() -> None:
     one_truth = np.repeat((np.arange(400) < 210).astype(float), 30)
     test = calibration_test(np.full(len(games), 0.5), one_truth, games)
     assert test.bins == 1 and test.largest_z == pytest.approx(1.0, abs=0.01)
+
+
+def test_a_bin_of_few_games_and_certain_predictions_take_no_part_in_the_calibration_test() -> None:
+    """A bin whose predictions come from fewer than 30 games says little, with an error counted over so
+    few clusters: it once decided the whole test. And a 0 or a 1 (what the rules imply) is left out."""
+    rng = np.random.default_rng(11)
+    games = np.repeat(np.arange(300), 20)
+    said = rng.uniform(0.3, 0.7, size=len(games))
+    truth = (rng.uniform(size=len(games)) < said).astype(float)
+    base = calibration_test(said, truth, games)
+    # Five games' predictions at 0.95 that all came out the other way: alone in their bin.
+    few = np.repeat(np.arange(300, 305), 20)
+    with_few = calibration_test(
+        np.concatenate([said, rng.uniform(0.9, 0.99, len(few))]),
+        np.concatenate([truth, np.zeros(len(few))]),
+        np.concatenate([games, few]),
+    )
+    assert (with_few.bins, with_few.chi2) == (base.bins, base.chi2)
+    # Thirty such games make a bin of their own, and the test sees them.
+    many = np.repeat(np.arange(300, 330), 20)
+    with_many = calibration_test(
+        np.concatenate([said, rng.uniform(0.9, 0.99, len(many))]),
+        np.concatenate([truth, np.zeros(len(many))]),
+        np.concatenate([games, many]),
+    )
+    assert with_many.bins == base.bins + 1 and with_many.p_value < 1e-6
+    certain = calibration_test(
+        np.concatenate([said, np.zeros(6000), np.ones(6000)]),
+        np.concatenate([truth, np.zeros(6000), np.ones(6000)]),
+        np.concatenate([games, np.repeat(np.arange(300), 20), np.repeat(np.arange(300), 20)]),
+    )
+    assert (certain.bins, certain.chi2) == (base.bins, base.chi2)
+
+
+def test_the_calibration_slope_reads_over_and_under_confidence_counting_games() -> None:
+    rng = np.random.default_rng(5)
+    games = np.repeat(np.arange(2000), 10)
+    said = rng.uniform(0.03, 0.97, size=len(games))
+    logit = np.log(said / (1 - said))
+
+    def outcomes(slope: float) -> np.ndarray:
+        return (rng.uniform(size=len(games)) < 1 / (1 + np.exp(-slope * logit))).astype(float)
+
+    calibrated = calibration_slope(said, outcomes(1.0), games)
+    assert calibrated.within(3) and abs(calibrated.slope - 1) < 0.1 and calibrated.games == 2000
+    over = calibration_slope(said, outcomes(0.8), games)  # the predictions claim more than comes true
+    assert over.slope == pytest.approx(0.8, abs=0.06) and not over.within(3)
+    under = calibration_slope(said, outcomes(1.6), games)
+    assert under.slope == pytest.approx(1.6, abs=0.12) and not under.within(3)
+    # Each game's ten predictions say the same and share one truth: ten times the predictions, not ten
+    # times the evidence. Counted by game, the error is about sqrt(10) times what counting predictions says.
+    per_game = rng.uniform(0.03, 0.97, size=2000)
+    repeated = np.repeat(per_game, 10)
+    shared = np.repeat((rng.uniform(size=2000) < per_game).astype(float), 10)
+    by_game = calibration_slope(repeated, shared, games)
+    by_prediction = calibration_slope(repeated, shared, np.arange(len(games)))
+    assert by_game.slope == pytest.approx(by_prediction.slope)
+    assert 2.8 < by_game.standard_error / by_prediction.standard_error < 3.5
 
 
 def test_a_calibrated_models_ece_is_the_floor_the_report_prints() -> None:
