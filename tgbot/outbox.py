@@ -50,7 +50,7 @@ from telegram.warnings import PTBDeprecationWarning, PTBUserWarning
 from tgbot import keys, outgoing
 from tgbot.chat_move import move_chat
 from tgbot.indexes import MARKS_KEPT, PENDING_GRACE_MS
-from tgbot.outgoing import Button, Delete, Document, Edit, Keyboard, Send, once_only
+from tgbot.outgoing import Button, Delete, Document, Edit, Keyboard, Photo, Send, once_only
 from tgbot.receipts import Receipts
 from tgbot.store import LOOKUPS_LUA, OUTBOX_LOCK_SECONDS, Store, parse_remembered, remembered
 
@@ -654,6 +654,8 @@ class Outbox:
                     return await self._send(game_id, item, lock, reply_to)
                 if isinstance(item, Edit):
                     return await self._edit(game_id, item, lock, known, repost)
+                if isinstance(item, Photo):
+                    return await self._photo(game_id, item, lock)
                 await self._document(game_id, item, lock)
                 return None
             except RetryAfter as flood:
@@ -837,6 +839,40 @@ class Outbox:
             filename=item.filename,
             caption=item.caption or None,
             message_thread_id=item.topic if chat_id < 0 else None,
+            read_timeout=ANSWER_WAIT_SECONDS,
+            **({"rate_limit_args": Guarded(lock.ensure)} if checked else {}),
+        )
+
+    async def _photo(self, game_id: str, item: Photo, lock: _Lock) -> tuple[int, int]:
+        """sendPhoto, to the supergroup the group became if it did, in General if its topic is gone.
+        A photo Telegram refuses otherwise is left out by `_deliver` (logged, never blocking the queue)."""
+        chat_id = self._chat_now(item.chat_id)
+        topic = item.topic if chat_id < 0 and (chat_id, item.topic) not in self._gone_topics else None
+        try:
+            message = await self._send_photo(lock, chat_id, item, topic)
+        except ChatMigrated as moved:
+            chat_id = await self._chat_moved(game_id, chat_id, moved)
+            message = await self._send_photo(lock, chat_id, item, None)
+        except BadRequest as error:
+            if topic is None or not topic_gone(error):
+                raise
+            log.info("game %s: its forum topic was closed or deleted; posting in General", game_id)
+            self._gone_topics[(chat_id, topic)] = None
+            if len(self._gone_topics) > MARKS_KEPT:
+                del self._gone_topics[next(iter(self._gone_topics))]
+            message = await self._send_photo(lock, chat_id, item, None)
+        return chat_id, int(message.message_id)
+
+    async def _send_photo(self, lock: _Lock, chat_id: int, item: Photo, topic: int | None):
+        checked = getattr(getattr(self.bot, "rate_limiter", None), "checks_before_send", False)
+        if not checked:
+            await lock.ensure()
+        return await self.bot.send_photo(
+            chat_id,
+            photo=item.content,
+            filename=item.filename,
+            caption=item.caption or None,
+            message_thread_id=topic,
             read_timeout=ANSWER_WAIT_SECONDS,
             **({"rate_limit_args": Guarded(lock.ensure)} if checked else {}),
         )

@@ -43,7 +43,15 @@ _TEXT_BUTTON = "Text buttons are unallowed in the inline keyboard"
 # to the Application themselves; Telegram would refuse webhooks and polling at once anyway.
 # What Telegram's flood limits count in a group: whatever the bot posts or changes there (`most_in_window`).
 POSTING = frozenset(
-    {"sendmessage", "senddocument", "editmessagetext", "editmessagereplymarkup", "deletemessage", "pinchatmessage"}
+    {
+        "sendmessage",
+        "senddocument",
+        "sendphoto",
+        "editmessagetext",
+        "editmessagereplymarkup",
+        "deletemessage",
+        "pinchatmessage",
+    }
 )
 # What a 429's retry_after does not hold back (`during_flood_waits`): the answer to a press, which posts nothing.
 NOT_HELD = frozenset({"answercallbackquery"})
@@ -105,6 +113,7 @@ class FakeMessage:
     reply_markup: list[list[dict]] | None = None  # inline_keyboard rows exactly as the bot sent them
     edits: int = 0
     document: FakeDocument | None = None
+    photo: FakeDocument | None = None  # a photo's file, as it was uploaded (Telegram keeps sizes of it)
     from_bot: bool = True
     sender_id: int = 0
     date: int = 0
@@ -204,6 +213,10 @@ def _html_fault(text: str) -> str | None:
 def _json_param(value: Any) -> Any:
     """Bot.do_api_request may pass JSON strings where PTB's typed methods pass dicts."""
     return json.loads(value) if isinstance(value, str) else value
+
+
+def _be(data: bytes) -> int:
+    return int.from_bytes(data, "big")
 
 
 def _chat_id_of(params: dict) -> int | None:
@@ -525,8 +538,8 @@ class FakeTelegram:
             return ApiError(400, UPGRADED, migrate_to_chat_id=upgraded).reply()
         if _chat_id_of(params) in self._without_bot:
             return ApiError(403, "Forbidden: bot was kicked from the group chat").reply()
-        if _chat_id_of(params) in self._muted and key in ("sendmessage", "senddocument"):
-            what = "text messages" if key == "sendmessage" else "documents"
+        if _chat_id_of(params) in self._muted and key in ("sendmessage", "senddocument", "sendphoto"):
+            what = {"sendmessage": "text messages", "senddocument": "documents", "sendphoto": "photos"}[key]
             return ApiError(400, f"Bad Request: not enough rights to send {what} to the chat").reply()
         if key == "getupdates":
             # Returning at once would let a polling Application spin and starve the event loop.
@@ -580,9 +593,29 @@ class FakeTelegram:
             self._files[document.file_id] = document
         return self._to_dict(self._store(chat_id, caption, markup, document=document, topic=topic))
 
+    def _api_sendphoto(self, p: dict, files: dict) -> dict:
+        chat_id = self._writable_chat(p)
+        photo = files.get("photo") or self._files.get(str(p.get("photo")))
+        if photo is None:
+            raise ApiError(400, "Bad Request: wrong file identifier/HTTP URL specified")
+        if not photo.data.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")):
+            raise ApiError(400, "Bad Request: IMAGE_PROCESS_FAILED")
+        if len(photo.data) > 10 * 1024 * 1024:
+            raise ApiError(400, "Bad Request: PHOTO_SAVE_FILE_INVALID")
+        caption = p.get("caption")
+        if caption is not None and _visible_length(caption, p.get("parse_mode")) > MAX_CAPTION:
+            raise ApiError(400, "Bad Request: message caption is too long")
+        self._check_replied(chat_id, p)
+        topic = self._topic(chat_id, p.get("message_thread_id"))
+        if not photo.file_id:
+            n = next(self._counter)
+            photo = FakeDocument(photo.filename, photo.data, "image/png", f"FAKEPHOTO{n}")
+            self._files[photo.file_id] = photo
+        return self._to_dict(self._store(chat_id, caption, self._keyboard(p), photo=photo, topic=topic))
+
     def _api_editmessagetext(self, p: dict, files: dict) -> dict:
         message = self._editable(p)
-        if message.document:
+        if message.document or message.photo:
             raise ApiError(400, "Bad Request: there is no text in the message to edit")
         text = str(p.get("text", ""))
         self._check_text(text, p.get("parse_mode"), MAX_TEXT, "message text is empty", "message is too long")
@@ -785,6 +818,13 @@ class FakeTelegram:
                 "mime_type": doc.mime_type,
                 "file_size": len(doc.data),
             }
+            if m.text:
+                d["caption"] = m.text
+        elif m.photo:
+            data = m.photo.data  # a PNG's size is in its header; a JPEG's is taken to be 1280 x 720
+            width, height = (_be(data[16:20]), _be(data[20:24])) if data.startswith(b"\x89PNG") else (1280, 720)
+            size = {"file_id": m.photo.file_id, "file_unique_id": m.photo.file_id.lower(), "file_size": len(data)}
+            d["photo"] = [size | {"width": width, "height": height}]
             if m.text:
                 d["caption"] = m.text
         elif m.text is not None:

@@ -244,9 +244,11 @@ class SimulatedGroup:
     def transcript(self, chat_id: int) -> list[str]:
         """Every message of the chat as it reads now, a player's own messages under their name, in
         the order their texts were last written: the lobby message, edited into the start of the
-        game, comes after the joins, and a board after the votes it shows."""
+        game, comes after the joins, and a board after the votes it shows. Pictures (a game's end)
+        have no text and are left out."""
         lines = []
-        for message in sorted(self.telegram.messages(chat_id), key=lambda m: m.written):
+        shown = (m for m in self.telegram.messages(chat_id) if m.photo is None)
+        for message in sorted(shown, key=lambda m: m.written):
             text = plain_text(message.text or "")
             lines.append(text if message.from_bot else f"{self.name_of(message.sender_id)}: {text}")
         return lines
@@ -261,6 +263,8 @@ class SimulatedGroup:
                 continue
             message = self.telegram.message(chat_id, message_id)
             shown = plain_text(text or "")
+            if message.photo is not None:
+                shown = f"[🖼 {message.photo.filename}]" + (f"\n{shown}" if shown else "")
             if kind == "sent":
                 first_lines[message_id] = shown.split("\n", 1)[0]
                 lines.append(shown if message.from_bot else f"{self.name_of(message.sender_id)}: {shown}")
