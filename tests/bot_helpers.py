@@ -238,8 +238,22 @@ def start_message(telegram, chat_id: int):
 
 
 def texts(telegram, chat_id: int) -> list[str]:
-    """Every message of the chat, as it reads now."""
-    return [plain_text(m.text or "") for m in telegram.messages(chat_id)]
+    """Every message of the chat, as it reads now (a picture, the end of a game's, has no text)."""
+    return [plain_text(m.text or "") for m in text_messages(telegram, chat_id)]
+
+
+def text_messages(telegram, chat_id: int) -> list[FakeMessage]:
+    """The chat's messages but its pictures: a game's end is its result, then the game's picture."""
+    return [m for m in telegram.messages(chat_id) if m.photo is None]
+
+
+def last_message(telegram, chat_id: int) -> FakeMessage:
+    """The chat's last message but a picture: a finished game's result, with its Play again button."""
+    return text_messages(telegram, chat_id)[-1]
+
+
+def pictures(telegram, chat_id: int) -> list[FakeMessage]:
+    return [m for m in telegram.messages(chat_id) if m.photo is not None]
 
 
 def last_text(telegram, chat_id: int) -> str:

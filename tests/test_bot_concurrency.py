@@ -16,7 +16,7 @@ import pytest
 from telegram import Update
 
 from engine import Phase, parse_record
-from tests.bot_helpers import bot_texts, button_data, outbox_length, started_on, team_size
+from tests.bot_helpers import bot_texts, button_data, outbox_length, pictures, started_on, team_size
 from tgbot.moves import play
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
 
@@ -306,8 +306,9 @@ async def test_whole_game_through_two_workers_with_bursts(make_bot, telegram, pl
     assert sum(len(m.proposals) for m in record.missions) == reveals_expected
 
     # The group: the lobby, closed, the start message, then one message per proposal, each ending
-    # revealed; the last one ends the game.
-    from_bot = [m for m in telegram.messages(group.chat_id) if m.from_bot]
+    # revealed; the last one ends the game (the game's picture follows it).
+    from_bot = [m for m in telegram.messages(group.chat_id) if m.from_bot and m.photo is None]
+    assert len(pictures(telegram, group.chat_id)) == 1
     group_now = [plain_text(m.text or "") for m in from_bot]
     assert len(group_now) == 2 + reveals_expected
     assert group_now[0] == "🕵️ This lobby is closed: the game has started."

@@ -960,8 +960,10 @@ async def test_two_workers_firing_at_once_apply_a_deadline_once(make_bot, telegr
     assert sum("🏁" in text for text in group_texts(telegram, chat)) == 1
     # The lobby, closed, the start message and one board per proposal, besides the pauses' and
     # resumptions' notices.
-    notices = [m for m in telegram.messages(chat) if m.text.startswith(("⏸", "▶️"))]
-    assert len(notices) % 2 == 0 and sum(m.from_bot for m in telegram.messages(chat)) == 5 + len(notices)
+    notices = [m for m in telegram.messages(chat) if (m.text or "").startswith(("⏸", "▶️"))]
+    # ... and the game's picture.
+    assert len(notices) % 2 == 0
+    assert sum(m.from_bot for m in telegram.messages(chat)) == 5 + len(notices) + 1
     results = await asyncio.gather(services[0].fire_due(now[0] + 999), services[1].fire_due(now[0] + 999))
     assert results == [0, 0]
 

@@ -14,6 +14,7 @@ from tests.bot_helpers import (
     CleanTeams,
     NobodyFails,
     button_data,
+    last_message,
     lobby_message,
     next_on_the_clock,
     outbox_length,
@@ -589,9 +590,8 @@ def results(telegram, chat_id: int) -> list:
 
 def helps(telegram, chat_id: int) -> list:
     """The bot's messages in the group that say what it does and how to start (its greeting)."""
-    return [
-        m for m in telegram.messages(chat_id) if m.from_bot and "I run games of The Resistance" in plain_text(m.text)
-    ]
+    greeting = "I run games of The Resistance"
+    return [m for m in telegram.messages(chat_id) if m.from_bot and greeting in plain_text(m.text or "")]
 
 
 def shows_the_end_of(message, finished) -> None:
@@ -1019,7 +1019,7 @@ async def test_play_again_after_the_group_was_renamed_names_it_anew(make_bot, te
     every private message of that game named the group by it."""
     group = await started(make_bot, telegram)
     finished = await group.play(CleanTeams())
-    over = telegram.messages(group.chat_id)[-1]
+    over = last_message(telegram, group.chat_id)
     await group.send(telegram.rename_group(group.chat_id, "Night owls"))
     await group.send(telegram.press(group.user_ids[1], group.chat_id, over.message_id, f"r:{finished.id}"))
     group.game_id = await group.store.game_of_chat(group.chat_id)

@@ -38,11 +38,12 @@ async def test_resistance_wins_with_clean_teams(make_bot, telegram, players):
     assert "The Resistance wins" in final
     assert all(table.name(s) in final for s in table.game.spies)
     # The group got one message per proposal besides the lobby (closed when the game started) and
-    # the start message; the end was edited into the last proposal's message, with Play again.
+    # the start message; the end was edited into the last proposal's message, with Play again; then
+    # the game's picture.
     sent = [m for m in telegram.messages(group.chat_id) if m.from_bot]
     proposals = sum(len(r.proposals) for r in table.game.rounds)
-    assert len(sent) == 2 + proposals
-    assert [b["text"] for b in sent[-1].buttons()] == ["🔁 Play again"]
+    assert len(sent) == 2 + proposals + 1 and sent[-1].photo is not None
+    assert [b["text"] for b in sent[-2].buttons()] == ["🔁 Play again"]
 
 
 @pytest.mark.parametrize("players", [5, 10])

@@ -19,7 +19,7 @@ from babel.messages.pofile import read_po
 
 from engine import Phase, seat_view
 from engine import rules as game_rules
-from tests.bot_helpers import button_data, command, forged, lobby_message, press
+from tests.bot_helpers import button_data, command, forged, last_message, lobby_message, press
 from tgbot.app import COMMANDS
 from tgbot.i18n import LOCALE_DIR, supported, t
 from tgbot.offline.simulation import Policy, SimulatedGroup, plain_text
@@ -217,7 +217,7 @@ async def play_a_whole_game(make_bot, telegram, language: str) -> SimulatedGroup
     # The rest of the game, its end and its record.
     finished = await group.play(Policy(rng=random.Random(5)))
     assert finished.stage is Stage.OVER
-    over = telegram.messages(chat)[-1]
+    over = last_message(telegram, chat)
     await command(group, users[3], "/record")
     assert over.buttons() and over.buttons()[0]["callback_data"].startswith("r:")
     again = over.buttons()[0]["callback_data"]

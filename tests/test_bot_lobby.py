@@ -18,6 +18,7 @@ from tests.bot_helpers import (
     command_text,
     current_mission,
     forged,
+    last_message,
     last_text,
     lobby_message,
     press,
@@ -980,7 +981,7 @@ async def test_a_player_in_two_groups(make_bot, telegram):
     for group, table in ((north, north_table), (south, south_table)):
         record = parse_record(json.loads(await group.store.last_record(group.chat_id)))
         assert record.id == table.id and record.outcome.winner is table.game.winner
-        final = telegram.messages(group.chat_id)[-1]
+        final = last_message(telegram, group.chat_id)
         assert "\n🏁 The Resistance wins: three missions succeeded." in plain_text(final.text)
         assert [b["text"] for b in final.buttons()] == ["🔁 Play again"]
     assert await north.store.games_of_user(shared) == []

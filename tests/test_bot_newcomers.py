@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.bot_helpers import CleanTeams, lobby_message, started, texts
+from tests.bot_helpers import CleanTeams, last_message, lobby_message, started, texts
 from tgbot.offline.simulation import SimulatedGroup, plain_text
 
 pytestmark = pytest.mark.usefixtures("no_handler_errors")
@@ -145,7 +145,7 @@ async def test_the_end_of_a_game_says_what_comes_next(make_bot, telegram):
         "/record sends this game's record as a file.\n"
         "🔁 Play again seats the same players in a new lobby; /settings changes the next game's rules."
     )
-    assert [b["text"] for b in telegram.messages(group.chat_id)[-1].buttons()] == ["🔁 Play again"]
+    assert [b["text"] for b in last_message(telegram, group.chat_id).buttons()] == ["🔁 Play again"]
 
 
 async def test_the_rules_say_where_roles_cards_and_votes_happen(make_bot, telegram):

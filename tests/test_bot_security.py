@@ -59,8 +59,8 @@ def ballot_message(group: SimulatedGroup):
 
 
 def bot_messages(telegram, chat_id: int) -> list:
-    """The bot's messages in a chat (a press can only be made on one of them)."""
-    return [m for m in telegram.messages(chat_id) if m.from_bot]
+    """The bot's messages in a chat that a press can be made on (a game's picture has no buttons)."""
+    return [m for m in telegram.messages(chat_id) if m.from_bot and m.photo is None]
 
 
 def start_message(group: SimulatedGroup):

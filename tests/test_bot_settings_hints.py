@@ -16,6 +16,7 @@ from tests.bot_helpers import (
     command,
     command_text,
     forged,
+    last_message,
     lobby_message,
     press,
     start_message,
@@ -693,7 +694,7 @@ async def test_the_hints_button_of_a_finished_game_says_it_is_over(make_bot, tel
     user = group.user_ids[1]
     old_role = group.latest_with_button(user, f"h:{group.game_id}")
     finished = await group.play(SpyOnEveryTeam())
-    over = telegram.messages(group.chat_id)[-1]
+    over = last_message(telegram, group.chat_id)
     await press(group, user, over, f"r:{finished.id}")
     group.game_id = await group.store.game_of_chat(group.chat_id)
     await group.start()
@@ -725,7 +726,7 @@ async def test_play_again_opens_a_lobby_with_the_same_players_and_settings(make_
     finished = await group.play(SpyOnEveryTeam())
     assert finished.stage is Stage.OVER
     # The end is edited into the last proposal's message, which carries Play again.
-    over = telegram.messages(chat)[-1]
+    over = last_message(telegram, chat)
     assert "\n\n🏁 The spies win: three missions failed." in plain_text(over.text)
     assert labels(over) == {"🔁 Play again": f"r:{finished.id}"}
 
@@ -774,7 +775,7 @@ async def test_play_again_on_a_game_no_longer_kept_says_so(make_bot, telegram):
     """A finished game is kept a week; its Play again button stays in the group for good."""
     group = await started(make_bot, telegram)
     finished = await group.play(SpyOnEveryTeam())
-    over = telegram.messages(group.chat_id)[-1]
+    over = last_message(telegram, group.chat_id)
     await group.store.redis.delete(keys.game(finished.id))  # what its week's expiry does
     player = finished.players[0].user_id
     assert await press(group, player, over, f"r:{finished.id}") == (
@@ -959,7 +960,7 @@ async def test_play_again_keeps_the_variants_named_with_newgame(make_bot, telegr
     await group.start()
     finished = await group.play(SpyOnEveryTeam())
     assert finished.stage is Stage.OVER and finished.variants == Variants(targeting=True)
-    over = telegram.messages(group.chat_id)[-1]
+    over = last_message(telegram, group.chat_id)
     presser = finished.players[1].user_id
     assert await press(group, presser, over, f"r:{finished.id}") == "A new game is open with the same players."
     rematch = await group.store.load(await group.store.game_of_chat(group.chat_id))

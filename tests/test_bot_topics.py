@@ -25,8 +25,10 @@ async def test_a_game_opened_in_a_topic_is_played_and_played_again_there(make_bo
     table = await group.play(CleanTeams())
     assert table.game.winner is Side.RESISTANCE
     sent = bot_messages(telegram, group)
-    # The lobby, every proposal's board and the end, each in the topic; nothing in General.
-    assert len(sent) >= 4 and {m.topic for m in sent} == {group.topic}
+    # The lobby, every proposal's board, the end and the game's picture, each in the topic; nothing in General.
+    assert len(sent) >= 5 and {m.topic for m in sent} == {group.topic}
+    assert sent[-1].photo is not None
+    sent = [m for m in sent if m.photo is None]
     assert "🏁" in plain_text(sent[-1].text)
 
     # Play again opens the next lobby in the same topic; /record sends the file there too.
@@ -71,7 +73,8 @@ async def test_a_game_whose_topic_is_deleted_goes_on_in_general(make_bot, telegr
     assert len(tried_in_topic) == 1
     after = bot_messages(telegram, group)
     assert after and {m.topic for m in after} == {None}  # the topic's messages went with it
-    assert "🏁" in plain_text(after[-1].text)
+    assert after[-1].photo is not None  # the game's picture, after its end
+    assert "🏁" in plain_text(after[-2].text)
 
 
 async def test_status_sent_in_another_topic_says_where_the_board_went(make_bot, telegram):

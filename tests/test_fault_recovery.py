@@ -22,7 +22,17 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from engine import Phase, public_view
-from tests.bot_helpers import AlwaysApprove, Bots, button_data, errors, propose, started_on, team_size, texts
+from tests.bot_helpers import (
+    AlwaysApprove,
+    Bots,
+    button_data,
+    errors,
+    last_message,
+    propose,
+    started_on,
+    team_size,
+    texts,
+)
 from tests.servers import RedisServer, own_redis_url
 from tgbot import app, keys, outgoing, redis_client
 from tgbot.changes import Change
@@ -365,7 +375,7 @@ async def test_the_game_survives_a_redis_restart(aof_server, bot_on, telegram, c
     assert "Chosen: Ann" in plain_text(telegram.message(leader, keyboard.message_id).text)
     table = await group.play(policy)
     assert table.game.is_over
-    assert "🏁" in plain_text(telegram.messages(group.chat_id)[-1].text)
+    assert "🏁" in plain_text(last_message(telegram, group.chat_id).text)
     assert await group.store.redis.llen(keys.outbox(group.game_id)) == 0
     assert errors(caplog) == []
 

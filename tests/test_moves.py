@@ -281,8 +281,9 @@ def test_each_mission_round_costs_the_group_two_messages_per_proposal_and_one_fo
     table, group = play_whole_game(players, seed, approve_rate, targeting)
     rounds = table.game.rounds
     # Each proposal: its message, then one edit (a rejected team's votes, or an approved team's vote
-    # closed); a played mission, one edit more (its result, with its team's votes).
-    assert group == sum(2 * len(r.proposals) + (1 if r.played else 0) for r in rounds)
+    # closed); a played mission, one edit more (its result, with its team's votes); +1 at the game's
+    # end: the picture of the whole game, after its result.
+    assert group == sum(2 * len(r.proposals) + (1 if r.played else 0) for r in rounds) + 1
 
 
 def test_a_card_the_deadline_played_closes_its_prompt():

@@ -13,9 +13,11 @@ from typing import get_args
 from engine import CardsFilled, Event, GameOver, MissionCompleted, Phase, TeamProposed, VotesRevealed
 from engine.events import CardWatched, ChancePassed, PlotEvent
 from engine.plot import Card
-from tgbot.outgoing import Edit, Keyboard, Outgoing, Send
+from tgbot.memory_summary import summary_of
+from tgbot.outgoing import Edit, Keyboard, Outgoing, Photo, Send
 from tgbot.render import board, private
 from tgbot.render.common import GroupScene, group_scene, seat_scene
+from tgbot.render.picture import game_picture
 from tgbot.table import Table
 
 # The events the group's board shows as they happen. With Plot cards, every public use of a card is
@@ -52,8 +54,11 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
         text, buttons = board.approved(scene) if _votes_wait_for_result(events, scene) else board.board(scene)
         # The end's edit leaves a receipt once it reaches the group: a bot removed from the group (or kept
         # from posting) when the game ended reads it when it is back (`GameService.result_again`).
-        receipt = board.RESULT_KEY if any(isinstance(e, GameOver) for e in events) else ""
+        over = any(isinstance(e, GameOver) for e in events)
+        receipt = board.RESULT_KEY if over else ""
         out.append(Edit(chat, board.board_key(scene), text, buttons, receipt=receipt))
+        if over:
+            out.append(end_picture(after))
     filled = next((e for e in events if isinstance(e, CardsFilled)), None)
     if filled is not None:
         # A prompt whose card the deadline played keeps no live buttons.
@@ -67,6 +72,13 @@ def after_step(before: Table, after: Table, events: tuple[Event, ...], bot_usern
     if scene.view.phase is Phase.PROPOSING and group_scene(before).view.ballot != scene.view.ballot:
         out.append(leader_prompt(after, bot_username))
     return out
+
+
+def end_picture(table: Table) -> Photo:
+    """The finished game in one picture (`tgbot.render.picture`), in the group's language, posted right
+    after its result: the whole game's votes, teams and missions, with everyone's role."""
+    png = game_picture(summary_of(table, 0.0), group_scene(table).lang)
+    return Photo.of_png(table.chat_id, f"resistance-{table.id}.png", png)
 
 
 def _votes_wait_for_result(events: tuple[Event, ...], scene: GroupScene) -> bool:
