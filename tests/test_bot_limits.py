@@ -161,8 +161,6 @@ async def play_worst(
     return check(telegram, start)
 
 
-
-
 @pytest.mark.parametrize("lang", LANGUAGES)
 async def test_the_longest_game_fits_telegrams_limits(make_bot, telegram, lang):
     longest = {}
@@ -216,9 +214,14 @@ def test_a_long_proposal_with_every_plot_line_fits_one_message(lang):
 def longest_reasons(players, seat: int, lang: str, count: int) -> list:
     """The `count` reasons about `seat` whose wording is longest, each naming the longest name it can."""
     reasons = [
-        Reason("mission_result", {"seat": seat, "mission": 5, "on_team": on, "succeeded": won, "points": -100})
+        Reason(
+            "mission_result",
+            {"seat": seat, "mission": 5, "on_team": on, "succeeded": won, "fails": fails, "points": points},
+        )
         for on in (True, False)
         for won in (True, False)
+        for fails in ((0,) if won else (1, 2))
+        for points in (-100, 100)
     ]
     for other in (s for s in range(len(players)) if s != seat):
         reasons += [

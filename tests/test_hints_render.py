@@ -239,3 +239,34 @@ def test_nothing_told_apart_is_said_only_under_numbers_that_are_all_the_same(
     elif not reasons:
         assert NOTHING_YET in text
     assert not (NOTHING_YET in text and ONLY_A_LITTLE in text)
+
+
+# A mission's result in its plain reading, where it moved the seat the other way: "−26 · on the team of
+# mission 5, which failed" (less likely a spy for it) read backwards to a person.
+BACKWARDS = re.compile(
+    rf"^{re.escape(REASON_LINE)}(?:−\d+ · on the team of mission \d, which failed$"
+    r"|\+\d+ · not on the team of mission \d, which failed$"
+    r"|\+\d+ · on the team of mission \d, which succeeded$"
+    r"|−\d+ · not on the team of mission \d, which succeeded$)"
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(players=st.integers(5, 10), seed=st.integers(0, 2**32), steps=st.integers(10, 80), seat=st.integers(0, 9))
+def test_a_mission_result_never_reads_backwards(players, seed, steps, seat) -> None:
+    """Each mission reason reads the way it moved the seat: a seat on a failed team made less likely a
+    spy is told that its Fail card is likelier another's, not just that it failed."""
+    text = hints_at(players, seed, steps, seat % players)
+    assert not [line for line in text.split("\n") if BACKWARDS.match(line)], text
+
+
+def test_a_failed_mission_that_lowered_a_team_member_says_why() -> None:
+    players = tuple(Player(100 + s, name) for s, name in enumerate(("Ann", "Bob", "Cy", "Dan", "Eve")))
+    args = {"seat": 1, "mission": 5, "on_team": True, "succeeded": False, "fails": 1, "points": -26}
+    text = plain_text(render.seat_reason_text(players, Reason("mission_result", args), "en"))
+    assert text == "−26 · on the team of mission 5, failed with one Fail card: likelier another's"
+    raised = plain_text(render.seat_reason_text(players, Reason("mission_result", {**args, "points": 26}), "en"))
+    assert raised == "+26 · on the team of mission 5, which failed"
+    two = {**args, "fails": 2}
+    text = plain_text(render.seat_reason_text(players, Reason("mission_result", two), "en"))
+    assert text == "−26 · on the team of mission 5, failed: its 2 Fail cards likelier others'"

@@ -175,6 +175,9 @@ def seat_reason_text(players, reason, lang: str) -> str:
     points = signed_points(a["points"])
     if code == "mission_result":
         mission = a["mission"]
+        backwards = _mission_text_against_its_points(a, lang)
+        if backwards is not None:
+            return f"{points} {backwards}"
         if a["on_team"]:
             if a["succeeded"]:
                 text = t(lang, "on the team of mission %(mission)d, which succeeded", mission=mission)
@@ -190,6 +193,41 @@ def seat_reason_text(players, reason, lang: str) -> str:
     if code == "proposals":
         return f"{points} {_proposals_text(players, a, lang)}"
     return reason_text(players, reason, lang)
+
+
+def _mission_text_against_its_points(a: dict, lang: str) -> str | None:
+    """A mission's result said so that it reads the way it moved the seat, where its plain reading
+    points the other way: a seat on a failed team made less likely a spy (its Fail cards are likelier
+    the others' on it, most often because there was only one), a seat off it made more likely (one Fail
+    card: likely one spy on the team, the rest among those off it), or a success that moved a seat
+    against its plain reading (through what it says of the others). None where the plain reading holds."""
+    mission, points, fails = a["mission"], a["points"], a.get("fails", 0)
+    if a["succeeded"]:
+        if (points > 0) == a["on_team"] and points != 0:
+            return t(lang, "mission %(mission)d's success, by what it says of others", mission=mission)
+        return None
+    if a["on_team"] and points < 0:
+        if fails == 1:
+            return t(
+                lang,
+                "on the team of mission %(mission)d, failed with one Fail card: likelier another's",
+                mission=mission,
+            )
+        return t(
+            lang,
+            "on the team of mission %(mission)d, failed: its %(fails)d Fail cards likelier others'",
+            mission=mission,
+            fails=fails,
+        )
+    if not a["on_team"] and points > 0:
+        if fails == 1:
+            return t(
+                lang,
+                "not on the team of mission %(mission)d, failed with one Fail card: likely one spy on it",
+                mission=mission,
+            )
+        return t(lang, "mission %(mission)d's failure, by what it says of others", mission=mission)
+    return None
 
 
 # The fact a reason cites about a seat's votes or teams (`deduction.reasons`), worded for that
