@@ -143,6 +143,10 @@ def play(view: AgentView, belief: Belief, rates: SabotageRates, difficulty: Diff
     if not difficulty.coordinate:
         # Every spy for itself, as a lone spy would.
         return PlayCard(view.seat, rng.random() < rates.lone(public.current_mission, view.successes, view.failures))
+    if view.failures == rules.MISSIONS_TO_WIN - 1:
+        # A Fail now wins the game, and what it shows of the spies no longer matters: every spy on the
+        # team plays it, rather than trusting a partner (a person, another program) to follow the rotation.
+        return PlayCard(view.seat, True)
     if view.knows_all_spies:
         chosen = failers(view)
         if view.seat not in chosen:

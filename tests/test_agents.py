@@ -204,7 +204,9 @@ def test_two_spies_fail_a_two_fail_mission_that_decides_the_game():
         assert _cards(state, (s, s + 1000, s + 2000, s + 3000)) == [True, True, False, False]
 
 
-def test_a_fail_that_wins_the_game_is_played_by_exactly_one_spy():
+def test_a_fail_that_wins_the_game_is_played_by_every_spy_on_the_team():
+    """Leaving the winning Fail to one spy of a rotation trusted the partner to follow it: beside a
+    person or another program, 35 of 1,461 such missions passed. Once a Fail wins, each spy plays it."""
     state = new_game(5, random.Random(1), spies=(0, 1), first_leader=0)
     for leader, team in ((0, (0, 2)), (1, (1, 2, 3))):
         state, _ = apply(state, ProposeTeam(leader, team))
@@ -214,7 +216,7 @@ def test_a_fail_that_wins_the_game_is_played_by_exactly_one_spy():
     state, _ = apply(state, ProposeTeam(2, (0, 1)))
     state = _approve_all(state)
     for seed in range(20):
-        assert sorted(_cards(state, (seed, seed + 1))) == [False, True]
+        assert _cards(state, (seed, seed + 1)) == [True, True]
 
 
 def test_blind_spies_fail_less_often_where_another_spy_may_be_on_the_team():
