@@ -205,6 +205,14 @@ def main(args) -> int:
     if args.games < 1:
         raise SystemExit("resistance-bot simulate: --games must be at least 1")
     variants = Variants(targeting=args.targeting, blind_spies=args.blind_spies, plot_cards=args.plot)
+    if getattr(args, "mixed", None):
+        from agents import mixed
+
+        report = mixed.mixed_table(args.games, args.players, args.seed, args.mixed, variants)
+        print(mixed.table(report))
+        if args.json:
+            print(json.dumps(report, sort_keys=True))
+        return 0
     report = simulate(args.games, args.players, args.seed, variants, difficulty_named(args.difficulty))
     print(table(report))
     if args.json:

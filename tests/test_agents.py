@@ -770,3 +770,13 @@ def test_plot_choices_are_legal_and_spies_who_know_each_other_never_expose_one(p
                 assert action.to not in seen_spies or action.card is Card.TAKE_RESPONSIBILITY
         state, _ = apply(state, action)
     assert decisions > 0
+
+
+def test_a_mixed_table_reads_the_agent_against_the_other_policy_on_the_same_deals():
+    from agents.mixed import mixed_table
+
+    report = mixed_table(12, 5, 3, "random")
+    # The same deals: the agent's seat is a spy exactly as often as the other policy's in that seat.
+    assert report["agent_spy"]["games"] == report["others_spy"]["games"]
+    assert report["agent_resistance"]["games"] + report["agent_spy"]["games"] == 12
+    assert all(0 <= report[key]["win_rate"] <= 1 for key in ("agent_resistance", "others_resistance"))

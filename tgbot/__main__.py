@@ -189,6 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     simulate_parser.add_argument("--blind-spies", action="store_true")
     simulate_parser.add_argument("--plot", action="store_true", help="with the Plot cards of The Plot Thickens")
     simulate_parser.add_argument("--json", action="store_true", help="end with the report as one JSON line")
+    simulate_parser.add_argument(
+        "--mixed",
+        choices=("easy", "random"),
+        help="one computer player (normal) at a seat, this policy at every other: its win rates beside them",
+    )
     stats_parser = commands.add_parser("stats", help="the groups' stats and ratings")
     stats_commands = stats_parser.add_subparsers(dest="stats_command", required=True)
     stats_commands.add_parser("rebuild", help="work every group's stats and ratings out again from its stored games")
