@@ -111,6 +111,14 @@ def english(reason: Reason) -> str:
         ),
         "votes": lambda: f"{signed(a['points'])}: the votes of seat {a['voter']}, who {vote_fact()}.",
         "proposals": lambda: f"{signed(a['points'])}: the teams of seat {a['leader']}, who {proposal_fact()}.",
+        "off_failed_teams": lambda: (
+            f"{signed(a['points'])}: seat {a['seat']} was on none of the teams of missions "
+            f"{', '.join(map(str, a['missions']))}, whose Fail cards point at those on them."
+        ),
+        "small_effects": lambda: (
+            f"{signed(a['points'])}: {a['count']} votes, teams and missions, each moving seat {a['seat']} "
+            "by under 3 points."
+        ),
     }
     return texts[reason.code]()
 

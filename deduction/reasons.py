@@ -22,6 +22,9 @@ from engine import GameRecord
 
 MAX_REASONS_PER_SEAT = 3
 MIN_POINTS = 3  # a smaller effect is noise to a player reading a phone
+# A seat the evidence moved this far in all, by effects each under MIN_POINTS, is told so: its number
+# would otherwise stand without a word of why.
+MIN_SMALL_EFFECTS_POINTS = 10
 FEW_ASSIGNMENTS = 12  # below this, the count itself is worth saying
 EXACT_SEAT_CODES = frozenset({"certain_spy", "certain_resistance"})
 EXACT_TABLE_CODES = frozenset({"assignments_remaining", "mission_fails"})
@@ -70,8 +73,40 @@ def explain(
             if len(reasons) >= per_seat or abs(points[g][seat]) < min_points:
                 break
             reasons.append(facts.reason(g, seat, points[g][seat]))
+        if not reasons:
+            reasons.extend(_without_a_reason(deduction, attribution, points, seat))
         seats.append(tuple(reasons))
     return Explanation(table=tuple(_table_reasons(deduction)), seats=tuple(seats))
+
+
+def _prior(d: Deduction) -> float | None:
+    """Each other seat's chance of being a spy before any evidence, as the viewer sees the table; None
+    for a spy who knows the spies (every number is exact)."""
+    players, spies = len(d.spy_probability), round(sum(d.spy_probability))
+    if d.viewer.seat is None:
+        return spies / players
+    if d.viewer.is_spy:
+        return None
+    return spies / (players - 1)
+
+
+def _without_a_reason(d: Deduction, attribution: Attribution, points: list[list[int]], seat: int) -> list[Reason]:
+    """What moved a seat 10 points or more that no single reason names: missions with Fail cards it
+    was not on (their Fail cards, said under the list, point at the others: the seat loses that share),
+    or many votes and teams each under `MIN_POINTS`."""
+    prior = _prior(d)
+    if prior is None or seat in {s for group in d.spy_groups for s in group.seats}:
+        return []
+    behaviour = float(attribution.effects[:, seat].sum())
+    exact = round((d.spy_probability[seat] - prior - behaviour) * 100)
+    missions = sorted({group.mission for group in d.spy_groups})
+    if missions and exact <= -MIN_SMALL_EFFECTS_POINTS:  # (a rise off those teams comes from elsewhere)
+        return [Reason("off_failed_teams", {"seat": seat, "missions": missions, "points": int(exact)})]
+    total = round(behaviour * 100)
+    if abs(total) >= MIN_SMALL_EFFECTS_POINTS:
+        count = sum(1 for g in range(len(points)) if points[g][seat] != 0)
+        return [Reason("small_effects", {"seat": seat, "points": int(total), "count": count})]
+    return []
 
 
 def _table_reasons(d: Deduction) -> list[Reason]:

@@ -27,7 +27,7 @@ from engine.simulate import random_action
 from tests.records import impossible_record, record_dict
 
 MODELS = ("uniform", "behaviour")
-EXACT_CODES = {"certain_spy", "assignments_remaining", "mission_fails", "certain_resistance"}
+EXACT_CODES = {"certain_spy", "assignments_remaining", "mission_fails", "certain_resistance", "off_failed_teams"}
 
 SETTINGS = settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -240,6 +240,13 @@ def test_exact_reasons_are_true(case: tuple[Game, Viewer]) -> None:
                 assert set(a["seats"]) == team and len(a["seats"]) == len(team)
                 assert a["at_least"] == mission.fails > 0
                 assert all(len(s & team) >= mission.fails for s in allowed)
+            elif reason.code == "off_failed_teams":
+                # The seat is on none of the teams whose Fail cards the table is told of, and has no other reason.
+                assert explanation.seats[a["seat"]] == (reason,) and a["points"] <= -10
+                assert all(a["seat"] not in _mission(record, m).proposals[-1].team for m in a["missions"])
+            elif reason.code == "small_effects":
+                # Only for a seat with no other reason, moved 10 points or more in all by effects each under 3.
+                assert explanation.seats[a["seat"]] == (reason,) and abs(a["points"]) >= 10 and a["count"] >= 4
             else:
                 assert reason.code in {"mission_result", "votes", "proposals"}, reason.code
                 assert abs(a["points"]) >= 3

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from deduction.reasons import EXACT_SEAT_CODES
+from deduction.reasons import EXACT_SEAT_CODES, MIN_POINTS
 from tgbot.buttons import HintsPress, encode
 from tgbot.i18n import Nn_, t, tn
 from tgbot.outgoing import Button, Keyboard
@@ -187,6 +187,25 @@ def seat_reason_text(players, reason, lang: str) -> str:
             text = t(lang, "not on the team of mission %(mission)d, which succeeded", mission=mission)
         else:
             text = t(lang, "not on the team of mission %(mission)d, which failed", mission=mission)
+        return f"{points} {text}"
+    if code == "off_failed_teams":
+        missions = ", ".join(str(m) for m in a["missions"])
+        text = tn(
+            lang,
+            "not on the team of mission %(missions)s, whose Fail card points at those on it",
+            "not on the teams of missions %(missions)s, whose Fail cards point at those on them",
+            len(a["missions"]),
+            missions=missions,
+        )
+        return f"{points} {text}"
+    if code == "small_effects":
+        text = tn(
+            lang,
+            "from %(n)d vote, team or mission, each moving this by under %(least)d points",
+            "from %(n)d votes, teams and missions, each moving this by under %(least)d points",
+            a["count"],
+            least=MIN_POINTS,
+        )
         return f"{points} {text}"
     if code == "votes":
         return f"{points} {_votes_text(players, a, lang)}"
