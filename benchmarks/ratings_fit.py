@@ -21,17 +21,15 @@ import itertools
 import json
 import math
 import subprocess
-import sys
 import time
 from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from memory.ratings import DEFAULT, MU, SIGMA, Params, Rating, rate, skill_edge
 
-from memory.ratings import DEFAULT, MU, SIGMA, Params, Rating, rate, skill_edge  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DATA = ROOT.parent / "shared" / "data" / "human-games"
 SIZES = range(5, 11)
