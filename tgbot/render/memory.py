@@ -163,7 +163,7 @@ def next_game_noted(name: str, lang: str, bot_username: str, can_write: bool) ->
         "press the button and then Start.",
         name=shown(name),
     )
-    return text, ((Button(t(lang, "Open a chat with me"), url=open_chat_link(bot_username)),),)
+    return text, ((Button(t(lang, "Open the private chat"), url=open_chat_link(bot_username)),),)
 
 
 def next_game_already(name: str, lang: str) -> str:
