@@ -144,11 +144,20 @@ class GroupMemory:
         memory = keys.group_memory(chat)
         people = list(summary.people())
         while True:
-            version = await self.redis.get(memory[5]) or ""
-            if await self.redis.hexists(memory[0], summary.game_id):
+            # One round trip for what the count is worked out from (all in the group's slot).
+            async with self.redis.pipeline(transaction=False) as pipe:
+                pipe.get(memory[5])
+                pipe.hexists(memory[0], summary.game_id)
+                if people:  # (a game needs two people; HMGET of no field is an error)
+                    pipe.hmget(memory[2], people)
+                    pipe.hmget(memory[3], people)
+                version, counted, *read = await pipe.execute()
+            stats_read, ratings_read = read or ([], [])
+            if counted:
                 return False
-            stats = await self._stats_of(chat, people)
-            ratings = await self._ratings_of(chat, people)
+            version = version or ""
+            stats = {user: PersonStats.from_json(v) for user, v in zip(people, stats_read, strict=True) if v}
+            ratings = {user: Rating.from_text(v) for user, v in zip(people, ratings_read, strict=True) if v}
             new_stats = added(stats, summary)
             rated = new_ratings(ratings, summary)
             names = {user: summary.seats[summary.seats_of(user)[0]].name for user in people}
@@ -169,8 +178,10 @@ class GroupMemory:
             if written == 1:
                 # Ahead of nothing: a lost add leaves a group out of someone's private /stats until
                 # their next game there, never a game counted twice.
-                for user in people:
-                    await self.redis.sadd(keys.user_groups(user), chat)
+                async with self.redis.pipeline(transaction=False) as pipe:
+                    for user in people:
+                        pipe.sadd(keys.user_groups(user), chat)
+                    await pipe.execute()
                 log.info("game %s: counted in its group's memory", summary.game_id)
             return written == 1
 
