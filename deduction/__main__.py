@@ -23,14 +23,15 @@ import numpy as np
 from deduction import batch
 from deduction.analysis import deduce
 from deduction.behaviour import BehaviourParams
-from deduction.evaluate import CHECKPOINTS, predictions, report
+from deduction.evaluate import CHECKPOINTS, fitted_on_for, predictions, report, split_of
 from deduction.exact import ImpossibleRecord
-from deduction.fit import FitSettings, Observations, fit, is_plain
+from deduction.fit import FitSettings, Observations, fit
 from deduction.floating_point import spurious_flags_ignored
 from deduction.heap import keep_freed_heap
 from deduction.knowledge import Viewer
 from deduction.models import DEFAULT_MODEL, MODELS
 from deduction.reasons import Reason, explain
+from deduction.role_sets import is_plain
 from engine import GameRecord, RecordError, parse_record
 from engine.cli import STDIN, Unreadable, numbered_lines, quiet_when_output_closes, read_bytes, shown_name
 from engine.record import NotJSON, read_json
@@ -173,6 +174,9 @@ def _fit_settings(args: argparse.Namespace) -> FitSettings:
         vote_exponent=args.vote_exponent,
         opening_vote_exponent=args.opening_vote_exponent,
         proposal_exponent=args.proposal_exponent,
+        avalon_vote_exponent=args.avalon_vote_exponent,
+        avalon_opening_vote_exponent=args.avalon_opening_vote_exponent,
+        avalon_proposal_exponent=args.avalon_proposal_exponent,
     )
 
 
@@ -185,11 +189,24 @@ def _given_params(path: str) -> BehaviourParams:
 
 def _evaluate(args: argparse.Namespace) -> int:
     games = read_games(args.games)
-    scored = [i for i, g in enumerate(games) if g.outcome is not None and (args.roles == "any" or is_plain(g))]
+    if args.folds and args.holdout:
+        raise SystemExit("choose --folds or --holdout, not both")
+    scored = [
+        i
+        for i, g in enumerate(games)
+        if g.outcome is not None
+        and (args.roles == "any" or is_plain(g))
+        and (not args.holdout or split_of(g.id) == args.holdout)
+    ]
     if not scored:
         raise SystemExit("no finished games to score")
     started = time.perf_counter()
-    if args.folds:
+    if args.holdout:
+        fitted_on = fitted_on_for(args.holdout)
+        training = [g for g in games if g.outcome is not None and split_of(g.id) in fitted_on]
+        held_out_params = fit(Observations.from_games(training), _fit_settings(args))
+        params_by_game = [held_out_params] * len(scored)
+    elif args.folds:
         finished = [i for i, g in enumerate(games) if g.outcome is not None]
         observations = Observations.from_games([games[i] for i in finished])
         fold_of = {game: j % args.folds for j, game in enumerate(scored)}
@@ -210,11 +227,16 @@ def _evaluate(args: argparse.Namespace) -> int:
     result["games"] = len(scored)
     result["model"] = args.model
     result["folds"] = args.folds
+    result["holdout"] = args.holdout
     result["seconds"] = round(time.perf_counter() - started, 1)
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"model {args.model}, {len(scored)} games, folds: {args.folds or 'none (fitted parameters as shipped)'}")
+    if args.holdout:
+        fitted = " + ".join(fitted_on_for(args.holdout))
+        print(f"model {args.model}, {len(scored)} {args.holdout} games, fitted on the {fitted} part of the fixed split")
+    else:
+        print(f"model {args.model}, {len(scored)} games, folds: {args.folds or 'none (fitted parameters as shipped)'}")
     goal = result["goal"]
     print(
         f"{'':>12} {'predictions':>11} {'Brier':>7} {'log loss':>8} {'ECE':>6} {'calibrated model ECE':>20}"
@@ -261,8 +283,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     print(f"{'':>12} {'bins':>4} {'p':>7} {'slope':>6} {'SE':>6} {'games':>6}")
     for name, row in target["selections"].items():
         p_shown = f"{row['p']:.4f}" if row["p"] is not None else "-"
+        slope, se = (f"{row[k]:.3f}" if row[k] is not None else "-" for k in ("slope", "slope_se"))
         print(
-            f"{name:>12} {row['bins']:>4} {p_shown:>7} {row['slope']:>6.3f} {row['slope_se']:>6.3f}"
+            f"{name:>12} {row['bins']:>4} {p_shown:>7} {slope:>6} {se:>6}"
             f" {row['games']:>6} {'ok' if row['meets'] else 'MISSED'}"
         )
     counted = ", ".join(map(str, goal["player_counts"])) or "none"
@@ -315,10 +338,23 @@ def main(argv: list[str] | None = None) -> int:
             help="for the votes before any mission was played",
         )
         c.add_argument("--proposal-exponent", type=float, default=defaults.proposal_exponent)
+        for flag, default in (
+            ("--avalon-vote-exponent", defaults.avalon_vote_exponent),
+            ("--avalon-opening-vote-exponent", defaults.avalon_opening_vote_exponent),
+            ("--avalon-proposal-exponent", defaults.avalon_proposal_exponent),
+        ):
+            c.add_argument(flag, type=float, default=default, help="the same, for games played with Avalon's roles")
         c.set_defaults(run=run)
         if name == "evaluate":
             c.add_argument("--model", choices=MODELS, default=DEFAULT_MODEL)
             c.add_argument("--folds", type=int, default=0, help="fit on all but each fold, score that fold")
+            c.add_argument(
+                "--holdout",
+                choices=("validation", "test"),
+                default=None,
+                help="score one part of the fixed split by game id (a fifth each), fitted on the training"
+                " part (and the validation part, for test): choose models on validation, report test once",
+            )
             c.add_argument(
                 "--roles",
                 choices=("resistance", "any"),

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deduction.behaviour import BehaviourParams, Evidence
+from deduction.behaviour import BehaviourParams, Evidence, default_params
 from deduction.exact import ExactFacts, SpyGroup, exact_facts
 from deduction.features import RecordArrays, record_arrays
 from deduction.knowledge import Viewer
@@ -48,7 +48,7 @@ def deduce(
     rows = facts.possible_rows
     # A Resistance asker's own votes and teams are no evidence to them about the others.
     own_seat = viewer.seat if not viewer.is_spy else None
-    pieces = assignment_evidence(model, arrays, rows, params, own_seat)
+    pieces = assignment_evidence(model, arrays, rows, (params or default_params()).for_record(record), own_seat)
     log_w = pieces.total()
     most = log_w.max()
     weights = np.exp(log_w - most) if np.isfinite(most) else np.ones(len(rows))

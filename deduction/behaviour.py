@@ -45,8 +45,10 @@ from deduction.features import (
     vote_tallies,
     voter_sources,
 )
+from deduction.role_sets import is_plain
+from engine import GameRecord
 
-PARAMS_FORMAT = "resistance-behaviour/3"
+PARAMS_FORMAT = "resistance-behaviour/4"
 MAX_TEAM_SPIES = 4  # no team holds more spies than the 4 of a 10-player game
 # A proposal's hidden situation for the vote model: leader a spy or not x the team's spies bucket.
 SITUATIONS = 2 * TEAM_SPY_BUCKETS
@@ -76,6 +78,13 @@ class BehaviourParams:
     sabotage_score_log_prob: np.ndarray  # (6, 3, 3, 5, 5)
     # log P(this very team | leader role, players, team size, spies on team, leader on team)
     proposal_log_prob: np.ndarray  # (2, 11, 6, 5, 2)
+    # How a table played with Avalon's roles voted (Merlin knew the spies and hinted; the table
+    # voted on his hints): its own vote weights and exponents, the same tables. None: read as plain.
+    avalon: BehaviourParams | None = None
+
+    def for_record(self, record: GameRecord) -> BehaviourParams:
+        """The parameters for the rules the record's players played by."""
+        return self.avalon if self.avalon is not None and not is_plain(record) else self
 
     @cached_property
     def flat_tables(self) -> dict[str, tuple[np.ndarray, tuple[int, ...]]]:
@@ -127,9 +136,20 @@ class BehaviourParams:
         def table(values: np.ndarray):
             return np.where(np.isfinite(values), np.round(values, 6), -1e9).tolist()
 
-        return {
+        data = {
             "format": PARAMS_FORMAT,
             "vote_features": list(VOTE_FEATURES),
+            **self._voting_json(),
+            "sabotage_log_prob": table(self.sabotage_log_prob),
+            "sabotage_score_log_prob": table(self.sabotage_score_log_prob),
+            "proposal_log_prob": table(self.proposal_log_prob),
+        }
+        if self.avalon is not None:
+            data["avalon"] = self.avalon._voting_json()
+        return data
+
+    def _voting_json(self) -> dict:
+        return {
             "vote_weights": {
                 "resistance": np.round(self.vote_weights[0], 6).tolist(),
                 "spy": np.round(self.vote_weights[1], 6).tolist(),
@@ -137,9 +157,6 @@ class BehaviourParams:
             "vote_exponent": self.vote_exponent,
             "opening_vote_exponent": self.opening_vote_exponent,
             "proposal_exponent": self.proposal_exponent,
-            "sabotage_log_prob": table(self.sabotage_log_prob),
-            "sabotage_score_log_prob": table(self.sabotage_score_log_prob),
-            "proposal_log_prob": table(self.proposal_log_prob),
         }
 
     @classmethod
@@ -148,17 +165,25 @@ class BehaviourParams:
             raise ValueError(f"not a {PARAMS_FORMAT} parameter file")
         if tuple(data["vote_features"]) != VOTE_FEATURES:
             raise ValueError("the parameter file was fitted with other vote features; run `python -m deduction fit`")
-        params = cls(
-            vote_weights=np.array([data["vote_weights"]["resistance"], data["vote_weights"]["spy"]]),
-            vote_exponent=float(data["vote_exponent"]),
-            opening_vote_exponent=float(data["opening_vote_exponent"]),
-            proposal_exponent=float(data["proposal_exponent"]),
-            sabotage_log_prob=np.array(data["sabotage_log_prob"], dtype=float),
-            sabotage_score_log_prob=np.array(data["sabotage_score_log_prob"], dtype=float),
-            proposal_log_prob=np.array(data["proposal_log_prob"], dtype=float),
-        )
+
+        def voting(part: dict) -> dict:
+            return {
+                "vote_weights": np.array([part["vote_weights"]["resistance"], part["vote_weights"]["spy"]]),
+                "vote_exponent": float(part["vote_exponent"]),
+                "opening_vote_exponent": float(part["opening_vote_exponent"]),
+                "proposal_exponent": float(part["proposal_exponent"]),
+            }
+
+        tables = {
+            "sabotage_log_prob": np.array(data["sabotage_log_prob"], dtype=float),
+            "sabotage_score_log_prob": np.array(data["sabotage_score_log_prob"], dtype=float),
+            "proposal_log_prob": np.array(data["proposal_log_prob"], dtype=float),
+        }
+        avalon = cls(**voting(data["avalon"]), **tables) if "avalon" in data else None
+        params = cls(**voting(data), **tables, avalon=avalon)
         shapes = {
             "vote_weights": (params.vote_weights, (2, len(VOTE_FEATURES))),
+            "avalon vote_weights": ((avalon or params).vote_weights, (2, len(VOTE_FEATURES))),
             "sabotage_log_prob": (params.sabotage_log_prob, (6, 3, MAX_TEAM_SPIES + 1, MAX_TEAM_SPIES + 1)),
             "sabotage_score_log_prob": (
                 params.sabotage_score_log_prob,

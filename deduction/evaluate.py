@@ -8,6 +8,7 @@ calibration that counts games rather than predictions (`calibration_test`).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Callable
@@ -22,6 +23,23 @@ from deduction.knowledge import Viewer
 from engine import GameRecord
 
 CLIP = 1e-6
+
+# A fixed split of games by their id, for choosing among models without touching the games that
+# judge the choice: one in five games is held out for the final test, one in five for validation.
+SPLITS = ("train", "validation", "test")
+
+
+def split_of(game_id: str) -> str:
+    """Which part of the fixed split a game belongs to, by a hash of its id (the same on every
+    machine and in every file order)."""
+    bucket = int.from_bytes(hashlib.blake2b(game_id.encode(), digest_size=8).digest(), "big") % 5
+    return "test" if bucket == 0 else "validation" if bucket == 1 else "train"
+
+
+def fitted_on_for(held_out: str) -> tuple[str, ...]:
+    """The parts a model is fitted on when `held_out` is scored: the training part for validation,
+    training and validation for the test."""
+    return ("train",) if held_out == "validation" else ("train", "validation")
 
 
 @dataclass(frozen=True)
@@ -166,6 +184,11 @@ class CalibrationSlope:
     intercept: float
     games: int
 
+    @property
+    def estimated(self) -> bool:
+        """False when the predictions cannot place a line (fewer than two games, one value, one outcome)."""
+        return math.isfinite(self.slope) and math.isfinite(self.standard_error)
+
     def within(self, standard_errors: float) -> bool:
         return abs(self.slope - 1) <= standard_errors * self.standard_error
 
@@ -176,20 +199,28 @@ def calibration_slope(probabilities: np.ndarray, truth: np.ndarray, games: np.nd
     the games as clusters (a game's predictions share its one truth)."""
     kept = uncertain(probabilities)
     p, y, g = probabilities[kept], truth[kept], games[kept]
-    if len(np.unique(g)) < 2:
-        return CalibrationSlope(float("nan"), float("nan"), float("nan"), int(len(np.unique(g))))
+    unknown = CalibrationSlope(float("nan"), float("nan"), float("nan"), int(len(np.unique(g))))
     x = np.column_stack([np.ones(len(p)), np.log(p / (1 - p))])
+    # A line needs two games, two different predictions and both outcomes (one outcome alone
+    # separates perfectly: Newton's steps would run off).
+    if len(np.unique(g)) < 2 or len(np.unique(x[:, 1])) < 2 or len(np.unique(y)) < 2:
+        return unknown
     beta = np.array([0.0, 1.0])
-    for _ in range(50):
+    try:
+        for _ in range(50):
+            fitted = 1 / (1 + np.exp(-(x @ beta)))
+            weights = fitted * (1 - fitted)
+            hessian = x.T @ (x * weights[:, None])
+            step = np.linalg.solve(hessian, x.T @ (y - fitted))
+            beta = beta + step
+            if np.max(np.abs(step)) < 1e-10:
+                break
+        else:  # still climbing after 50 steps: the predictions separate the outcomes
+            return unknown
         fitted = 1 / (1 + np.exp(-(x @ beta)))
-        weights = fitted * (1 - fitted)
-        hessian = x.T @ (x * weights[:, None])
-        step = np.linalg.solve(hessian, x.T @ (y - fitted))
-        beta = beta + step
-        if np.max(np.abs(step)) < 1e-10:
-            break
-    fitted = 1 / (1 + np.exp(-(x @ beta)))
-    bread = np.linalg.inv(x.T @ (x * (fitted * (1 - fitted))[:, None]))
+        bread = np.linalg.inv(x.T @ (x * (fitted * (1 - fitted))[:, None]))
+    except np.linalg.LinAlgError:  # the predictions separate the outcomes: no finite line
+        return unknown
     _, cluster = np.unique(g, return_inverse=True)
     scores = np.zeros((cluster.max() + 1, 2))
     np.add.at(scores, cluster, x * (y - fitted)[:, None])
@@ -389,14 +420,15 @@ def calibration_goal(collected: Collected) -> dict:
     def checked(where: Callable[[int, int, bool], bool], banded: bool) -> dict:
         test, slope = collected.calibration(where), collected.slope(where)
         test_passes = test.bins == 0 or test.p_value >= GOAL_ALPHA
-        slope_passes = slope.within(SLOPE_STANDARD_ERRORS) and (
-            not banded or SLOPE_BAND[0] <= slope.slope <= SLOPE_BAND[1]
+        # Like a test without bins, a slope the predictions cannot place judges nothing.
+        slope_passes = not slope.estimated or (
+            slope.within(SLOPE_STANDARD_ERRORS) and (not banded or SLOPE_BAND[0] <= slope.slope <= SLOPE_BAND[1])
         )
         return {
             "bins": test.bins,
             "p": None if not test.bins else round(test.p_value, 4),
-            "slope": round(slope.slope, 3),
-            "slope_se": round(slope.standard_error, 3),
+            "slope": round(slope.slope, 3) if slope.estimated else None,
+            "slope_se": round(slope.standard_error, 3) if slope.estimated else None,
             "games": slope.games,
             "meets": bool(test_passes and slope_passes),
         }

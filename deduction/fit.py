@@ -2,18 +2,21 @@
 
 Avalon games (where Merlin's knowledge shaped how the Resistance voted) share the vote
 weights with plain games; plain games get their own offsets, held near zero by a penalty,
-so the many Avalon games inform the few plain ones without overruling them.
+so the many Avalon games inform the few plain ones without overruling them. The shared
+weights alone, with exponents of their own, read a record that says it was played with
+Avalon's roles.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import comb
 
 import numpy as np
 
 from deduction.behaviour import MAX_TEAM_SPIES, BehaviourParams
 from deduction.features import TEAM_SPY_BUCKETS, VOTE_FEATURES, record_arrays, vote_feature_tensor
+from deduction.role_sets import is_plain
 from engine import GameRecord
 
 
@@ -22,16 +25,17 @@ class FitSettings:
     vote_exponent: float = 0.7
     opening_vote_exponent: float = 0.35  # votes before any mission was played: half as much
     proposal_exponent: float = 0.4
+    # Avalon games read with their own vote weights; their votes and teams, shaped by Merlin's
+    # hints, are tempered further (chosen on the fixed validation split: docs/deduction.md).
+    avalon_vote_exponent: float = 0.45
+    avalon_opening_vote_exponent: float = 0.225
+    avalon_proposal_exponent: float = 0.4
     avalon_weight: float = 1.0  # weight of an Avalon game's sabotage and proposal counts
     shared_penalty: float = 1.0  # L2 penalty on the vote weights shared by all games
     plain_offset_penalty: float = 30.0  # L2 penalty on the plain games' own vote offsets
     sabotage_prior: float = 4.0  # pseudo-counts pulling a mission's sabotage table to the pooled one
     score_prior: float = 4.0  # pseudo-counts pulling a (mission, score) sabotage table to the mission's
     proposal_prior: float = 20.0  # pseudo-counts pulling proposal rates towards random teams
-
-
-def is_plain(record: GameRecord) -> bool:
-    return (record.source or {}).get("roles", "resistance") == "resistance"
 
 
 @dataclass
@@ -123,21 +127,32 @@ def fit(obs: Observations, settings: FitSettings = FitSettings(), games: np.ndar
     plain = np.array(obs.plain)
     game_weight = np.where(plain, 1.0, settings.avalon_weight) * use
 
-    vote_weights = _fit_votes(obs, use, plain, settings)
+    plain_weights, avalon_weights = _fit_votes(obs, use, plain, settings)
     sabotage, sabotage_by_score = _fit_sabotage(obs, game_weight, settings)
     proposals = _fit_proposals(obs, game_weight, settings)
-    return BehaviourParams(
-        vote_weights=vote_weights,
-        vote_exponent=settings.vote_exponent,
-        opening_vote_exponent=settings.opening_vote_exponent,
-        proposal_exponent=settings.proposal_exponent,
+    avalon = BehaviourParams(
+        vote_weights=avalon_weights,
+        vote_exponent=settings.avalon_vote_exponent,
+        opening_vote_exponent=settings.avalon_opening_vote_exponent,
+        proposal_exponent=settings.avalon_proposal_exponent,
         sabotage_log_prob=sabotage,
         sabotage_score_log_prob=sabotage_by_score,
         proposal_log_prob=proposals,
     )
+    return replace(
+        avalon,
+        vote_weights=plain_weights,
+        vote_exponent=settings.vote_exponent,
+        opening_vote_exponent=settings.opening_vote_exponent,
+        proposal_exponent=settings.proposal_exponent,
+        avalon=avalon,
+    )
 
 
-def _fit_votes(obs: Observations, use: np.ndarray, plain: np.ndarray, settings: FitSettings) -> np.ndarray:
+def _fit_votes(
+    obs: Observations, use: np.ndarray, plain: np.ndarray, settings: FitSettings
+) -> tuple[np.ndarray, np.ndarray]:
+    """The vote weights for plain games (shared + plain offsets) and for Avalon games (shared alone)."""
     x = np.concatenate(obs.vote_x)
     y = np.concatenate(obs.vote_y)
     role = np.concatenate(obs.vote_role)
@@ -148,13 +163,15 @@ def _fit_votes(obs: Observations, use: np.ndarray, plain: np.ndarray, settings: 
     penalty = np.concatenate(
         [np.full(features, settings.shared_penalty), np.full(features, settings.plain_offset_penalty)]
     )
-    weights = np.zeros((2, features))
+    plain_weights = np.zeros((2, features))
+    avalon_weights = np.zeros((2, features))
     for r in (0, 1):
         rows = keep & (role == r)
         design = np.hstack([x[rows], x[rows] * plain_row[rows]])
         fitted = fit_logistic(design, y[rows], penalty)
-        weights[r] = fitted[:features] + fitted[features:]  # plain games are what the bot plays
-    return weights
+        plain_weights[r] = fitted[:features] + fitted[features:]  # plain games are what the bot plays
+        avalon_weights[r] = fitted[:features]
+    return plain_weights, avalon_weights
 
 
 def _fit_sabotage(obs: Observations, game_weight: np.ndarray, settings: FitSettings) -> tuple[np.ndarray, np.ndarray]:

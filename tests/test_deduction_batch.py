@@ -727,3 +727,42 @@ def test_every_exported_record_round_trips_and_gets_an_answer_for_every_viewer(
         assert viewer is None or probabilities[viewer] == 0.0
         consistent.add(answered["consistent"])
     assert len(consistent) == 1
+
+
+def test_evaluate_scores_one_part_of_the_fixed_split(tmp_path: Path) -> None:
+    """`--holdout validation` scores the validation games alone, with a model fitted on the training
+    part: a file of training games only has nothing to score, and folds and a holdout do not mix."""
+    from deduction.evaluate import split_of
+
+    states = finished_games(30, seed=12, spy_fail_rate=0.7)
+    lines = [export_record(state, f"h{i}") for i, state in enumerate(states)]
+    held = [line for line in lines if split_of(line["id"]) == "validation"]
+    assert held, "the seed gives no validation game"
+    file = tmp_path / "games.jsonl"
+    file.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    done = run_cli("evaluate", str(file), "--holdout", "validation", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["games"] == len(held) and report["holdout"] == "validation"
+    assert report["all"]["predictions"] == len(predictions_of(held))
+
+    training_only = tmp_path / "training.jsonl"
+    training_only.write_text(
+        "".join(json.dumps(line) + "\n" for line in lines if split_of(line["id"]) == "train"), encoding="utf-8"
+    )
+    done = run_cli("evaluate", str(training_only), "--holdout", "validation")
+    assert done.returncode != 0 and "no finished games to score" in done.stderr
+    done = run_cli("evaluate", str(file), "--holdout", "test", "--folds", "5")
+    assert done.returncode != 0 and "not both" in done.stderr
+
+
+def predictions_of(lines: list[dict]) -> list[tuple[int, int, int]]:
+    """(game, checkpoint, seat) for every prediction `evaluate` makes on these records."""
+    rows = []
+    for g, line in enumerate(lines):
+        record = parse_record(line)
+        spies = set(record.outcome.spies)
+        for cut in range(1, len(record.played_missions) + 1):
+            for viewer in set(range(record.players)) - spies:
+                rows += [(g, cut, seat) for seat in range(record.players) if seat != viewer]
+    return rows

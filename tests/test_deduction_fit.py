@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from deduction import evaluate
+from deduction.analysis import deduce
 from deduction.behaviour import BehaviourParams, evidence, vote_exponents
 from deduction.evaluate import (
     CHECKPOINTS,
@@ -19,9 +20,11 @@ from deduction.evaluate import (
     calibration_slope,
     calibration_test,
     chi2_survival,
+    fitted_on_for,
     predictions,
     report,
     score,
+    split_of,
 )
 from deduction.features import (
     PROPOSAL_SOURCES,
@@ -32,8 +35,9 @@ from deduction.features import (
     record_arrays,
     vote_tallies,
 )
-from deduction.fit import Observations, fit
-from engine import export_record, parse_record
+from deduction.fit import FitSettings, Observations, fit
+from deduction.knowledge import Viewer
+from engine import GameRecord, export_record, parse_record
 from tests.test_deduction_batch import finished_games
 from tests.test_deduction_reasons import without_votes_of
 
@@ -312,3 +316,61 @@ def test_calibrated_draws_fit_in_memory_and_repeat(monkeypatch) -> None:
         assert drawn.shape == (draws, count) and drawn.dtype == bool
         at_once = np.random.default_rng(evaluate.FLOOR_SEED).random((draws, count)) < said
         assert np.array_equal(drawn, at_once)
+
+
+def test_a_game_played_with_avalon_roles_is_read_with_the_avalon_voting() -> None:
+    """A record that says it was played with Avalon's roles is read with the weights fitted on every
+    game and the Avalon exponents; any other record (no source, or plain roles) with the plain games'
+    own weights and exponents. The parameter file keeps both."""
+    games = records(24, seed=5, spy_fail_rate=0.7)
+    marked = [replace(g, source={"roles": "avalon"}) if i % 2 else g for i, g in enumerate(games)]
+    params = fit(Observations.from_games(marked), FitSettings(avalon_vote_exponent=0.3))
+    assert params.avalon is not None and params.avalon.vote_exponent == 0.3 and params.vote_exponent == 0.7
+    assert not np.allclose(params.vote_weights, params.avalon.vote_weights)  # the plain games' offsets
+    assert params.avalon.avalon is None and params.avalon.sabotage_score_log_prob is params.sabotage_score_log_prob
+
+    record = next(g for g in games if len(g.played_missions) >= 3).cut_after_mission(3)
+    viewer = Viewer.outsider()
+
+    def spy_probability(r: GameRecord, p: BehaviourParams) -> np.ndarray:
+        return np.array(deduce(r, viewer, params=p).spy_probability)
+
+    as_avalon = replace(record, source={"site": "elsewhere", "roles": "avalon"})
+    assert np.array_equal(spy_probability(as_avalon, params), spy_probability(record, params.avalon))
+    for plain in (record, replace(record, source={"roles": "resistance"})):
+        assert np.array_equal(spy_probability(plain, params), spy_probability(record, replace(params, avalon=None)))
+    assert not np.allclose(spy_probability(as_avalon, params), spy_probability(record, params))
+
+    again = BehaviourParams.from_json(json.loads(json.dumps(params.to_json())))
+    assert again.avalon is not None and again.avalon.vote_exponent == 0.3
+    assert np.allclose(spy_probability(as_avalon, again), spy_probability(as_avalon, params), atol=1e-5)
+    # A file without the Avalon part reads every record as plain.
+    plain_only = BehaviourParams.from_json({k: v for k, v in params.to_json().items() if k != "avalon"})
+    assert plain_only.for_record(as_avalon) is plain_only
+
+
+def test_the_fixed_split_holds_a_fifth_for_the_test_and_a_fifth_for_validation() -> None:
+    ids = [f"{n:012x}" for n in range(5000)]
+    parts = [split_of(game_id) for game_id in ids]
+    assert parts == [split_of(game_id) for game_id in ids]  # the same every time, whatever else is in the file
+    for part, share in (("test", 0.2), ("validation", 0.2), ("train", 0.6)):
+        assert abs(parts.count(part) / len(ids) - share) < 0.02, part
+    assert fitted_on_for("validation") == ("train",)
+    assert fitted_on_for("test") == ("train", "validation")
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "truth"),
+    [
+        ([0.3, 0.6, 0.2, 0.7], [0, 0, 0, 0]),  # one outcome: any steeper line fits better
+        ([0.4, 0.4, 0.4, 0.4], [0, 1, 1, 0]),  # one prediction: no line through one point
+        ([0.2, 0.3, 0.7, 0.8], [0, 0, 1, 1]),  # the predictions separate the outcomes
+    ],
+)
+def test_a_slope_the_predictions_cannot_place_is_not_estimated_and_judges_nothing(probabilities, truth) -> None:
+    slope = calibration_slope(np.array(probabilities), np.array(truth, dtype=float), np.array([0, 0, 1, 1]))
+    assert not slope.estimated
+    rows = [(5, 1, True, p, float(t), g) for p, t, g in zip(probabilities, truth, (0, 0, 1, 1), strict=True)]
+    row = evaluate.calibration_goal(Collected(rows))["selections"]["all"]
+    assert row["slope"] is None and row["slope_se"] is None and row["meets"]
+    json.dumps(evaluate.calibration_goal(Collected(rows)), allow_nan=False)  # the report stays JSON
