@@ -87,6 +87,9 @@ def english(reason: Reason) -> str:
             "approved_succeeded": "approved {n} team(s) that then succeeded",
             "cast": "cast {n} vote(s)",
         }
+        if a["fact"] == "vote_on":
+            side = "for" if a["approved"] else "against"
+            return f"voted most tellingly {side} proposal {a['proposal']} of mission {a['mission']}"
         return facts[a["fact"]].format(n=a["count"])
 
     def proposal_fact() -> str:

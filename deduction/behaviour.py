@@ -246,6 +246,9 @@ class Evidence:
     # (`features.others_approving`), so taking them out of the record changes more than their
     # own column. Worked out only when asked (the reasons need it, a probability does not).
     vote_term_lost: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    # The given seats' votes proposal by proposal: (seats, P, A), each seat's summing to its column
+    # of `votes`. Worked out only when asked (a reason names the vote that said most).
+    vote_terms: Callable[[list[int]], np.ndarray] | None = field(default=None, repr=False, compare=False)
     _total: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -283,6 +286,7 @@ class _Situations:
     one_hot: np.ndarray  # (SITUATIONS, P, A): 1.0 in the proposal's situation under the assignment
     spies: np.ndarray  # (A, players) bool: the assignments themselves
     spy_by_seat: np.ndarray  # (players, A): the same as 1.0 and 0.0, one seat per row
+    number: np.ndarray  # (P, A): the situation's number (whole, in the vote term's precision)
 
     @classmethod
     def of(
@@ -293,7 +297,7 @@ class _Situations:
         situation = leader_spy * TEAM_SPY_BUCKETS + np.minimum(team_spies, TEAM_SPY_BUCKETS - 1)
         one_hot = np.empty((SITUATIONS, *situation.shape), dtype=VOTE_DTYPE)
         np.equal(situation, SITUATION_NUMBERS, out=one_hot)
-        return cls(one_hot, spies, spy_by_seat)
+        return cls(one_hot, spies, spy_by_seat, situation)
 
 
 def evidence(
@@ -352,7 +356,8 @@ def evidence(
     exponents = vote_exponents(arrays, params)  # (P,)
     # (P, players): 0 for a vote that does not count
     weighed = np.multiply(tallies[1], exponents[:, None], dtype=VOTE_DTYPE)
-    votes = _summed_per_voter(as_cast * weighed, situations)
+    vote_table = as_cast * weighed  # (ROLE_SITUATIONS, P, players): each vote as it counts
+    votes = _summed_per_voter(vote_table, situations)
 
     def vote_term_lost_without_each_seat() -> np.ndarray:
         # Taking seat s's votes out removes its own column and moves the share of the others
@@ -375,7 +380,19 @@ def evidence(
         own_vote = _summed_per_voter(np.where(arrays.votes, change[0], change[1]), situations)
         return votes + own_vote - every_vote.T @ taken
 
-    return Evidence(sabotage, votes, proposals, vote_term_lost_without_each_seat)
+    def vote_terms(voters: list[int]) -> np.ndarray:
+        # Each vote's term read straight out of the (ROLES, SITUATIONS, P, players) table at the
+        # voter's role and the proposal's situation under each assignment, laid out (players, P, A):
+        # its readers reduce over the assignments.
+        table = vote_table.ravel()
+        situation = situations.number.astype(np.intp)  # (P, A)
+        at_proposal = (situation * count + proposal_index[:, None]) * players  # (P, A)
+        seats = np.asarray(voters, dtype=np.intp)
+        role = situations.spies.T[seats].astype(np.intp) * (SITUATIONS * count * players)  # (seats, A)
+        at_voter = role + seats[:, None]
+        return table.take(at_proposal[None, :, :] + at_voter[:, None, :])
+
+    return Evidence(sabotage, votes, proposals, vote_term_lost_without_each_seat, vote_terms)
 
 
 def vote_exponents(arrays: RecordArrays, params: BehaviourParams) -> np.ndarray:

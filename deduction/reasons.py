@@ -17,6 +17,7 @@ import numpy as np
 
 from deduction.analysis import Deduction
 from deduction.attribution import MISSION_RESULT, PROPOSALS, VOTES, Attribution, attribute
+from deduction.behaviour import VOTE_DTYPE
 from deduction.features import RecordArrays
 from engine import GameRecord
 
@@ -51,7 +52,6 @@ def explain(
 ) -> Explanation:
     rows = deduction.facts.possible_rows
     attribution = attribute(rows, deduction.evidence)
-    facts = _Facts(record, deduction.arrays, attribution)
     points = np.rint(attribution.effects * 100).astype(int).tolist()  # (groups, players)
     # Per seat, the groups by the size of their effect on it, largest first; no more than can be shown.
     # Rounded first so that effects equal but for floating-point noise (two voters who voted alike)
@@ -59,6 +59,18 @@ def explain(
     larger_first = np.rint(np.abs(attribution.effects) * -1e6)  # millionths, negated
     order = larger_first.argsort(axis=0, kind="stable")[:per_seat].T.tolist()
     certain_spies, certain_resistance = set(deduction.certain_spies), set(deduction.certain_resistance)
+    certain = certain_spies | certain_resistance
+    # The groups each seat's reasons tell: the largest effects, as many as there is room for beside
+    # an exact fact, none under `min_points` (in this order, the ones after a small one are no larger).
+    shown = [
+        []
+        if seat == deduction.viewer.seat
+        else [g for g in order[seat][: per_seat - (seat in certain)] if abs(points[g][seat]) >= min_points]
+        for seat in range(record.players)
+    ]
+    kinds = attribution.groups
+    voters = sorted({kinds[g].index for groups in shown for g in groups if kinds[g].kind == VOTES})
+    facts = _Facts(record, deduction, attribution, voters)
     seats = []
     for seat in range(record.players):
         if seat == deduction.viewer.seat:
@@ -69,10 +81,7 @@ def explain(
             reasons.append(Reason("certain_spy", {"seat": seat}))
         elif seat in certain_resistance:
             reasons.append(Reason("certain_resistance", {"seat": seat}))
-        for g in order[seat]:
-            if len(reasons) >= per_seat or abs(points[g][seat]) < min_points:
-                break
-            reasons.append(facts.reason(g, seat, points[g][seat]))
+        reasons.extend(facts.reason(g, seat, points[g][seat]) for g in shown[seat])
         if not reasons:
             reasons.extend(_without_a_reason(deduction, attribution, points, seat))
         seats.append(tuple(reasons))
@@ -126,13 +135,22 @@ def _table_reasons(d: Deduction) -> list[Reason]:
 class _Facts:
     """True facts about the record's evidence groups, counted once per explanation."""
 
-    def __init__(self, record: GameRecord, arrays: RecordArrays, attribution: Attribution) -> None:
-        self.record, self.arrays = record, arrays
+    def __init__(self, record: GameRecord, deduction: Deduction, attribution: Attribution, voters: list[int]) -> None:
+        self.record, self.arrays, self.deduction = record, deduction.arrays, deduction
         self.played = record.played_missions
         self.groups = attribution.groups
         self.effects = attribution.effects
         self._facts: dict[int, tuple[str, int]] = {}  # per vote or proposal group: the fact cited
         self._counts: dict[str, list[int]] | None = None
+        # Every proposal in the order the vote model numbers them, with the round it was made in.
+        self._proposals = [
+            (m, proposal, number, m.played and number == len(m.proposals))  # the last: the team sent, if played
+            for m in record.missions
+            for number, proposal in enumerate(m.proposals, start=1)
+        ]
+        self._strongest: tuple[tuple[list, list], tuple[list, list]] | None = None
+        self._voters = voters  # the voters whose votes a reason tells: the only ones weighed vote by vote
+        self._voter_row = {voter: row for row, voter in enumerate(voters)}
 
     def reason(self, g: int, seat: int, points: int) -> Reason:
         group = self.groups[g]
@@ -150,14 +168,74 @@ class _Facts:
                 },
             )
         if group.kind == VOTES:
-            fact, count = self._group_fact(g)
-            return Reason("votes", {"seat": seat, "voter": group.index, "fact": fact, "count": count, "points": points})
+            fact = self._strongest_vote_fact(group.index, seat, points)
+            if fact is None:
+                found, count = self._group_fact(g)
+                fact = {"fact": found, "count": count}
+            return Reason("votes", {"seat": seat, "voter": group.index, **fact, "points": points})
         if group.kind == PROPOSALS:
             fact, count = self._group_fact(g)
             return Reason(
                 "proposals", {"seat": seat, "leader": group.index, "fact": fact, "count": count, "points": points}
             )
         raise ValueError(f"unknown evidence group {group.kind!r}")
+
+    def _strongest_vote_fact(self, voter: int, seat: int, points: int) -> dict | None:
+        """The fact about the one vote of `voter` whose own term, taken out, moves `seat` back the
+        most the way the votes moved it: a vote on a team that went on a mission is told with its
+        count of such votes ("2 votes for teams that failed"), any other vote as that very vote
+        ("most of all against proposal 2 of mission 3"). None where no model weighs votes one by one or
+        no single vote moves the seat that way."""
+        strongest = self._strongest_votes()
+        if strongest is None or points == 0:
+            return None
+        index, moved = strongest[points > 0]
+        row = self._voter_row[voter]
+        if moved[row][seat] <= 1e-6:  # nothing a single-precision sum can tell from zero
+            return None
+        mission, proposal, number, sent = self._proposals[index[row][seat]]
+        approved = bool(proposal.votes[voter])
+        if sent:
+            if self._counts is None:
+                self._counts = choice_counts(self.record, self.arrays)
+            fact = f"{'approved' if approved else 'rejected'}_{'succeeded' if mission.succeeded else 'failed'}"
+            return {"fact": fact, "count": self._counts[fact][voter]}
+        return {
+            "fact": "vote_on",
+            "count": 1,
+            "mission": proposal.mission,
+            "proposal": number,  # numbered as the board numbers them
+            "approved": approved,
+        }
+
+    def _strongest_votes(self) -> tuple[tuple[list, list], tuple[list, list]] | None:
+        """Per voter told of (`self._voters`, in that order) and seat, the proposal whose vote alone
+        moved the seat most towards the Resistance and how far (index 0), and most towards the spies
+        (index 1): how far the seat's spy probability moves back when that vote's own term is taken
+        out of the evidence. Worked out for all of them at once, as lists (the first vote reason pays
+        for all; each then looks up)."""
+        if self._strongest is None:
+            vote_terms = self.deduction.evidence.vote_terms
+            if vote_terms is None:
+                return None
+            rows = self.deduction.facts.possible_rows
+            # The last column sums the weights. In the vote term's single precision: the choice of a
+            # vote needs no more, and numpy's exponential runs with SIMD there.
+            spies_and_ones = np.ones((len(rows), rows.shape[1] + 1), dtype=VOTE_DTYPE)
+            spies_and_ones[:, :-1] = rows
+            log_w = self.deduction.log_weights
+            # A vote's term is a tempered log-probability (a few units at most): taking one out of
+            # weights scaled to the largest cannot overflow.
+            without = (log_w - log_w.max()).astype(VOTE_DTYPE) - vote_terms(self._voters)  # (voters, P, A)
+            summed = np.exp(without) @ spies_and_ones  # (voters, P, seats + 1)
+            probability = np.array(self.deduction.spy_probability, dtype=VOTE_DTYPE)
+            moved_back = probability - summed[:, :, :-1] / summed[:, :, -1:]
+            # (voters, seats) each: which vote, and how far it moved the seat that way
+            self._strongest = (
+                (moved_back.argmin(axis=1).tolist(), (-moved_back.min(axis=1)).tolist()),
+                (moved_back.argmax(axis=1).tolist(), moved_back.max(axis=1).tolist()),
+            )
+        return self._strongest
 
     def _group_fact(self, g: int) -> tuple[str, int]:
         if g in self._facts:

@@ -229,6 +229,23 @@ def longest_reasons(players, seat: int, lang: str, count: int) -> list:
             for fact in ("approved_failed", "rejected_succeeded", "rejected_failed", "approved_succeeded", "cast")
         ]
         reasons += [
+            Reason(
+                "votes",
+                {
+                    "seat": seat,
+                    "voter": voter,
+                    "fact": "vote_on",
+                    "count": 1,
+                    "mission": 5,
+                    "proposal": 5,
+                    "approved": approved,
+                    "points": -100,
+                },
+            )
+            for voter in (seat, other)
+            for approved in (True, False)
+        ]
+        reasons += [
             Reason("proposals", {"seat": seat, "leader": other, "fact": fact, "count": 12, "points": -100})
             for fact in ("led_failed", "led_succeeded", "proposed")
         ]

@@ -107,6 +107,18 @@ def check_fact(record: GameRecord, reason) -> None:
         assert a["succeeded"] == (mission.fails < mission.fails_required)
         assert a["fails"] == mission.fails
         assert a["on_team"] == (a["seat"] in mission.proposals[-1].team)
+    elif reason.code == "votes" and a["fact"] == "vote_on":
+        # A vote the voter chose on a team that never went on a mission, as the reason tells it.
+        voter = a["voter"]
+        assert any(
+            number == a["proposal"]
+            and proposal.mission == a["mission"]
+            and proposal.votes[voter] == a["approved"]
+            and voter not in proposal.auto_votes
+            and not (mission.played and proposal is mission.proposals[-1])
+            for mission in record.missions
+            for number, proposal in enumerate(mission.proposals, start=1)
+        ), a
     elif reason.code == "votes":
         counts = vote_facts(record, a["voter"])
         assert a["count"] == counts[a["fact"]] and (a["count"] > 0 or a["fact"] == "cast"), (a, counts)
@@ -186,3 +198,63 @@ def test_reasons_on_real_games_measure_what_they_say() -> None:
         checked += check_reasons(cut, Viewer.resistance(seat))
         checked += check_reasons(cut, Viewer.outsider())
     assert checked > 100  # real games do give behavioural reasons
+
+
+@SETTINGS
+@given(games_with_viewer())
+def test_a_seats_votes_one_by_one_add_up_to_its_vote_term(case: tuple[Game, Viewer]) -> None:
+    game, viewer = case
+    try:
+        d = deduce(game.record, viewer)
+    except ImpossibleRecord:
+        return
+    if d.evidence.vote_terms is None:  # no proposal yet: no vote to weigh
+        assert d.arrays.proposal_count == 0
+        return
+    every_seat = list(range(game.record.players))
+    terms = d.evidence.vote_terms(every_seat)
+    assert terms.shape == (game.record.players, d.arrays.proposal_count, d.possible)
+    for voter in every_seat:
+        assert np.allclose(terms[voter].sum(axis=0), d.evidence.votes[:, voter], atol=1e-4)
+    # Asked for some seats, in any order, it gives theirs.
+    assert np.array_equal(d.evidence.vote_terms(every_seat[::-2]), terms[every_seat[::-2]])
+
+
+@SETTINGS
+@given(games_with_viewer())
+def test_a_votes_reason_names_the_kind_of_vote_that_moved_the_seat_most(case: tuple[Game, Viewer]) -> None:
+    """Of all a voter's votes, the one whose own term taken out moves the seat back most the way the
+    reason's points go is the one the reason tells: that very vote, or its kind with its count."""
+    game, viewer = case
+    try:
+        d = deduce(game.record, viewer)
+    except ImpossibleRecord:
+        return
+    proposals = [(m, proposal) for m in game.record.missions for proposal in m.proposals]
+    rows = d.facts.possible_rows
+    for seat, reasons in enumerate(explain(game.record, d).seats):
+        for reason in (r for r in reasons if r.code == "votes"):
+            a = reason.args
+            moved = []
+            for p, (mission, proposal) in enumerate(proposals):
+                without = d.log_weights - d.evidence.vote_terms([a["voter"]])[0, p]
+                weights = np.exp(without - without.max())
+                back = d.spy_probability[seat] - weights @ rows[:, seat] / weights.sum()
+                moved.append((back * np.sign(a["points"]), mission, proposal))
+            best = max(item[0] for item in moved)
+            if best <= 1e-5:
+                continue  # no one vote moved it that way: the count of the voter's votes is told
+            # The votes that moved it most, within what single precision tells apart (two alike
+            # votes on one team proposed twice move it alike).
+            told = set()
+            for effect, mission, proposal in moved:
+                if effect < best - 1e-4:
+                    continue
+                approved = proposal.votes[a["voter"]]
+                if mission.played and proposal is mission.proposals[-1]:
+                    result = "succeeded" if mission.succeeded else "failed"
+                    told.add((f"{'approved' if approved else 'rejected'}_{result}",))
+                else:
+                    told.add(("vote_on", approved, mission.proposals.index(proposal) + 1, proposal.mission))
+            cited = (a["fact"],) if a["fact"] != "vote_on" else ("vote_on", a["approved"], a["proposal"], a["mission"])
+            assert cited in told, (a, told)

@@ -289,10 +289,36 @@ _OTHERS_TEAMS = {
 
 
 def _votes_text(players, a: dict, lang: str) -> str:
+    if a["fact"] == "vote_on":
+        return _one_vote_text(players, a, lang)
     if a["voter"] == a["seat"]:
         return tn(lang, *_OWN_VOTES.get(a["fact"], _OWN_VOTES["cast"]), a["count"])
     voter = shown(players[a["voter"]].name)
     return tn(lang, *_OTHERS_VOTES.get(a["fact"], _OTHERS_VOTES["cast"]), a["count"], voter=voter)
+
+
+def _one_vote_text(players, a: dict, lang: str) -> str:
+    """A seat's votes told by the one that moved the seat most: a vote on a team that never went,
+    named as the board names its proposal."""
+    numbers = {"number": a["proposal"], "mission": a["mission"]}
+    if a["voter"] == a["seat"]:
+        if a["approved"]:
+            return t(lang, "their votes, above all for proposal %(number)d, mission %(mission)d", **numbers)
+        return t(lang, "their votes, above all against proposal %(number)d, mission %(mission)d", **numbers)
+    voter = shown(players[a["voter"]].name)
+    if a["approved"]:
+        return t(
+            lang,
+            "%(voter)s: votes, above all for proposal %(number)d, mission %(mission)d",
+            voter=voter,
+            **numbers,
+        )
+    return t(
+        lang,
+        "%(voter)s: votes, above all against proposal %(number)d, mission %(mission)d",
+        voter=voter,
+        **numbers,
+    )
 
 
 def _proposals_text(players, a: dict, lang: str) -> str:
