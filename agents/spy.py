@@ -23,7 +23,7 @@ OWN_SEAT_PREFERENCE = 0.03
 # How much more suspicious to the table (its chance of being a spy, from the public record) a
 # spy lets itself look for a vote against its cover: to approve a team that can fail its
 # mission, and to reject a clean team a Resistance member in its seat would approve.
-SUSPICION_BUDGET_FOR_A_FAILABLE_TEAM = 0.05
+SUSPICION_BUDGET_FOR_A_FAILABLE_TEAM = 0.02
 SUSPICION_BUDGET_FOR_A_REJECTION = 0.02
 # Chance of rejecting a clean team whose success would win the game for the Resistance.
 REJECT_CLEAN_WHEN_DECISIVE = 0.9

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents import EASY, NORMAL, Deductions, act, decide, spy, view_of
+from agents import EASY, NORMAL, Deductions, act, decide, resistance, spy, view_of
+from agents.beliefs import cover_belief, own_belief
 from agents.fit import count, fit
 from agents.policy import random_choice
 from agents.sabotage import SabotageRates, default_rates
@@ -780,3 +781,32 @@ def test_a_mixed_table_reads_the_agent_against_the_other_policy_on_the_same_deal
     assert report["agent_spy"]["games"] == report["others_spy"]["games"]
     assert report["agent_resistance"]["games"] + report["agent_spy"]["games"] == 12
     assert all(0 <= report[key]["win_rate"] <= 1 for key in ("agent_resistance", "others_resistance"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=tables, steps=st.integers(0, 120), seed=st.integers(0, 1000))
+def test_a_spy_votes_against_its_cover_only_where_that_costs_it_little_suspicion(table, steps, seed):
+    """A spy's vote differs from its cover's (what a Resistance member in its seat would vote) only
+    on the fifth proposal, on a clean team whose success would win the game, or where the table's
+    chance that it is a spy, once the votes are revealed, rises by no more than its budget: its votes
+    follow a Resistance member's wherever deviating would show."""
+    state = played(table, steps)
+    if state.phase is not Phase.VOTING:
+        return
+    deductions = Deductions()
+    for seat in waiting_for(state):
+        view = view_of(state, seat)
+        if not view.is_spy or view.public.proposal_number >= 5:
+            continue
+        cover = cover_belief(view, deductions)
+        covered = resistance.approves(view, cover)
+        cast = spy.vote(view, own_belief(view, deductions), cover, deductions, random.Random(seed))
+        if cast.approve == covered:
+            continue
+        if not cast.approve and view.successes == 2:
+            continue  # a clean team one success from winning the game: rejected whatever it shows
+        cost = spy.suspicion_after(view, cast.approve, covered, deductions) - spy.suspicion_after(
+            view, covered, covered, deductions
+        )
+        budget = spy.SUSPICION_BUDGET_FOR_A_FAILABLE_TEAM if cast.approve else spy.SUSPICION_BUDGET_FOR_A_REJECTION
+        assert cost <= budget + 1e-12, (seat, cast, cost)
