@@ -26,6 +26,9 @@ MIN_POINTS = 3  # a smaller effect is noise to a player reading a phone
 # A seat the evidence moved this far in all, by effects each under MIN_POINTS, is told so: its number
 # would otherwise stand without a word of why.
 MIN_SMALL_EFFECTS_POINTS = 10
+# The kinds of vote on a team sent on a mission that read as a spy's to a person: for a team that
+# failed, against one that succeeded.
+SUSPICIOUS_VOTES = frozenset({"approved_failed", "rejected_succeeded"})
 FEW_ASSIGNMENTS = 12  # below this, the count itself is worth saying
 EXACT_SEAT_CODES = frozenset({"certain_spy", "certain_resistance"})
 EXACT_TABLE_CODES = frozenset({"assignments_remaining", "mission_fails"})
@@ -183,8 +186,9 @@ class _Facts:
     def _strongest_vote_fact(self, voter: int, seat: int, points: int) -> dict | None:
         """The fact about the one vote of `voter` whose own term, taken out, moves `seat` back the
         most the way the votes moved it: a vote on a team that went on a mission is told with its
-        count of such votes ("2 votes for teams that failed"), any other vote as that very vote
-        ("most of all against proposal 2 of mission 3"). None where no model weighs votes one by one or
+        count of such votes ("2 votes for teams that failed"), any other vote (or one whose kind
+        reads the other way for the voter itself) as that very vote ("above all against proposal 2,
+        mission 3"). None where no model weighs votes one by one or
         no single vote moves the seat that way."""
         strongest = self._strongest_votes()
         if strongest is None or points == 0:
@@ -196,10 +200,13 @@ class _Facts:
         mission, proposal, number, sent = self._proposals[index[row][seat]]
         approved = bool(proposal.votes[voter])
         if sent:
-            if self._counts is None:
-                self._counts = choice_counts(self.record, self.arrays)
             fact = f"{'approved' if approved else 'rejected'}_{'succeeded' if mission.succeeded else 'failed'}"
-            return {"fact": fact, "count": self._counts[fact][voter]}
+            # Told by its kind unless that reads the wrong way round for the voter itself ("−3 · a
+            # vote against a team that succeeded"): then as that very vote, which says no direction.
+            if seat != voter or (points > 0) == (fact in SUSPICIOUS_VOTES):
+                if self._counts is None:
+                    self._counts = choice_counts(self.record, self.arrays)
+                return {"fact": fact, "count": self._counts[fact][voter]}
         return {
             "fact": "vote_on",
             "count": 1,

@@ -24,7 +24,7 @@ from deduction.attribution import attribute
 from deduction.behaviour import Evidence
 from deduction.exact import ImpossibleRecord
 from deduction.knowledge import Viewer
-from deduction.reasons import MAX_REASONS_PER_SEAT, MIN_POINTS, explain
+from deduction.reasons import MAX_REASONS_PER_SEAT, MIN_POINTS, SUSPICIOUS_VOTES, explain
 from engine import GameRecord, parse_record
 from tests.test_deduction_exact import SETTINGS, Game, games_with_viewer
 
@@ -108,20 +108,24 @@ def check_fact(record: GameRecord, reason) -> None:
         assert a["fails"] == mission.fails
         assert a["on_team"] == (a["seat"] in mission.proposals[-1].team)
     elif reason.code == "votes" and a["fact"] == "vote_on":
-        # A vote the voter chose on a team that never went on a mission, as the reason tells it.
+        # A vote the voter chose, as the reason tells it: on a team that never went on a mission, or
+        # (told this way where its kind would read the wrong way round) the voter's own on one that went.
         voter = a["voter"]
         assert any(
             number == a["proposal"]
             and proposal.mission == a["mission"]
             and proposal.votes[voter] == a["approved"]
             and voter not in proposal.auto_votes
-            and not (mission.played and proposal is mission.proposals[-1])
+            and (voter == a["seat"] or not (mission.played and proposal is mission.proposals[-1]))
             for mission in record.missions
             for number, proposal in enumerate(mission.proposals, start=1)
         ), a
     elif reason.code == "votes":
         counts = vote_facts(record, a["voter"])
         assert a["count"] == counts[a["fact"]] and (a["count"] > 0 or a["fact"] == "cast"), (a, counts)
+        if a["voter"] == a["seat"] and a["fact"] != "cast":
+            # A seat's own votes never read the wrong way round: votes for failed teams raise it.
+            assert (a["points"] > 0) == (a["fact"] in SUSPICIOUS_VOTES), a
     elif reason.code == "proposals":
         counts = proposal_facts(record, a["leader"])
         assert a["count"] == counts[a["fact"]] and (a["count"] > 0 or a["fact"] == "proposed"), (a, counts)
@@ -224,7 +228,8 @@ def test_a_seats_votes_one_by_one_add_up_to_its_vote_term(case: tuple[Game, View
 @given(games_with_viewer())
 def test_a_votes_reason_names_the_kind_of_vote_that_moved_the_seat_most(case: tuple[Game, Viewer]) -> None:
     """Of all a voter's votes, the one whose own term taken out moves the seat back most the way the
-    reason's points go is the one the reason tells: that very vote, or its kind with its count."""
+    reason's points go is the one the reason tells: that very vote, or its kind with its count where
+    the kind does not read the wrong way round for the voter itself."""
     game, viewer = case
     try:
         d = deduce(game.record, viewer)
@@ -251,10 +256,12 @@ def test_a_votes_reason_names_the_kind_of_vote_that_moved_the_seat_most(case: tu
                 if effect < best - 1e-4:
                     continue
                 approved = proposal.votes[a["voter"]]
+                number = mission.proposals.index(proposal) + 1
+                told.add(("vote_on", approved, number, proposal.mission))
                 if mission.played and proposal is mission.proposals[-1]:
-                    result = "succeeded" if mission.succeeded else "failed"
-                    told.add((f"{'approved' if approved else 'rejected'}_{result}",))
-                else:
-                    told.add(("vote_on", approved, mission.proposals.index(proposal) + 1, proposal.mission))
+                    kind = f"{'approved' if approved else 'rejected'}_{'succeeded' if mission.succeeded else 'failed'}"
+                    if seat != a["voter"] or (a["points"] > 0) == (kind in SUSPICIOUS_VOTES):
+                        told.discard(("vote_on", approved, number, proposal.mission))
+                        told.add((kind,))
             cited = (a["fact"],) if a["fact"] != "vote_on" else ("vote_on", a["approved"], a["proposal"], a["mission"])
             assert cited in told, (a, told)
