@@ -45,7 +45,7 @@ from deduction.features import (
     vote_tallies,
     voter_sources,
 )
-from deduction.role_sets import is_plain
+from deduction.role_sets import played_with_avalon_roles
 from engine import GameRecord
 
 PARAMS_FORMAT = "resistance-behaviour/4"
@@ -84,7 +84,7 @@ class BehaviourParams:
 
     def for_record(self, record: GameRecord) -> BehaviourParams:
         """The parameters for the rules the record's players played by."""
-        return self.avalon if self.avalon is not None and not is_plain(record) else self
+        return self.avalon if self.avalon is not None and played_with_avalon_roles(record) else self
 
     @cached_property
     def flat_tables(self) -> dict[str, tuple[np.ndarray, tuple[int, ...]]]:

@@ -374,3 +374,13 @@ def test_a_slope_the_predictions_cannot_place_is_not_estimated_and_judges_nothin
     row = evaluate.calibration_goal(Collected(rows))["selections"]["all"]
     assert row["slope"] is None and row["slope_se"] is None and row["meets"]
     json.dumps(evaluate.calibration_goal(Collected(rows)), allow_nan=False)  # the report stays JSON
+
+
+@pytest.mark.parametrize("source", [None, {}, {"site": "x"}, {"roles": "resistance"}, {"roles": None}, {"roles": 5}])
+def test_only_a_record_marked_avalon_is_read_as_one(source) -> None:
+    """The record format marks Avalon games with `roles: "avalon"`; anything else a request may carry
+    there is a plain game, read with the plain games' parameters."""
+    params = fit(Observations.from_games(records(12, seed=5)))
+    record = records(1, seed=9)[0]
+    assert params.for_record(replace(record, source=source)) is params
+    assert params.for_record(replace(record, source={"roles": "avalon"})) is params.avalon
