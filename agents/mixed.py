@@ -35,12 +35,14 @@ def at_random(view: AgentView, rng: random.Random) -> Action:
 
 
 def won_by_seat(players: int, deal: int, seed: int, variants: Variants, policies: dict[int, Policy], rest: Policy):
-    """Play one deal; (whether the seat `seat` won, whether it was a spy) for the seat of `policies`."""
+    """Play one deal, `policies` at their seats and `rest` at every other; the final state. The seats
+    of `policies` share a spy's Fail rotation only among themselves: the others play their own way."""
     rng = random.Random(f"{seed}:{deal}")
     state = new_game(players, rng, variants)
+    rotation = frozenset(policies) if policies else None
     while not state.is_over:
         seat = waiting_for(state)[0]
-        state, _ = apply(state, policies.get(seat, rest)(view_of(state, seat), rng))
+        state, _ = apply(state, policies.get(seat, rest)(view_of(state, seat, rotation), rng))
     return state
 
 

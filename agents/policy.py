@@ -73,6 +73,8 @@ def act(
     rng: random.Random,
     difficulty: Difficulty = NORMAL,
     deductions: Deductions | None = None,
+    rotation: frozenset[int] | None = None,
 ) -> Action:
-    """`decide` for `seat` of `state`: the view is built here, so nothing else of the state is used."""
-    return decide(view_of(state, seat), rng, difficulty, deductions)
+    """`decide` for `seat` of `state`: the view is built here, so nothing else of the state is used.
+    `rotation`: the seats played by computer players, who share a spy's Fail rotation (None: all)."""
+    return decide(view_of(state, seat, rotation), rng, difficulty, deductions)

@@ -107,7 +107,7 @@ def failers(view: AgentView) -> tuple[int, ...]:
     needs, taken in turn from a rotation every spy who knows the others can work out alike (the
     member In the Spotlight last, whose card everyone sees)."""
     assert view.public.team is not None and view.public.current_mission is not None
-    on_team = [s for s in view.public.team if s in view.own.known_spies]
+    on_team = [s for s in view.public.team if s in view.own.known_spies and view.follows_rotation(s)]
     needed = rules.fails_required(view.players, view.public.current_mission)
     if len(on_team) < needed:
         return ()
@@ -119,6 +119,36 @@ def failers(view: AgentView) -> tuple[int, ...]:
     spotlighted = plot.spotlight[1] if plot is not None and plot.spotlight is not None else None
     turn.sort(key=lambda seat: seat == spotlighted)
     return tuple(turn[:needed])
+
+
+def people_spies_on_team(view: AgentView) -> list[int]:
+    """The fellow spies on the team who do not share this spy's rotation: people, whose cards it
+    cannot count on or foresee."""
+    assert view.public.team is not None
+    return [s for s in view.public.team if s in view.own.known_spies and not view.follows_rotation(s)]
+
+
+def _beside_people(view: AgentView, rates: SabotageRates, rng: random.Random) -> PlayCard:
+    """A spy's card on a team with a fellow spy who is a person. The computer spies on it share the
+    rotation among themselves; each person decides alone, as a Blind Spy's partner would. Where the
+    computers alone can supply the Fail cards needed they do, as without the person (whose Fail
+    only adds one); else the rotation's failer (one Fail needed) plays so that one Fail between it and
+    the person is as likely as a team's sabotage, and with two needed every computer spy fails at
+    the team rate, the person's card being the other."""
+    public = view.public
+    assert public.team is not None and public.current_mission is not None
+    mission = public.current_mission
+    needed = rules.fails_required(view.players, mission)
+    computers = [s for s in public.team if s in view.own.known_spies and view.follows_rotation(s)]
+    chance = 1.0 if decisive(view) else rates.team(mission)
+    if len(computers) >= needed and needed == 2:
+        chosen = failers(view)
+        return PlayCard(view.seat, view.seat in chosen and shared_draw(view) < chance)
+    if needed == 1:
+        if view.seat not in failers(view):
+            return PlayCard(view.seat, False)
+        return PlayCard(view.seat, rng.random() < (chance if chance == 1.0 else 1 - math.sqrt(1 - chance)))
+    return PlayCard(view.seat, rng.random() < chance)
 
 
 def shared_draw(view: AgentView) -> float:
@@ -147,6 +177,8 @@ def play(view: AgentView, belief: Belief, rates: SabotageRates, difficulty: Diff
         # A Fail now wins the game, and what it shows of the spies no longer matters: every spy on the
         # team plays it, rather than trusting a partner (a person, another program) to follow the rotation.
         return PlayCard(view.seat, True)
+    if view.knows_all_spies and people_spies_on_team(view):
+        return _beside_people(view, rates, rng)
     if view.knows_all_spies:
         chosen = failers(view)
         if view.seat not in chosen:

@@ -34,6 +34,9 @@ class AgentView:
     record: GameRecord  # the public record so far, without outcome
     # In a Plot card decision: what the seat's own keyboard offers (its legal actions), else ().
     choices: tuple[Action, ...] = ()
+    # The seats that share this one's Fail rotation: the computer players of a table (and people
+    # whose turns a computer player takes). None: every seat (computer players among themselves).
+    rotation: frozenset[int] | None = None
 
     @property
     def seat(self) -> int:
@@ -52,6 +55,10 @@ class AgentView:
         """A spy who was told who the other spies are (every spy, unless Blind Spies)."""
         return self.is_spy and len(self.own.known_spies) == self.public.spy_count
 
+    def follows_rotation(self, seat: int) -> bool:
+        """Whether `seat` plays its Fail cards by the same rotation as this seat (a person does not)."""
+        return self.rotation is None or seat in self.rotation or seat == self.seat
+
     @property
     def successes(self) -> int:
         return sum(1 for r in self.public.mission_track if r is True)
@@ -61,12 +68,13 @@ class AgentView:
         return sum(1 for r in self.public.mission_track if r is False)
 
 
-def view_of(state: GameState, seat: int) -> AgentView:
-    """What `seat` knows of `state`."""
+def view_of(state: GameState, seat: int, rotation: frozenset[int] | None = None) -> AgentView:
+    """What `seat` knows of `state`; `rotation`: the seats that share its Fail rotation (None: all)."""
     public = public_view(state)
     return AgentView(
         public=public,
         own=seat_view(state, seat),
         record=record_of(state, RECORD_ID).without_outcome(),
         choices=tuple(legal_actions(state, seat)) if public.phase in PLOT_PHASES else (),
+        rotation=rotation,
     )

@@ -810,3 +810,20 @@ def test_a_spy_votes_against_its_cover_only_where_that_costs_it_little_suspicion
         )
         budget = spy.SUSPICION_BUDGET_FOR_A_FAILABLE_TEAM if cast.approve else spy.SUSPICION_BUDGET_FOR_A_REJECTION
         assert cost <= budget + 1e-12, (seat, cast, cost)
+
+
+def test_a_computer_spy_beside_a_person_spy_does_not_leave_the_fail_to_the_rotation():
+    """Two spies on mission 1's team: between computer players the rotation's failer alone may fail,
+    the other always plays Success. Beside a person, who does not follow the rotation, the computer
+    spy decides as one of two independent spies: sometimes Fail, sometimes not."""
+    state = new_game(5, random.Random(1), spies=(3, 4), first_leader=4)
+    state, _ = apply(state, ProposeTeam(4, (3, 4)))
+    state = _approve_all(state)
+    assert state.phase is Phase.MISSION
+    chosen = spy.failers(view_of(state, 3))
+    assert len(chosen) == 1
+    other = 4 if chosen == (3,) else 3
+    among_computers = [act(state, other, random.Random(seed)).fail for seed in range(200)]
+    beside_a_person = [act(state, other, random.Random(seed), rotation=frozenset({other})).fail for seed in range(200)]
+    assert not any(among_computers)
+    assert 0 < sum(beside_a_person) < 200

@@ -149,7 +149,9 @@ def take_turn(table: Table, now: float, rng: random.Random, bot_username: str) -
 def _act(table: Table, seat: int, rng: random.Random, bot_username: str) -> Change:
     """One computer-played seat's action, through the engine and the same step as a press."""
     game = table.game
-    action = act(game, seat, rng, difficulty_named(table.settings.computer_level))
+    # The seats computer players play share a spy's Fail rotation; a person's card is their own.
+    rotation = frozenset(s for s in range(len(table.players)) if table.played_by_computer(s))
+    action = act(game, seat, rng, difficulty_named(table.settings.computer_level), rotation=rotation)
     after, events = apply(game, action)
     change = step(table, after, events, None, bot_username)
     if seat in table.autopilot:
