@@ -85,6 +85,14 @@ def evidence_groups(evidence: Evidence) -> tuple[tuple[EvidenceGroup, ...], np.n
     return groups, removed
 
 
+def spies_and_ones(rows: np.ndarray, dtype: type = np.float64) -> np.ndarray:
+    """The assignments `rows` (A, players) as 1.0 and 0.0 with a last column of ones: a product of
+    weights with it gives every seat's spy weight and the weights' sum at once."""
+    matrix = np.ones((len(rows), rows.shape[1] + 1), dtype=dtype)
+    matrix[:, :-1] = rows
+    return matrix
+
+
 def _probabilities(log_weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Spy probability per seat for each row of log weights: (K, A) -> (K, players). `rows`: the
     assignments as 1.0 and 0.0, with a last column of ones, which sums each row's weights in the
@@ -103,13 +111,12 @@ def attribute(rows: np.ndarray, evidence: Evidence) -> Attribution:
     # What is removed equally from every assignment cancels in the softmax: its effect is exactly
     # zero (the asker's own choices, a mission nobody could have sabotaged), not rounding noise.
     moving = (removed[1:] != removed[1:, :1]).any(axis=1)
-    spies_and_ones = np.ones((len(rows), rows.shape[1] + 1))
-    spies_and_ones[:, :-1] = rows
+    with_ones = spies_and_ones(rows)
     # Row 0: all the evidence; row 1 + g: all but group g. One softmax for all.
-    probabilities = _probabilities(evidence.total() - removed, spies_and_ones)
+    probabilities = _probabilities(evidence.total() - removed, with_ones)
     # A seat that is a spy in every possible assignment, or in none, stays so whatever is taken
     # out: its effects are exactly zero, not a softmax's rounding noise (whose sign would pick a fact).
-    spy_counts = spies_and_ones[:, -1] @ spies_and_ones[:, :-1]  # exact: whole numbers
+    spy_counts = with_ones[:, -1] @ with_ones[:, :-1]  # exact: whole numbers
     uncertain = (spy_counts > 0) & (spy_counts < len(rows))
     effects = (probabilities[0] - probabilities[1:]) * uncertain
     effects[~moving] = 0.0

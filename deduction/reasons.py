@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from deduction.analysis import Deduction
-from deduction.attribution import MISSION_RESULT, PROPOSALS, VOTES, Attribution, attribute
+from deduction.attribution import MISSION_RESULT, PROPOSALS, VOTES, Attribution, attribute, spies_and_ones
 from deduction.behaviour import VOTE_DTYPE
 from deduction.features import RecordArrays
 from engine import GameRecord
@@ -225,16 +225,14 @@ class _Facts:
             vote_terms = self.deduction.evidence.vote_terms
             if vote_terms is None:
                 return None
-            rows = self.deduction.facts.possible_rows
-            # The last column sums the weights. In the vote term's single precision: the choice of a
-            # vote needs no more, and numpy's exponential runs with SIMD there.
-            spies_and_ones = np.ones((len(rows), rows.shape[1] + 1), dtype=VOTE_DTYPE)
-            spies_and_ones[:, :-1] = rows
+            # In the vote term's single precision: the choice of a vote needs no more, and numpy's
+            # exponential runs with SIMD there.
+            with_ones = spies_and_ones(self.deduction.facts.possible_rows, VOTE_DTYPE)
             log_w = self.deduction.log_weights
             # A vote's term is a tempered log-probability (a few units at most): taking one out of
             # weights scaled to the largest cannot overflow.
             without = (log_w - log_w.max()).astype(VOTE_DTYPE) - vote_terms(self._voters)  # (voters, P, A)
-            summed = np.exp(without) @ spies_and_ones  # (voters, P, seats + 1)
+            summed = np.exp(without) @ with_ones  # (voters, P, seats + 1)
             probability = np.array(self.deduction.spy_probability, dtype=VOTE_DTYPE)
             moved_back = probability - summed[:, :, :-1] / summed[:, :, -1:]
             # (voters, seats) each: which vote, and how far it moved the seat that way
